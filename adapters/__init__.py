@@ -1,0 +1,1 @@
+"""The shell around the domain: persistence backends, the store API, the CLI."""

@@ -1,0 +1,1 @@
+"""chatledger's domain: the pure model of conversations, chunks and their fold (no I/O)."""

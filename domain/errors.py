@@ -1,0 +1,177 @@
+"""The errors chatledger raises: one root, one class per condition, typed attributes."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChatLedgerError",
+    "ConcurrentWriteError",
+    "ConversationExistsError",
+    "ConversationNotFoundError",
+    "InvalidChunkError",
+    "InvalidMessageError",
+    "NoOpenStreamError",
+    "OversizedInputError",
+    "StoreConfigurationError",
+    "StreamAlreadyOpenError",
+    "UnknownToolCallError",
+]
+
+
+class ChatLedgerError(Exception):
+    """Root of every error chatledger raises on purpose."""
+
+
+class StoreConfigurationError(ChatLedgerError):
+    """The store cannot be opened as configured (bad URL, unreachable database)."""
+
+
+class ConversationNotFoundError(ChatLedgerError):
+    """No conversation with this id exists for this tenant."""
+
+    def __init__(self, tenant: str, chat_id: str) -> None:
+        self.tenant = tenant
+        self.chat_id = chat_id
+        super().__init__(
+            f"conversation {chat_id!r} (tenant {tenant!r}) does not exist; "
+            "start it first with start_conversation()"
+        )
+
+
+class ConversationExistsError(ChatLedgerError):
+    """A conversation with this id already exists for this tenant."""
+
+    def __init__(self, tenant: str, chat_id: str) -> None:
+        self.tenant = tenant
+        self.chat_id = chat_id
+        super().__init__(f"conversation {chat_id!r} (tenant {tenant!r}) already exists")
+
+
+class InvalidChunkError(ChatLedgerError):
+    """A stream chunk was refused; nothing stored changed and the stream stays usable.
+
+    ``position`` is the chunk's position in its stream (0-based) when known.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        chunk_type: str | None = None,
+        position: int | None = None,
+        tool_call_id: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.chunk_type = chunk_type
+        self.position = position
+        self.tool_call_id = tool_call_id
+        where = f" at position {position}" if position is not None else ""
+        kind = f"{chunk_type!r} chunk" if chunk_type is not None else "chunk"
+        super().__init__(f"{kind}{where} refused: {reason}")
+
+    def at(self, position: int) -> InvalidChunkError:
+        """Return a copy of this error that names the chunk's stream position."""
+        return type(self)(
+            self.reason,
+            chunk_type=self.chunk_type,
+            position=position,
+            tool_call_id=self.tool_call_id,
+        )
+
+
+class UnknownToolCallError(InvalidChunkError):
+    """A chunk or an action names a tool call the conversation has never seen."""
+
+    def __init__(
+        self,
+        reason: str | None = None,
+        *,
+        chunk_type: str | None = None,
+        position: int | None = None,
+        tool_call_id: str | None = None,
+    ) -> None:
+        super().__init__(
+            reason or f"no tool call with id {tool_call_id!r} exists in this conversation",
+            chunk_type=chunk_type,
+            position=position,
+            tool_call_id=tool_call_id,
+        )
+
+
+class OversizedInputError(InvalidChunkError):
+    """A chunk, message or tool output is larger than the configured limit."""
+
+    def __init__(
+        self,
+        what: str,
+        size: int,
+        limit: int,
+        *,
+        chunk_type: str | None = None,
+        position: int | None = None,
+        tool_call_id: str | None = None,
+    ) -> None:
+        self.what = what
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"{what} is {size} bytes, over the limit of {limit} bytes "
+            "(raise it with the store's limits setting if this is expected)",
+            chunk_type=chunk_type,
+            position=position,
+            tool_call_id=tool_call_id,
+        )
+
+    def at(self, position: int) -> OversizedInputError:
+        """Return a copy of this error that names the chunk's stream position."""
+        return OversizedInputError(
+            self.what,
+            self.size,
+            self.limit,
+            chunk_type=self.chunk_type,
+            position=position,
+            tool_call_id=self.tool_call_id,
+        )
+
+
+class InvalidMessageError(ChatLedgerError):
+    """A whole UIMessage given to the store is not a valid AI SDK v6 UIMessage."""
+
+    def __init__(self, reason: str, *, message_id: str | None = None) -> None:
+        self.reason = reason
+        self.message_id = message_id
+        which = f"message {message_id!r}" if message_id is not None else "message"
+        super().__init__(f"{which} refused: {reason}")
+
+
+class StreamAlreadyOpenError(ChatLedgerError):
+    """A conversation has at most one open stream; another one is still open."""
+
+    def __init__(self, chat_id: str, stream_id: str) -> None:
+        self.chat_id = chat_id
+        self.stream_id = stream_id
+        super().__init__(
+            f"conversation {chat_id!r} already has an open stream {stream_id!r}; "
+            "close it first (a stream left open by a crashed process can be closed "
+            "with outcome 'interrupted')"
+        )
+
+
+class NoOpenStreamError(ChatLedgerError):
+    """The stream named is not the conversation's open stream (closed, or never opened)."""
+
+    def __init__(self, chat_id: str, stream_id: str | None) -> None:
+        self.chat_id = chat_id
+        self.stream_id = stream_id
+        what = f"stream {stream_id!r} is not open" if stream_id else "no stream is open"
+        super().__init__(f"conversation {chat_id!r}: {what}")
+
+
+class ConcurrentWriteError(ChatLedgerError):
+    """Another writer appended to the conversation first; reload and retry."""
+
+    def __init__(self, chat_id: str) -> None:
+        self.chat_id = chat_id
+        super().__init__(
+            f"conversation {chat_id!r} was changed by another writer at the same time; "
+            "the action was not recorded: reload and retry it"
+        )

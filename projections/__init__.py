@@ -1,0 +1,1 @@
+"""Read models built from the conversation event log (they import ``domain``, never ``adapters``)."""

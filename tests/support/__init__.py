@@ -1,0 +1,1 @@
+"""Shared helpers for chatledger's tests (not part of the installed package)."""

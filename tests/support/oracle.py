@@ -1,0 +1,96 @@
+"""Drives the real Vercel AI SDK (``ai@6.0.326``) through ``tests/conformance/oracle``.
+
+The oracle is a Node script that answers one JSON case per line (see its
+README in ``../shared/conformance/ai-sdk-oracle``). We keep one Node process
+per test session and talk to it line by line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+ORACLE_DIR = Path(__file__).resolve().parent.parent / "conformance" / "oracle"
+
+
+class OracleUnavailableError(RuntimeError):
+    """Node or the pinned npm packages could not be set up."""
+
+
+def ensure_installed() -> None:
+    """Install the pinned SDK with ``npm ci`` unless it is already there."""
+    if (ORACLE_DIR / "node_modules" / "ai" / "package.json").exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise OracleUnavailableError(
+            "Node.js and npm are needed for the AI SDK conformance tests "
+            "(install Node 18 or newer)"
+        )
+    result = subprocess.run(
+        [npm, "ci", "--no-audit", "--no-fund"],
+        cwd=ORACLE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise OracleUnavailableError(f"npm ci failed in {ORACLE_DIR}:\n{result.stderr}")
+
+
+class Oracle:
+    """One long-lived ``node oracle.mjs`` process answering cases in order."""
+
+    def __init__(self) -> None:
+        ensure_installed()
+        self._lock = threading.Lock()
+        self._proc = subprocess.Popen(
+            ["node", "oracle.mjs"],
+            cwd=ORACLE_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+        )
+
+    def run(self, case: dict[str, Any]) -> dict[str, Any]:
+        """Send one case and return the SDK's answer."""
+        return self.run_many([case])[0]
+
+    def run_many(self, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send several cases at once (faster) and return the answers in order."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        with self._lock:
+            payload = "".join(json.dumps(case, ensure_ascii=False) + "\n" for case in cases)
+            # Write from a thread: a large batch could fill the pipe while the
+            # oracle is blocked writing answers we have not read yet.
+            writer = threading.Thread(target=self._write, args=(payload,))
+            writer.start()
+            answers = []
+            for _ in cases:
+                line = self._proc.stdout.readline()
+                if not line:
+                    raise OracleUnavailableError("the oracle process ended unexpectedly")
+                answers.append(json.loads(line))
+            writer.join()
+            return answers
+
+    def _write(self, payload: str) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(payload)
+        self._proc.stdin.flush()
+
+    def read(self, chunks: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+        """``readUIMessageStream`` over ``chunks`` (op ``read``)."""
+        return self.run({"op": "read", "chunks": chunks, **options})
+
+    def close(self) -> None:
+        """Stop the Node process."""
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=10)
