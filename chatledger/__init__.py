@@ -1,5 +1,12 @@
-"""chatledger: an event-sourced conversation store for AI chat with tool calls and approvals."""
+"""chatledger: an event-sourced conversation store for AI chat with tool calls and approvals.
 
+Start with ``ConversationStore.open(url)``; see the README for a tour.
+"""
+
+from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
+from chatledger.adapters.stream import StreamWriter
+from chatledger.domain.aggregate import ReceivedChunk
+from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ChatLedgerError,
     ConcurrentWriteError,
@@ -13,17 +20,25 @@ from chatledger.domain.errors import (
     StreamAlreadyOpenError,
     UnknownToolCallError,
 )
+from chatledger.domain.limits import Limits
 
 __all__ = [
+    "DEFAULT_TENANT",
     "ChatLedgerError",
     "ConcurrentWriteError",
     "ConversationExistsError",
     "ConversationNotFoundError",
+    "ConversationStore",
+    "IngestReport",
     "InvalidChunkError",
     "InvalidMessageError",
+    "Limits",
     "NoOpenStreamError",
     "OversizedInputError",
+    "ReceivedChunk",
     "StoreConfigurationError",
     "StreamAlreadyOpenError",
+    "StreamWriter",
     "UnknownToolCallError",
+    "Verdict",
 ]

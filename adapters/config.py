@@ -1,0 +1,87 @@
+"""Store URLs (``sqlite:///path``, ``postgresql://...``, ``memory://``) turned into ``eventsourcing`` settings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from chatledger.domain.errors import StoreConfigurationError
+
+__all__ = ["DEFAULT_URL", "StoreConfig", "parse_url"]
+
+DEFAULT_URL = "sqlite:///./chatledger.db"
+"""Where the store lives when neither an argument nor ``CHATLEDGER_URL`` says."""
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """A parsed store URL."""
+
+    backend: str
+    """``sqlite``, ``postgres`` or ``memory``."""
+    env: dict[str, str]
+    """Settings for the ``eventsourcing`` application."""
+    display: str
+    """The URL without its password, for messages."""
+    schema: str | None = None
+    """PostgreSQL schema (created on first use)."""
+    sqlite_path: Path | None = None
+    """SQLite database file."""
+
+
+def parse_url(url: str | None) -> StoreConfig:
+    """Read a store URL, falling back to ``CHATLEDGER_URL`` and then the default SQLite file."""
+    url = url or os.environ.get("CHATLEDGER_URL") or DEFAULT_URL
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    if scheme == "memory":
+        return StoreConfig("memory", {"PERSISTENCE_MODULE": "eventsourcing.popo"}, "memory://")
+    if scheme == "sqlite":
+        return _sqlite(url, parts.netloc, parts.path)
+    if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
+        return _postgres(url, parts, query)
+    raise StoreConfigurationError(
+        f"unsupported store URL {url!r}: use sqlite:///path/to/file.db, "
+        "postgresql://user@host:5432/dbname or memory://"
+    )
+
+
+def _sqlite(url: str, netloc: str, path: str) -> StoreConfig:
+    if netloc or not path.startswith("/") or len(path) < 2:
+        raise StoreConfigurationError(
+            f"bad SQLite URL {url!r}: use sqlite:///relative/file.db or sqlite:////absolute/file.db"
+        )
+    file = Path(unquote(path[1:])).expanduser().resolve()
+    if not file.parent.is_dir():
+        raise StoreConfigurationError(
+            f"cannot create the SQLite store {str(file)!r}: folder {str(file.parent)!r} does not exist"
+        )
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(file)}
+    return StoreConfig("sqlite", env, f"sqlite:///{file}", sqlite_path=file)
+
+
+def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
+    split = urlsplit(url)
+    dbname = unquote(split.path.lstrip("/"))
+    if not dbname or not split.hostname:
+        raise StoreConfigurationError(
+            f"bad PostgreSQL URL {url!r}: use postgresql://user[:password]@host[:port]/dbname"
+        )
+    schema = query.get("schema", "public")
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": dbname,
+        "POSTGRES_HOST": split.hostname,
+        "POSTGRES_PORT": str(split.port or 5432),
+        "POSTGRES_USER": unquote(split.username or os.environ.get("USER", "postgres")),
+        "POSTGRES_PASSWORD": unquote(split.password or ""),
+        "POSTGRES_SCHEMA": schema,
+        "POSTGRES_CONNECT_TIMEOUT": query.get("connect_timeout", "5"),
+    }
+    display = f"postgresql://{env['POSTGRES_USER']}@{split.hostname}:{env['POSTGRES_PORT']}/{dbname}"
+    if schema != "public":
+        display += f"?schema={schema}"
+    return StoreConfig("postgres", env, display, schema=schema)

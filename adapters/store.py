@@ -1,0 +1,295 @@
+"""``ConversationStore``: chatledger's public API, composed from the log, the aggregate and the writer."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from chatledger.adapters.config import StoreConfig, parse_url
+from chatledger.adapters.log import ConversationLog
+from chatledger.adapters.stream import BatchPolicy, StreamWriter
+from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.conversation import Verdict
+from chatledger.domain.errors import (
+    ConcurrentWriteError,
+    ConversationExistsError,
+    InvalidChunkError,
+    StoreConfigurationError,
+)
+from chatledger.domain.events import StreamClosed
+from chatledger.domain.limits import Limits
+from chatledger.domain.parts import check_message
+
+__all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
+
+DEFAULT_TENANT = "default"
+_RETRIES = 5
+T = TypeVar("T")
+
+
+@dataclass
+class IngestReport:
+    """What ``ingest()`` did with a list of chunks."""
+
+    message_id: str
+    """The assistant message written."""
+    applied: int = 0
+    """Chunks folded into the conversation."""
+    replays: int = 0
+    """Chunks recognised as replays of known tool calls (recorded, no change)."""
+    refused: list[InvalidChunkError] = field(default_factory=list)
+    """Chunks refused, with the reason for each."""
+
+
+class ConversationStore:
+    """An event-sourced store of AI chat conversations.
+
+    Open one with ``ConversationStore.open(url)``; it is safe to share between
+    threads. Every method takes the chat id and, optionally, a ``tenant``
+    (default: the one the store was opened with).
+    """
+
+    def __init__(
+        self,
+        config: StoreConfig,
+        *,
+        tenant: str = DEFAULT_TENANT,
+        limits: Limits | None = None,
+        batch: BatchPolicy | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.config = config
+        self.tenant = tenant
+        self.limits = limits or Limits()
+        self.batch = batch or BatchPolicy()
+        if config.backend == "postgres" and config.schema and config.schema != "public":
+            _create_schema(config)
+        try:
+            self._log = ConversationLog(env={**config.env, **(env or {})})
+        except Exception as error:  # database driver errors vary by backend
+            raise StoreConfigurationError(f"cannot open the store at {config.display}: {error}") from error
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        tenant: str = DEFAULT_TENANT,
+        batch_chunks: int = 64,
+        batch_ms: float = 50,
+        limits: Limits | None = None,
+        compress: bool = True,
+        cipher_key: str | None = None,
+    ) -> ConversationStore:
+        """Open (creating tables on first use) the store at ``url``.
+
+        ``url`` is ``sqlite:///path/file.db`` (the default is
+        ``sqlite:///./chatledger.db``), ``postgresql://user@host:5432/db``
+        (``?schema=name`` to use another schema) or ``memory://``; when it is
+        None, ``CHATLEDGER_URL`` is used if set. ``cipher_key`` (from
+        ``AESCipher.create_key``) encrypts events at rest.
+        """
+        env: dict[str, str] = {}
+        if not compress:
+            env["COMPRESSOR_TOPIC"] = ""
+        if cipher_key:
+            env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
+            env["CIPHER_KEY"] = cipher_key
+        return cls(
+            parse_url(url),
+            tenant=tenant,
+            limits=limits,
+            batch=BatchPolicy(batch_chunks, batch_ms / 1000),
+            env=env,
+        )
+
+    def close(self) -> None:
+        """Release database connections."""
+        self._log.close()
+
+    def __enter__(self) -> ConversationStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------
+
+    def start_conversation(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Create a conversation; ConversationExistsError if it is already there."""
+        tenant = tenant or self.tenant
+        conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
+        try:
+            self._log.record(conversation)
+        except ConcurrentWriteError:
+            raise ConversationExistsError(tenant, chat_id) from None
+
+    def append_message(
+        self, chat_id: str, message: dict[str, Any], *, tenant: str | None = None, actor: str = "system"
+    ) -> None:
+        """Append a whole UIMessage of any role (imported assistant messages keep every tool state)."""
+        checked = check_message(message)
+        self._act(chat_id, tenant, lambda c: c.append_message(checked, actor=actor, limits=self.limits))
+
+    def open_stream(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+        continuation: bool = False,
+        trigger: str | None = None,
+        message_id: str | None = None,
+    ) -> StreamWriter:
+        """Open the conversation's one stream: a new assistant message, or a continuation of the last.
+
+        A second open stream is refused (StreamAlreadyOpenError); close a stream
+        left open by a crashed process with ``close_stream(..., "interrupted")``.
+        """
+        stream_id = f"s_{uuid.uuid4().hex[:16]}"
+        new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
+        trigger = trigger or ("continuation" if continuation else "submit-message")
+
+        def open_it(conversation: Conversation) -> None:
+            conversation.open_stream(
+                stream_id, new_message_id, continuation=continuation, trigger=trigger, actor=actor
+            )
+
+        conversation = self._act(chat_id, tenant, open_it)
+        key = (tenant or self.tenant, chat_id)
+        return StreamWriter(
+            conversation,
+            stream_id,
+            actor=actor,
+            limits=self.limits,
+            policy=self.batch,
+            commit=self._commit,
+            reload=lambda: self._load(*key),
+        )
+
+    def close_stream(
+        self,
+        chat_id: str,
+        stream_id: str,
+        outcome: str = "interrupted",
+        reason: str | None = None,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+    ) -> None:
+        """Close a stream from outside its writer (e.g. one a crashed process left open)."""
+        self._act(chat_id, tenant, lambda c: c.close_stream(stream_id, outcome, reason, actor=actor))
+
+    def ingest(
+        self,
+        chat_id: str,
+        chunks: Iterable[Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+        continuation: bool = False,
+        outcome: str = "finished",
+    ) -> IngestReport:
+        """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
+        with self.open_stream(chat_id, tenant=tenant, actor=actor, continuation=continuation) as stream:
+            report = IngestReport(stream.message_id)
+            for chunk in chunks:
+                received = stream.append(chunk)
+                if received.verdict is Verdict.APPLIED:
+                    report.applied += 1
+                elif received.verdict is Verdict.REPLAY:
+                    report.replays += 1
+                elif received.error is not None:
+                    report.refused.append(received.error)
+            stream.close(outcome)
+        return report
+
+    # -- reading ------------------------------------------------------------
+
+    def messages(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+        at_time: datetime | None = None,
+    ) -> list[dict[str, Any]]:
+        """The conversation's UIMessages (JSON dicts), now or as they stood at a version or time."""
+        tenant = tenant or self.tenant
+        if at_time is not None:
+            at_version = self._version_at(tenant, chat_id, at_time)
+            if at_version == 0:
+                return []
+        return self._load(tenant, chat_id, at_version).state.messages
+
+    def version(self, chat_id: str, *, tenant: str | None = None) -> int:
+        """The conversation's current version (number of events)."""
+        return self._load(tenant or self.tenant, chat_id).version
+
+    def _version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        self._load(tenant, chat_id)  # raises ConversationNotFoundError
+        version = 0
+        for event in self._log.events.get(conversation_id(tenant, chat_id)):
+            if event.timestamp > moment:
+                break
+            version = event.originator_version
+        return version
+
+    # -- plumbing -------------------------------------------------------------
+
+    def _load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
+        return self._log.load(conversation_id(tenant, chat_id), tenant, chat_id, version)
+
+    def _commit(self, conversation: Conversation) -> None:
+        # A snapshot after each closed stream keeps loading to one row plus a
+        # few events; the newest snapshot is all that is kept.
+        closes_stream = any(isinstance(e, StreamClosed) for e in conversation.pending_events)
+        self._log.record(conversation)
+        if closes_stream:
+            self._log.snapshot(conversation)
+
+    def _act(self, chat_id: str, tenant: str | None, decide: Callable[[Conversation], None]) -> Conversation:
+        """Load, decide, save; on a concurrent write, re-decide against the new state."""
+        tenant = tenant or self.tenant
+        for _attempt in range(_RETRIES):
+            conversation = self._load(tenant, chat_id)
+            decide(conversation)
+            try:
+                self._commit(conversation)
+                return conversation
+            except ConcurrentWriteError:
+                continue
+        raise ConcurrentWriteError(chat_id)
+
+
+def _create_schema(config: StoreConfig) -> None:
+    """eventsourcing needs the PostgreSQL schema to exist; create it on first use."""
+    import psycopg
+    from psycopg import sql
+
+    env = config.env
+    try:
+        with psycopg.connect(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env["POSTGRES_HOST"],
+            port=int(env["POSTGRES_PORT"]),
+            user=env["POSTGRES_USER"],
+            password=env["POSTGRES_PASSWORD"] or None,
+            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
+            autocommit=True,
+        ) as connection:
+            connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(config.schema or "")))
+    except psycopg.Error as error:
+        raise StoreConfigurationError(f"cannot open the store at {config.display}: {error}") from error

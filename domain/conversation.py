@@ -1,0 +1,227 @@
+"""The state of one conversation (ordered UIMessages, the open stream) and how chunks change it.
+
+Pure and in memory. The aggregate (``aggregate.py``) drives it from events;
+tests and the conformance suite can drive it directly.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from chatledger.domain.errors import InvalidChunkError
+from chatledger.domain.fold import StreamFold
+from chatledger.domain.replay import is_replay
+from chatledger.domain.tool_parts import is_tool_part
+
+__all__ = [
+    "ConversationState",
+    "OpenStream",
+    "Verdict",
+    "fold_into_conversation",
+]
+
+
+class Verdict(str, Enum):
+    """What became of a received chunk."""
+
+    APPLIED = "applied"
+    """Folded into the conversation."""
+    REPLAY = "replay"
+    """A replay of a known tool call (SPEC §3.2): recorded, changes nothing."""
+    REFUSED = "refused"
+    """Invalid (SPEC §3.4): recorded for the audit, changes nothing."""
+
+
+@dataclass
+class OpenStream:
+    """The one stream that may be open on a conversation, and its fold."""
+
+    stream_id: str
+    message_index: int
+    continuation: bool
+    trigger: str
+    actor: str
+    fold: StreamFold
+    next_seq: int = 0
+    """Position the next received chunk gets (refused chunks count too)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The stream as JSON, for snapshots."""
+        return {
+            "streamId": self.stream_id,
+            "messageIndex": self.message_index,
+            "continuation": self.continuation,
+            "trigger": self.trigger,
+            "actor": self.actor,
+            "nextSeq": self.next_seq,
+            "fold": self.fold.state(),
+        }
+
+
+@dataclass
+class ConversationState:
+    """One conversation: its identity, its UIMessages and its open stream."""
+
+    tenant: str
+    chat_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    stream: OpenStream | None = None
+    last_outcome: dict[str, Any] | None = None
+    """``{"streamId", "outcome", "reason"}`` of the last closed stream."""
+    tool_index: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """toolCallId -> (message index, part index) of the latest part with that id."""
+
+    # -- messages -----------------------------------------------------------
+
+    def append_message(self, message: dict[str, Any]) -> None:
+        """Append a whole (already validated) UIMessage."""
+        self.messages.append(message)
+        self._index_parts(len(self.messages) - 1, 0)
+
+    def has_message(self, message_id: str) -> bool:
+        """Whether a message with this id is in the current view."""
+        return any(message["id"] == message_id for message in self.messages)
+
+    def tool_part(self, tool_call_id: str) -> dict[str, Any] | None:
+        """The latest tool part with this toolCallId, anywhere in the conversation."""
+        where = self.tool_index.get(tool_call_id)
+        if where is None:
+            return None
+        part: dict[str, Any] = self.messages[where[0]]["parts"][where[1]]
+        return part
+
+    def _index_parts(self, message_index: int, first_part: int) -> None:
+        parts = self.messages[message_index]["parts"]
+        for part_index in range(first_part, len(parts)):
+            part = parts[part_index]
+            if is_tool_part(part) and isinstance(part.get("toolCallId"), str):
+                self.tool_index[part["toolCallId"]] = (message_index, part_index)
+
+    # -- streams ------------------------------------------------------------
+
+    def open_stream(
+        self,
+        stream_id: str,
+        message_id: str,
+        *,
+        continuation: bool,
+        trigger: str,
+        actor: str,
+    ) -> None:
+        """Start writing a new assistant message, or continue the last one."""
+        if continuation:
+            index = len(self.messages) - 1
+        else:
+            self.messages.append({"id": message_id, "role": "assistant", "parts": []})
+            index = len(self.messages) - 1
+        fold = StreamFold(
+            self.messages[index], continuation=continuation, resolve_tool_part=self._earlier_part
+        )
+        self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold)
+
+    def _earlier_part(self, tool_call_id: str) -> dict[str, Any] | None:
+        """SPEC §3.3: results for calls of earlier messages land on those parts."""
+        return self.tool_part(tool_call_id)
+
+    def receive_chunk(self, chunk: Mapping[str, Any]) -> Verdict:
+        """Fold one schema-valid chunk into the open stream's message.
+
+        Returns APPLIED or REPLAY; raises InvalidChunkError (naming the chunk's
+        position) when the chunk cannot apply, leaving the state unchanged. The
+        chunk's position is consumed either way.
+        """
+        stream = self.stream
+        assert stream is not None, "receive_chunk needs an open stream"
+        position = stream.next_seq
+        stream.next_seq += 1
+        tool_call_id = chunk.get("toolCallId")
+        if tool_call_id is not None:
+            existing = self.tool_part(tool_call_id)
+            if existing is not None and is_replay(chunk, existing):
+                return Verdict.REPLAY
+        parts_before = len(stream.fold.parts)
+        try:
+            stream.fold.apply(chunk)
+        except InvalidChunkError as error:
+            raise error.at(position) from None
+        if tool_call_id is not None and len(stream.fold.parts) > parts_before:
+            self._index_parts(stream.message_index, parts_before)
+        return Verdict.APPLIED
+
+    def skip_position(self) -> int:
+        """Consume a stream position for a chunk refused before folding; return it."""
+        assert self.stream is not None
+        position = self.stream.next_seq
+        self.stream.next_seq += 1
+        return position
+
+    def close_stream(self, outcome: str, reason: str | None) -> None:
+        """Close the open stream with its outcome."""
+        assert self.stream is not None
+        self.last_outcome = {"streamId": self.stream.stream_id, "outcome": outcome, "reason": reason}
+        self.stream = None
+
+    # -- snapshots ------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole state as JSON (the tool index is derived and left out)."""
+        return {
+            "tenant": self.tenant,
+            "chatId": self.chat_id,
+            "messages": self.messages,
+            "stream": self.stream.to_json() if self.stream else None,
+            "lastOutcome": self.last_outcome,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ConversationState:
+        """Rebuild a state from ``to_json()`` output (which it then owns)."""
+        state = cls(data["tenant"], data["chatId"], list(data["messages"]))
+        state.last_outcome = data.get("lastOutcome")
+        for index in range(len(state.messages)):
+            state._index_parts(index, 0)
+        stream = data.get("stream")
+        if stream is not None:
+            message = state.messages[stream["messageIndex"]]
+            fold = StreamFold.restore(message, stream["fold"], resolve_tool_part=state._earlier_part)
+            state.stream = OpenStream(
+                stream["streamId"],
+                stream["messageIndex"],
+                stream["continuation"],
+                stream["trigger"],
+                stream["actor"],
+                fold,
+                stream["nextSeq"],
+            )
+        return state
+
+
+def fold_into_conversation(
+    messages: list[dict[str, Any]],
+    chunks: Iterable[Mapping[str, Any]],
+    *,
+    continuation: bool = False,
+    message_id: str = "",
+) -> list[dict[str, Any]]:
+    """Fold one stream into a copy of ``messages`` and return the new list.
+
+    Every chunk is schema-checked first; the first refused chunk raises
+    InvalidChunkError naming its position.
+    """
+    from chatledger.domain.chunks import check_chunk
+
+    state = ConversationState("", "")
+    for message in copy.deepcopy(messages):
+        state.append_message(message)
+    state.open_stream("s", message_id, continuation=continuation, trigger="submit-message", actor="")
+    for chunk in chunks:
+        try:
+            check_chunk(chunk)
+        except InvalidChunkError as error:
+            raise error.at(state.skip_position()) from None
+        state.receive_chunk(chunk)
+    return state.messages

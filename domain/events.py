@@ -1,0 +1,178 @@
+"""The domain events of a conversation: facts, past tense, each with its actor and UTC time.
+
+Event class paths are stored data (``chatledger.domain.events:<Class>``):
+never rename or move a class here without registering its old topic
+(``eventsourcing.utils.register_topic``) or upcasting. Schemas are versioned
+with ``class_version`` and ``upcast_vN_vN+1`` static methods (SPEC §2).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+from uuid import UUID
+
+from eventsourcing.domain import CanInitAggregate, CanMutateAggregate
+from pydantic import BaseModel, ConfigDict
+
+from chatledger.domain.conversation import ConversationState, Verdict
+
+if TYPE_CHECKING:
+    from chatledger.domain.aggregate import Conversation
+
+__all__ = [
+    "ChunksReceived",
+    "ConversationEvent",
+    "ConversationStarted",
+    "MessageAppended",
+    "StreamClosed",
+    "StreamOpened",
+]
+
+
+class ConversationEvent(BaseModel, CanMutateAggregate[UUID]):
+    """Base of every conversation event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    originator_id: UUID
+    """The conversation's aggregate id (derived from tenant and chat id)."""
+    originator_version: int
+    """Position of the event in the conversation's log, from 1."""
+    timestamp: datetime
+    """When the event was recorded (UTC)."""
+    actor: str
+    """Who caused it: ``user:alice``, ``agent:support-bot``, ``system``."""
+
+    class_version: ClassVar[int] = 1
+
+    def apply(self, aggregate: Any) -> None:
+        """Change the conversation's state; subclasses say how."""
+        self.apply_to(aggregate.state)
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Change a conversation state (the pure part of ``apply``)."""
+
+
+class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
+    """A conversation was created."""
+
+    originator_topic: str
+    """The aggregate class (eventsourcing needs it to rebuild the aggregate)."""
+    tenant: str
+    """The tenant that owns the conversation."""
+    chat_id: str
+    """The chat id, unique within the tenant."""
+    metadata: dict[str, Any] | None = None
+    """Free metadata given at creation."""
+
+    def mutate(self, aggregate: Any) -> Conversation:  # type: ignore[override]
+        """Create the aggregate from this first event."""
+        from chatledger.domain.aggregate import Conversation
+
+        conversation = Conversation.__new__(Conversation)
+        conversation.__base_init__(self.originator_id, self.originator_version, self.timestamp)
+        conversation.state = ConversationState(self.tenant, self.chat_id)
+        return conversation
+
+
+class MessageAppended(ConversationEvent):
+    """A whole UIMessage (user, system, or an imported assistant message) was appended."""
+
+    message: dict[str, Any]
+    """The UIMessage, as JSON, exactly as given."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Append the message."""
+        state.append_message(_own(self.message))
+
+
+class StreamOpened(ConversationEvent):
+    """A model response started streaming into an assistant message."""
+
+    stream_id: str
+    """Identifies the stream in the log."""
+    message_id: str
+    """The assistant message written to."""
+    continuation: bool
+    """True when the stream continues the last assistant message."""
+    trigger: str
+    """``submit-message``, ``regenerate-message`` or ``continuation``."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Open the stream (a new assistant message unless it continues one)."""
+        state.open_stream(
+            self.stream_id,
+            self.message_id,
+            continuation=self.continuation,
+            trigger=self.trigger,
+            actor=self.actor,
+        )
+
+
+class ChunksReceived(ConversationEvent):
+    """Chunks arrived on the open stream; one event holds one flushed batch.
+
+    Chunk ``i`` of the batch has stream position ``first_seq + i`` and arrived
+    ``ages_ms[i]`` milliseconds before ``timestamp``. Each chunk is kept as
+    received (unknown keys too). Replays and refused chunks are recorded but
+    do not change the conversation.
+    """
+
+    stream_id: str
+    """The stream the chunks arrived on."""
+    first_seq: int
+    """Stream position of the first chunk of the batch."""
+    chunks: list[Any]
+    """The chunks as received (JSON); a refused non-JSON input is kept as its repr."""
+    ages_ms: list[int] = []
+    """Per chunk: milliseconds between its arrival and ``timestamp``."""
+    replays: list[int] = []
+    """Batch indexes of chunks that were replays (SPEC §3.2)."""
+    refusals: list[tuple[int, str]] = []
+    """Batch indexes of refused chunks, with the reason (SPEC §3.4)."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Fold the batch's applied chunks; positions already folded live are skipped."""
+        stream = state.stream
+        assert stream is not None and stream.stream_id == self.stream_id
+        skipped = set(self.replays)
+        skipped.update(index for index, _ in self.refusals)
+        for index, chunk in enumerate(self.chunks):
+            if self.first_seq + index < stream.next_seq:
+                continue  # folded as it arrived, before this batch was saved
+            if index in skipped:
+                state.skip_position()
+            elif state.receive_chunk(chunk) is not Verdict.APPLIED:
+                raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
+
+    def verdicts(self) -> list[Verdict]:
+        """What became of each chunk of the batch."""
+        replays = set(self.replays)
+        refused = {index for index, _ in self.refusals}
+        return [
+            Verdict.REFUSED if i in refused else Verdict.REPLAY if i in replays else Verdict.APPLIED
+            for i in range(len(self.chunks))
+        ]
+
+
+class StreamClosed(ConversationEvent):
+    """The open stream ended: ``finished``, ``aborted``, ``errored`` or ``interrupted``."""
+
+    stream_id: str
+    """The stream that ended."""
+    outcome: str
+    """How it ended."""
+    reason: str | None = None
+    """Why, in words, when known."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Close the stream."""
+        state.close_stream(self.outcome, self.reason)
+
+
+def _own(value: dict[str, Any]) -> dict[str, Any]:
+    """A private deep copy, so the folded state never aliases an event's payload."""
+    import copy
+
+    return copy.deepcopy(value)
