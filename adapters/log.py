@@ -63,7 +63,7 @@ class ConversationLog(Application):
             if type(recorder).__module__.endswith("sqlite"):
                 cursor.execute(
                     f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
-                    (str(aggregate_id), keep_from),
+                    (aggregate_id.hex, keep_from),
                 )
             else:
                 schema = getattr(datastore, "schema", "public") or "public"

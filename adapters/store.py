@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 
 from chatledger.adapters.config import StoreConfig, parse_url
 from chatledger.adapters.log import ConversationLog
-from chatledger.adapters.stream import BatchPolicy, StreamWriter
+from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.approvals import ApprovalDecision
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ConcurrentWriteError,
@@ -67,6 +68,7 @@ class ConversationStore:
         self.batch = batch or BatchPolicy()
         if config.backend == "postgres" and config.schema and config.schema != "public":
             _create_schema(config)
+        self._flusher = Flusher(self.batch.max_delay)
         try:
             self._log = ConversationLog(env={**config.env, **(env or {})})
         except Exception as error:  # database driver errors vary by backend
@@ -108,6 +110,7 @@ class ConversationStore:
 
     def close(self) -> None:
         """Release database connections."""
+        self._flusher.stop()
         self._log.close()
 
     def __enter__(self) -> ConversationStore:
@@ -173,6 +176,7 @@ class ConversationStore:
             actor=actor,
             limits=self.limits,
             policy=self.batch,
+            flusher=self._flusher,
             commit=self._commit,
             reload=lambda: self._load(*key),
         )
@@ -213,6 +217,41 @@ class ConversationStore:
                     report.refused.append(received.error)
             stream.close(outcome)
         return report
+
+    def respond_to_approval(
+        self,
+        chat_id: str,
+        *,
+        approval_id: str | None = None,
+        tool_call_id: str | None = None,
+        approved: bool,
+        reason: str | None = None,
+        tenant: str | None = None,
+        actor: str = "system",
+        auto_continue: bool | None = None,
+    ) -> ApprovalDecision:
+        """Approve or deny a tool call awaiting approval (by approval id or tool call id).
+
+        Approved: the part becomes ``approval-responded``; denied: ``output-denied``
+        with the reason, so the model is told. The same answer again records
+        nothing (``changed`` is False); a different one raises ApprovalConflictError.
+        """
+        decisions: list[ApprovalDecision] = []
+
+        def answer(conversation: Conversation) -> None:
+            decisions.append(
+                conversation.respond_to_approval(
+                    approval_id=approval_id,
+                    tool_call_id=tool_call_id,
+                    approved=approved,
+                    reason=reason,
+                    actor=actor,
+                    auto_continue=True if auto_continue is None else auto_continue,
+                )
+            )
+
+        self._act(chat_id, tenant, answer)
+        return decisions[-1]
 
     # -- reading ------------------------------------------------------------
 
@@ -266,6 +305,8 @@ class ConversationStore:
         for _attempt in range(_RETRIES):
             conversation = self._load(tenant, chat_id)
             decide(conversation)
+            if not conversation.pending_events:
+                return conversation  # nothing changed: a duplicate records no event
             try:
                 self._commit(conversation)
                 return conversation

@@ -12,7 +12,7 @@ from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits
 
-__all__ = ["BatchPolicy", "StreamWriter"]
+__all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
 
 
 class BatchPolicy:
@@ -23,6 +23,56 @@ class BatchPolicy:
             raise ValueError("batching needs max_chunks >= 1 and max_delay >= 0")
         self.max_chunks = max_chunks
         self.max_delay = max_delay
+
+
+class Flusher:
+    """One background thread per store that commits batches whose oldest chunk is too old.
+
+    ``append()`` already commits on age when chunks keep coming; this covers a
+    model that goes quiet, so at most ``max_delay`` of chunks is ever at risk.
+    """
+
+    def __init__(self, max_delay: float) -> None:
+        self._period = max(max_delay / 2, 0.001)
+        self._watched: set[StreamWriter] = set()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopped = False
+
+    def watch(self, writer: StreamWriter) -> None:
+        """Check ``writer`` periodically until it closes."""
+        with self._wake:
+            self._watched.add(writer)
+            if self._thread is None and not self._stopped:
+                self._thread = threading.Thread(target=self._run, name="chatledger-flusher", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def unwatch(self, writer: StreamWriter) -> None:
+        """Stop checking ``writer``."""
+        with self._wake:
+            self._watched.discard(writer)
+
+    def stop(self) -> None:
+        """End the thread (the store is closing)."""
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                if self._stopped:
+                    return
+                if not self._watched:
+                    self._wake.wait()
+                    continue
+                self._wake.wait(self._period)
+                writers = list(self._watched)
+            for writer in writers:
+                writer.flush_if_due()
 
 
 class StreamWriter:
@@ -43,6 +93,7 @@ class StreamWriter:
         actor: str,
         limits: Limits,
         policy: BatchPolicy,
+        flusher: Flusher,
         commit: Callable[[Conversation], None],
         reload: Callable[[], Conversation],
     ) -> None:
@@ -57,8 +108,9 @@ class StreamWriter:
         self._lock = threading.RLock()
         self._unsaved: list[Any] = []
         self._oldest: float = 0.0
-        self._timer: threading.Timer | None = None
+        self._flusher = flusher
         self.closed = False
+        flusher.watch(self)
 
     @property
     def conversation(self) -> Conversation:
@@ -75,7 +127,6 @@ class StreamWriter:
             now = time.monotonic()
             if len(self._unsaved) == 1:
                 self._oldest = now
-                self._arm_timer()
             if (
                 len(self._unsaved) >= self._policy.max_chunks
                 or now - self._oldest >= self._policy.max_delay
@@ -87,22 +138,28 @@ class StreamWriter:
     def flush(self) -> None:
         """Commit the buffered chunks now (one event, one transaction)."""
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             if not self._unsaved:
                 return
             self._save(lambda conversation: conversation.flush())
             self._unsaved = []
+
+    def flush_if_due(self) -> None:
+        """Flusher: commit if the oldest buffered chunk is ``max_delay`` old."""
+        with self._lock:
+            if self.closed or not self._unsaved:
+                return
+            if time.monotonic() - self._oldest < self._policy.max_delay:
+                return
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001, S110 - the writer's next call reports the problem
+                pass
 
     def close(self, outcome: str = "finished", reason: str | None = None) -> None:
         """Commit what is left and record how the stream ended."""
         with self._lock:
             if self.closed:
                 return
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             self._save(
                 lambda conversation: conversation.close_stream(
                     self.stream_id, outcome, reason, actor=self.actor
@@ -110,6 +167,7 @@ class StreamWriter:
             )
             self._unsaved = []
             self.closed = True
+            self._flusher.unwatch(self)
 
     def _save(self, record: Callable[[Conversation], None]) -> None:
         """Record and commit; if another writer got in first, reload and re-apply the batch."""
@@ -123,21 +181,6 @@ class StreamWriter:
                 for chunk in self._unsaved:
                     self._conversation.receive(self.stream_id, chunk, limits=self._limits)
         raise ConcurrentWriteError(self._conversation.state.chat_id)
-
-    def _arm_timer(self) -> None:
-        if self._policy.max_delay <= 0:
-            return
-        timer = threading.Timer(self._policy.max_delay, self._flush_quietly)
-        timer.daemon = True
-        self._timer = timer
-        timer.start()
-
-    def _flush_quietly(self) -> None:
-        """Timer: the model went quiet, commit what arrived. Errors surface on the next call."""
-        try:
-            self.flush()
-        except Exception:  # noqa: BLE001, S110 - the writer's next call reports the problem
-            pass
 
     def __enter__(self) -> StreamWriter:
         return self

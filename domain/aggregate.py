@@ -17,6 +17,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import BaseAggregate
 
+from chatledger.domain.approvals import ApprovalDecision, decide_approval
 from chatledger.domain.chunks import check_chunk
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
@@ -31,6 +32,7 @@ from chatledger.domain.events import (
     MessageAppended,
     StreamClosed,
     StreamOpened,
+    ToolApprovalResponded,
 )
 from chatledger.domain.limits import Limits
 
@@ -182,6 +184,32 @@ class Conversation(BaseAggregate[UUID]):
             raise ValueError(f"outcome must be one of {', '.join(STREAM_OUTCOMES)}, not {outcome!r}")
         self.flush()
         self.trigger_event(StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor)
+
+    def respond_to_approval(
+        self,
+        *,
+        approval_id: str | None,
+        tool_call_id: str | None,
+        approved: bool,
+        reason: str | None,
+        actor: str,
+        auto_continue: bool,
+    ) -> ApprovalDecision:
+        """Answer an approval; a duplicate, or a call no longer awaiting approval, records nothing."""
+        decision = decide_approval(
+            self.state, approval_id=approval_id, tool_call_id=tool_call_id, approved=approved
+        )
+        if decision.changed:
+            self.trigger_event(
+                ToolApprovalResponded,
+                tool_call_id=decision.tool_call_id,
+                approval_id=decision.approval_id,
+                approved=approved,
+                reason=reason,
+                auto_continue=auto_continue,
+                actor=actor,
+            )
+        return decision
 
     def _require_stream(self, stream_id: str) -> None:
         stream = self.state.stream

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "ApprovalConflictError",
     "ChatLedgerError",
     "ConcurrentWriteError",
     "ConversationExistsError",
@@ -174,4 +175,18 @@ class ConcurrentWriteError(ChatLedgerError):
         super().__init__(
             f"conversation {chat_id!r} was changed by another writer at the same time; "
             "the action was not recorded: reload and retry it"
+        )
+
+
+class ApprovalConflictError(ChatLedgerError):
+    """A tool call's approval was already answered the other way; the first answer stands."""
+
+    def __init__(self, tool_call_id: str, approval_id: str, recorded: bool) -> None:
+        self.tool_call_id = tool_call_id
+        self.approval_id = approval_id
+        self.recorded = recorded
+        answer = "approved" if recorded else "denied"
+        super().__init__(
+            f"approval {approval_id!r} of tool call {tool_call_id!r} was already {answer}; "
+            "a different answer is refused"
         )

@@ -15,6 +15,7 @@ from uuid import UUID
 from eventsourcing.domain import CanInitAggregate, CanMutateAggregate
 from pydantic import BaseModel, ConfigDict
 
+from chatledger.domain.approvals import record_approval
 from chatledger.domain.conversation import ConversationState, Verdict
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ __all__ = [
     "MessageAppended",
     "StreamClosed",
     "StreamOpened",
+    "ToolApprovalResponded",
 ]
 
 
@@ -169,6 +171,25 @@ class StreamClosed(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Close the stream."""
         state.close_stream(self.outcome, self.reason)
+
+
+class ToolApprovalResponded(ConversationEvent):
+    """Someone approved or denied a tool call (a denial lands as ``output-denied``)."""
+
+    tool_call_id: str
+    """The tool call answered."""
+    approval_id: str
+    """The approval answered."""
+    approved: bool
+    """The answer."""
+    reason: str | None = None
+    """Why, as given by the person answering."""
+    auto_continue: bool = True
+    """Whether the answer asks the model to continue the turn."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Record the answer on the tool part."""
+        record_approval(state, self.tool_call_id, self.approval_id, self.approved, self.reason)
 
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:
