@@ -7,6 +7,8 @@ from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError
+import psycopg
+from psycopg import sql
 
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import ConcurrentWriteError, ConversationNotFoundError
@@ -43,31 +45,41 @@ class ConversationLog(Application):
             raise ConcurrentWriteError(conversation.state.chat_id) from None
 
     def snapshot(self, conversation: Conversation) -> None:
-        """Store a snapshot of the (saved) conversation and drop older ones."""
-        assert self.snapshots is not None
-        try:
-            self.snapshots.put([ConversationSnapshot.take(conversation)])
-        except IntegrityError:
-            return  # another writer snapshotted this very version
-        self._prune_snapshots(conversation.id, conversation.version)
+        """Store a snapshot of the (saved) conversation and drop older ones, in one transaction.
 
-    def _prune_snapshots(self, aggregate_id: UUID, keep_from: int) -> None:
-        """Keep only the newest snapshot: older ones cost space and are never read first."""
+        Only the newest snapshot is kept: older ones cost space and are never
+        read first (a past version replays from the start instead).
+        """
         assert self.snapshots is not None
+        snapshot = ConversationSnapshot.take(conversation)
         recorder: Any = self.snapshots.recorder
-        table = getattr(recorder, "events_table_name", None)
         datastore = getattr(recorder, "datastore", None)
-        if table is None or datastore is None:
-            return  # in-memory recorder: nothing on disk
-        with datastore.transaction(commit=True) as cursor:
-            if type(recorder).__module__.endswith("sqlite"):
-                cursor.execute(
-                    f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
-                    (aggregate_id.hex, keep_from),
-                )
-            else:
-                schema = getattr(datastore, "schema", "public") or "public"
-                cursor.execute(
-                    f'DELETE FROM "{schema}"."{table}" WHERE originator_id = %s AND originator_version < %s',  # noqa: S608
-                    (aggregate_id, keep_from),
-                )
+        if datastore is None:  # in-memory recorder
+            self.snapshots.put([snapshot])
+            return
+        stored = self.snapshots.mapper.to_stored_event(snapshot)
+        table = recorder.events_table_name
+        try:
+            with datastore.transaction(commit=True) as cursor:
+                if type(recorder).__module__.endswith("sqlite"):
+                    key = conversation.id.hex
+                    cursor.execute(
+                        f"INSERT INTO {table} VALUES (?,?,?,?)",  # noqa: S608
+                        (key, stored.originator_version, stored.topic, stored.state),
+                    )
+                    cursor.execute(
+                        f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
+                        (key, stored.originator_version),
+                    )
+                else:
+                    name = sql.Identifier(datastore.schema or "public", table)
+                    cursor.execute(
+                        sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(name),
+                        (conversation.id, stored.originator_version, stored.topic, stored.state),
+                    )
+                    cursor.execute(
+                        sql.SQL("DELETE FROM {} WHERE originator_id = %s AND originator_version < %s").format(name),
+                        (conversation.id, stored.originator_version),
+                    )
+        except (IntegrityError, psycopg.IntegrityError):
+            return  # another writer snapshotted this very version

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+from chatledger.adapters.actions import ToolActions
 from chatledger.adapters.config import StoreConfig, parse_url
+from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
 from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
 from chatledger.domain.aggregate import Conversation, conversation_id
-from chatledger.domain.approvals import ApprovalDecision
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ConcurrentWriteError,
@@ -45,7 +46,7 @@ class IngestReport:
     """Chunks refused, with the reason for each."""
 
 
-class ConversationStore:
+class ConversationStore(ToolActions, Inbox):
     """An event-sourced store of AI chat conversations.
 
     Open one with ``ConversationStore.open(url)``; it is safe to share between
@@ -61,8 +62,10 @@ class ConversationStore:
         limits: Limits | None = None,
         batch: BatchPolicy | None = None,
         env: dict[str, str] | None = None,
+        auto_continue: bool = True,
     ) -> None:
         self.config = config
+        self.auto_continue = auto_continue
         self.tenant = tenant
         self.limits = limits or Limits()
         self.batch = batch or BatchPolicy()
@@ -85,6 +88,7 @@ class ConversationStore:
         limits: Limits | None = None,
         compress: bool = True,
         cipher_key: str | None = None,
+        auto_continue: bool = True,
     ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
@@ -92,7 +96,8 @@ class ConversationStore:
         ``sqlite:///./chatledger.db``), ``postgresql://user@host:5432/db``
         (``?schema=name`` to use another schema) or ``memory://``; when it is
         None, ``CHATLEDGER_URL`` is used if set. ``cipher_key`` (from
-        ``AESCipher.create_key``) encrypts events at rest.
+        ``AESCipher.create_key``) encrypts events at rest. ``auto_continue=False``
+        turns off the default continuation after approvals and tool outputs.
         """
         env: dict[str, str] = {}
         if not compress:
@@ -106,6 +111,7 @@ class ConversationStore:
             limits=limits,
             batch=BatchPolicy(batch_chunks, batch_ms / 1000),
             env=env,
+            auto_continue=auto_continue,
         )
 
     def close(self) -> None:
@@ -153,22 +159,31 @@ class ConversationStore:
         continuation: bool = False,
         trigger: str | None = None,
         message_id: str | None = None,
+        request_id: str | None = None,
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
         A second open stream is refused (StreamAlreadyOpenError); close a stream
         left open by a crashed process with ``close_stream(..., "interrupted")``.
+        ``request_id`` names the continuation request this stream fulfils
+        (see ``claim_continuation``); it implies ``continuation=True``.
         """
+        continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
         new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
         trigger = trigger or ("continuation" if continuation else "submit-message")
 
         def open_it(conversation: Conversation) -> None:
             conversation.open_stream(
-                stream_id, new_message_id, continuation=continuation, trigger=trigger, actor=actor
+                stream_id,
+                new_message_id,
+                continuation=continuation,
+                trigger=trigger,
+                actor=actor,
+                request_id=request_id,
             )
 
-        conversation = self._act(chat_id, tenant, open_it)
+        conversation, _ = self._act(chat_id, tenant, open_it)
         key = (tenant or self.tenant, chat_id)
         return StreamWriter(
             conversation,
@@ -218,41 +233,6 @@ class ConversationStore:
             stream.close(outcome)
         return report
 
-    def respond_to_approval(
-        self,
-        chat_id: str,
-        *,
-        approval_id: str | None = None,
-        tool_call_id: str | None = None,
-        approved: bool,
-        reason: str | None = None,
-        tenant: str | None = None,
-        actor: str = "system",
-        auto_continue: bool | None = None,
-    ) -> ApprovalDecision:
-        """Approve or deny a tool call awaiting approval (by approval id or tool call id).
-
-        Approved: the part becomes ``approval-responded``; denied: ``output-denied``
-        with the reason, so the model is told. The same answer again records
-        nothing (``changed`` is False); a different one raises ApprovalConflictError.
-        """
-        decisions: list[ApprovalDecision] = []
-
-        def answer(conversation: Conversation) -> None:
-            decisions.append(
-                conversation.respond_to_approval(
-                    approval_id=approval_id,
-                    tool_call_id=tool_call_id,
-                    approved=approved,
-                    reason=reason,
-                    actor=actor,
-                    auto_continue=True if auto_continue is None else auto_continue,
-                )
-            )
-
-        self._act(chat_id, tenant, answer)
-        return decisions[-1]
-
     # -- reading ------------------------------------------------------------
 
     def messages(
@@ -299,17 +279,24 @@ class ConversationStore:
         if closes_stream:
             self._log.snapshot(conversation)
 
-    def _act(self, chat_id: str, tenant: str | None, decide: Callable[[Conversation], None]) -> Conversation:
-        """Load, decide, save; on a concurrent write, re-decide against the new state."""
+    def _act(
+        self, chat_id: str, tenant: str | None, decide: Callable[[Conversation], None]
+    ) -> tuple[Conversation, list[Any]]:
+        """Load, decide, save; on a concurrent write, re-decide against the new state.
+
+        Returns the saved conversation and the events the decision recorded
+        (none for a duplicate action).
+        """
         tenant = tenant or self.tenant
         for _attempt in range(_RETRIES):
             conversation = self._load(tenant, chat_id)
             decide(conversation)
-            if not conversation.pending_events:
-                return conversation  # nothing changed: a duplicate records no event
+            events = list(conversation.pending_events)
+            if not events:
+                return conversation, events  # nothing changed: a duplicate records no event
             try:
                 self._commit(conversation)
-                return conversation
+                return conversation, events
             except ConcurrentWriteError:
                 continue
         raise ConcurrentWriteError(chat_id)

@@ -3,46 +3,58 @@
 Start with ``ConversationStore.open(url)``; see the README for a tour.
 """
 
+from chatledger.adapters.actions import ActionResult
+from chatledger.adapters.inbox import ContinuationRequest, PendingApproval
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
 from chatledger.adapters.stream import StreamWriter
 from chatledger.domain.aggregate import ReceivedChunk
-from chatledger.domain.approvals import ApprovalDecision
+from chatledger.domain.continuation import ConversationStatus, WaitingCall
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ApprovalConflictError,
     ChatLedgerError,
     ConcurrentWriteError,
+    ContinuationNotPendingError,
     ConversationExistsError,
     ConversationNotFoundError,
     InvalidChunkError,
     InvalidMessageError,
+    InvalidToolOutputError,
     NoOpenStreamError,
     OversizedInputError,
     StoreConfigurationError,
     StreamAlreadyOpenError,
+    ToolCallNotReadyError,
     UnknownToolCallError,
 )
 from chatledger.domain.limits import Limits
 
 __all__ = [
     "DEFAULT_TENANT",
+    "ActionResult",
     "ApprovalConflictError",
-    "ApprovalDecision",
     "ChatLedgerError",
     "ConcurrentWriteError",
+    "ContinuationNotPendingError",
+    "ContinuationRequest",
     "ConversationExistsError",
     "ConversationNotFoundError",
+    "ConversationStatus",
     "ConversationStore",
     "IngestReport",
     "InvalidChunkError",
     "InvalidMessageError",
+    "InvalidToolOutputError",
     "Limits",
     "NoOpenStreamError",
     "OversizedInputError",
+    "PendingApproval",
     "ReceivedChunk",
     "StoreConfigurationError",
     "StreamAlreadyOpenError",
     "StreamWriter",
+    "ToolCallNotReadyError",
     "UnknownToolCallError",
     "Verdict",
+    "WaitingCall",
 ]

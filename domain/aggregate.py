@@ -10,6 +10,7 @@ exactly the live state.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,8 +20,10 @@ from eventsourcing.domain import BaseAggregate
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
 from chatledger.domain.chunks import check_chunk
+from chatledger.domain.continuation import batch_is_answered
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
+    ContinuationNotPendingError,
     InvalidChunkError,
     InvalidMessageError,
     NoOpenStreamError,
@@ -31,9 +34,14 @@ from chatledger.domain.events import (
     ConversationStarted,
     MessageAppended,
     StreamClosed,
+    ContinuationClaimed,
+    ContinuationRequested,
+    MessagesCut,
     StreamOpened,
     ToolApprovalResponded,
+    ToolOutputAdded,
 )
+from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 from chatledger.domain.limits import Limits
 
 __all__ = [
@@ -108,10 +116,22 @@ class Conversation(BaseAggregate[UUID]):
         self.trigger_event(MessageAppended, message=message, actor=actor)
 
     def open_stream(
-        self, stream_id: str, message_id: str, *, continuation: bool, trigger: str, actor: str
+        self,
+        stream_id: str,
+        message_id: str,
+        *,
+        continuation: bool,
+        trigger: str,
+        actor: str,
+        request_id: str | None = None,
     ) -> None:
-        """Open the conversation's one stream."""
+        """Open the conversation's one stream (fulfilling a continuation request if named)."""
         state = self.state
+        if request_id is not None:
+            pending = state.continuation
+            if pending is None or pending["requestId"] != request_id:
+                raise ContinuationNotPendingError(state.chat_id, request_id)
+            continuation = True
         if state.stream is not None:
             raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)
         if trigger not in TRIGGERS:
@@ -135,6 +155,7 @@ class Conversation(BaseAggregate[UUID]):
             continuation=continuation,
             trigger=trigger,
             actor=actor,
+            request_id=request_id,
         )
 
     def receive(self, stream_id: str, chunk: Any, *, limits: Limits) -> ReceivedChunk:
@@ -183,7 +204,11 @@ class Conversation(BaseAggregate[UUID]):
         if outcome not in STREAM_OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(STREAM_OUTCOMES)}, not {outcome!r}")
         self.flush()
+        wanted = self.state.wants_continuation
         self.trigger_event(StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor)
+        if wanted:
+            # SPEC §4.3: an answer given while the stream was open is decided now.
+            self._request_continuation("answers given while a stream was open", actor="system")
 
     def respond_to_approval(
         self,
@@ -209,7 +234,80 @@ class Conversation(BaseAggregate[UUID]):
                 auto_continue=auto_continue,
                 actor=actor,
             )
+            if auto_continue and self.state.stream is None:
+                verb = "approval" if approved else "denial"
+                self._request_continuation(f"{verb} of {decision.tool_call_id}", actor=actor)
         return decision
+
+    def add_tool_output(
+        self,
+        tool_call_id: str,
+        *,
+        state: str,
+        output: Any,
+        error_text: str | None,
+        actor: str,
+        auto_continue: bool,
+        limits: Limits,
+    ) -> ToolOutputDecision:
+        """Record a client's tool result or error; a terminal call keeps its first result."""
+        decision = decide_tool_output(self.state, tool_call_id, state)
+        if decision.changed:
+            limits.check_tool_output(output, tool_call_id=tool_call_id)
+            self.trigger_event(
+                ToolOutputAdded,
+                tool_call_id=tool_call_id,
+                state=state,
+                output=output if state == "output-available" else None,
+                error_text=error_text if state == "output-error" else None,
+                auto_continue=auto_continue,
+                actor=actor,
+            )
+            if auto_continue and self.state.stream is None:
+                self._request_continuation(f"output of {tool_call_id}", actor=actor)
+        return decision
+
+    def _request_continuation(self, cause: str, *, actor: str) -> bool:
+        """Queue one continuation if the whole tool batch is answered and none is pending."""
+        state = self.state
+        if state.continuation is not None or not batch_is_answered(state):
+            return False
+        message_id = next(m["id"] for m in reversed(state.messages) if m["role"] == "assistant")
+        self.trigger_event(
+            ContinuationRequested,
+            request_id=f"cont_{self.id.hex[:8]}_{self.version + 1}",
+            message_id=message_id,
+            cause=cause,
+            actor=actor,
+        )
+        return True
+
+    def claim_continuation(self, request_id: str, *, worker: str, lease_seconds: float, now: datetime) -> bool:
+        """Take a pending request unless another worker holds an unexpired lease on it."""
+        pending = self.state.continuation
+        if pending is None or pending["requestId"] != request_id:
+            return False
+        lease = pending.get("leaseUntil")
+        if lease is not None and datetime.fromisoformat(lease) > now and pending.get("claimedBy") != worker:
+            return False
+        self.trigger_event(
+            ContinuationClaimed, request_id=request_id, worker=worker, lease_seconds=lease_seconds, actor=worker
+        )
+        return True
+
+    def cut_messages(self, from_message_id: str, *, trigger: str, reason: str | None, actor: str) -> int:
+        """Cut ``from_message_id`` and every later message from the view (regenerate, edit)."""
+        state = self.state
+        if state.stream is not None:
+            raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)
+        index = next((i for i, m in enumerate(state.messages) if m["id"] == from_message_id), None)
+        if index is None:
+            raise InvalidMessageError("no message with this id in the conversation", message_id=from_message_id)
+        count = len(state.messages) - index
+        self.trigger_event(
+            MessagesCut, from_message_id=from_message_id, count=count, trigger=trigger, reason=reason, actor=actor
+        )
+        return count
 
     def _require_stream(self, stream_id: str) -> None:
         stream = self.state.stream

@@ -72,6 +72,14 @@ class ConversationState:
     stream: OpenStream | None = None
     last_outcome: dict[str, Any] | None = None
     """``{"streamId", "outcome", "reason"}`` of the last closed stream."""
+    continuation: dict[str, Any] | None = None
+    """The pending continuation request: requestId, messageId, cause, requestedAt, claimedBy, leaseUntil."""
+    wants_continuation: bool = False
+    """An answer asked to continue while a stream was open: decided when it closes."""
+    answered_since_stream: bool = False
+    """A tool call was answered after the last stream opened."""
+    approval_times: dict[str, str] = field(default_factory=dict)
+    """toolCallId -> ISO time its approval was requested."""
     tool_index: dict[str, tuple[int, int]] = field(default_factory=dict)
     """toolCallId -> (message index, part index) of the latest part with that id."""
 
@@ -93,6 +101,16 @@ class ConversationState:
             return None
         part: dict[str, Any] = self.messages[where[0]]["parts"][where[1]]
         return part
+
+    def cut_from(self, index: int) -> None:
+        """Drop messages from ``index`` on from the current view (they stay in the log)."""
+        del self.messages[index:]
+        self.tool_index = {}
+        for message_index in range(len(self.messages)):
+            self._index_parts(message_index, 0)
+        self.continuation = None
+        self.wants_continuation = False
+        self.answered_since_stream = False
 
     def _index_parts(self, message_index: int, first_part: int) -> None:
         parts = self.messages[message_index]["parts"]
@@ -122,6 +140,7 @@ class ConversationState:
             self.messages[index], continuation=continuation, resolve_tool_part=self._earlier_part
         )
         self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold)
+        self.answered_since_stream = False
 
     def _earlier_part(self, tool_call_id: str) -> dict[str, Any] | None:
         """SPEC §3.3: results for calls of earlier messages land on those parts."""
@@ -175,6 +194,10 @@ class ConversationState:
             "messages": self.messages,
             "stream": self.stream.to_json() if self.stream else None,
             "lastOutcome": self.last_outcome,
+            "continuation": self.continuation,
+            "wantsContinuation": self.wants_continuation,
+            "answeredSinceStream": self.answered_since_stream,
+            "approvalTimes": self.approval_times,
         }
 
     @classmethod
@@ -182,6 +205,10 @@ class ConversationState:
         """Rebuild a state from ``to_json()`` output (which it then owns)."""
         state = cls(data["tenant"], data["chatId"], list(data["messages"]))
         state.last_outcome = data.get("lastOutcome")
+        state.continuation = data.get("continuation")
+        state.wants_continuation = bool(data.get("wantsContinuation"))
+        state.answered_since_stream = bool(data.get("answeredSinceStream"))
+        state.approval_times = dict(data.get("approvalTimes") or {})
         for index in range(len(state.messages)):
             state._index_parts(index, 0)
         stream = data.get("stream")

@@ -6,14 +6,17 @@ __all__ = [
     "ApprovalConflictError",
     "ChatLedgerError",
     "ConcurrentWriteError",
+    "ContinuationNotPendingError",
     "ConversationExistsError",
     "ConversationNotFoundError",
     "InvalidChunkError",
     "InvalidMessageError",
+    "InvalidToolOutputError",
     "NoOpenStreamError",
     "OversizedInputError",
     "StoreConfigurationError",
     "StreamAlreadyOpenError",
+    "ToolCallNotReadyError",
     "UnknownToolCallError",
 ]
 
@@ -190,3 +193,36 @@ class ApprovalConflictError(ChatLedgerError):
             f"approval {approval_id!r} of tool call {tool_call_id!r} was already {answer}; "
             "a different answer is refused"
         )
+
+
+class ToolCallNotReadyError(ChatLedgerError):
+    """A tool call cannot take an output yet (its input is still streaming)."""
+
+    def __init__(self, tool_call_id: str, state: str) -> None:
+        self.tool_call_id = tool_call_id
+        self.state = state
+        super().__init__(
+            f"tool call {tool_call_id!r} is in state {state!r} and cannot take an output yet; "
+            "outputs are accepted once its input is available"
+        )
+
+
+class ContinuationNotPendingError(ChatLedgerError):
+    """The continuation request named is not pending (already started, or never made)."""
+
+    def __init__(self, chat_id: str, request_id: str) -> None:
+        self.chat_id = chat_id
+        self.request_id = request_id
+        super().__init__(
+            f"conversation {chat_id!r}: continuation request {request_id!r} is not pending "
+            "(another worker may have started it already)"
+        )
+
+
+class InvalidToolOutputError(ChatLedgerError):
+    """A tool output given by a client cannot be stored (it is not a JSON value)."""
+
+    def __init__(self, tool_call_id: str, reason: str) -> None:
+        self.tool_call_id = tool_call_id
+        self.reason = reason
+        super().__init__(f"tool output for {tool_call_id!r} refused: {reason}")

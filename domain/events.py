@@ -8,7 +8,7 @@ with ``class_version`` and ``upcast_vN_vN+1`` static methods (SPEC §2).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
@@ -17,18 +17,24 @@ from pydantic import BaseModel, ConfigDict
 
 from chatledger.domain.approvals import record_approval
 from chatledger.domain.conversation import ConversationState, Verdict
+from chatledger.domain.tool_outputs import record_tool_output
+from chatledger.domain.tool_parts import is_tool_part
 
 if TYPE_CHECKING:
     from chatledger.domain.aggregate import Conversation
 
 __all__ = [
     "ChunksReceived",
+    "ContinuationClaimed",
+    "ContinuationRequested",
     "ConversationEvent",
     "ConversationStarted",
     "MessageAppended",
     "StreamClosed",
+    "MessagesCut",
     "StreamOpened",
     "ToolApprovalResponded",
+    "ToolOutputAdded",
 ]
 
 
@@ -86,7 +92,11 @@ class MessageAppended(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Append the message."""
-        state.append_message(_own(self.message))
+        message = _own(self.message)
+        state.append_message(message)
+        for part in message["parts"]:
+            if is_tool_part(part) and part.get("state") == "approval-requested":
+                state.approval_times[part["toolCallId"]] = self.timestamp.isoformat()
 
 
 class StreamOpened(ConversationEvent):
@@ -100,9 +110,14 @@ class StreamOpened(ConversationEvent):
     """True when the stream continues the last assistant message."""
     trigger: str
     """``submit-message``, ``regenerate-message`` or ``continuation``."""
+    request_id: str | None = None
+    """The continuation request this stream fulfils, if any."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one)."""
+        if self.request_id is not None and state.continuation is not None:
+            if state.continuation["requestId"] == self.request_id:
+                state.continuation = None
         state.open_stream(
             self.stream_id,
             self.message_id,
@@ -141,12 +156,18 @@ class ChunksReceived(ConversationEvent):
         skipped = set(self.replays)
         skipped.update(index for index, _ in self.refusals)
         for index, chunk in enumerate(self.chunks):
-            if self.first_seq + index < stream.next_seq:
-                continue  # folded as it arrived, before this batch was saved
             if index in skipped:
-                state.skip_position()
-            elif state.receive_chunk(chunk) is not Verdict.APPLIED:
-                raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
+                if self.first_seq + index >= stream.next_seq:
+                    state.skip_position()
+                continue
+            if self.first_seq + index >= stream.next_seq:  # else folded live, before this save
+                if state.receive_chunk(chunk) is not Verdict.APPLIED:
+                    raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
+            if chunk["type"] == "tool-approval-request":
+                # Derived from the event (not the clock) so the live state and the replay agree.
+                age = self.ages_ms[index] if index < len(self.ages_ms) else 0
+                when = self.timestamp - timedelta(milliseconds=age)
+                state.approval_times[chunk["toolCallId"]] = when.isoformat()
 
     def verdicts(self) -> list[Verdict]:
         """What became of each chunk of the batch."""
@@ -190,6 +211,89 @@ class ToolApprovalResponded(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Record the answer on the tool part."""
         record_approval(state, self.tool_call_id, self.approval_id, self.approved, self.reason)
+        _answered(state, self.auto_continue)
+
+
+class ToolOutputAdded(ConversationEvent):
+    """A client gave a tool call's result (``output-available``) or error (``output-error``)."""
+
+    tool_call_id: str
+    """The tool call answered."""
+    state: str
+    """``output-available`` or ``output-error``."""
+    output: Any = None
+    """The result, for ``output-available``."""
+    error_text: str | None = None
+    """The error (or custom denial) text, for ``output-error``."""
+    auto_continue: bool = True
+    """Whether the output asks the model to continue the turn."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Record the output on the tool part."""
+        record_tool_output(state, self.tool_call_id, self.state, self.output, self.error_text)
+        _answered(state, self.auto_continue)
+
+
+def _answered(state: ConversationState, auto_continue: bool) -> None:
+    state.answered_since_stream = True
+    if auto_continue and state.stream is not None:
+        state.wants_continuation = True
+
+
+class ContinuationRequested(ConversationEvent):
+    """The model should continue the latest assistant message: its tool batch is answered."""
+
+    request_id: str
+    """Identifies the request in the queue."""
+    message_id: str
+    """The assistant message to continue."""
+    cause: str
+    """What completed the batch (e.g. ``approval call_7``)."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Queue the request."""
+        state.continuation = {
+            "requestId": self.request_id,
+            "messageId": self.message_id,
+            "cause": self.cause,
+            "requestedAt": self.timestamp.isoformat(),
+        }
+        state.wants_continuation = False
+
+
+class ContinuationClaimed(ConversationEvent):
+    """A worker took a continuation request; it has ``lease_seconds`` to open the stream."""
+
+    request_id: str
+    """The request claimed."""
+    worker: str
+    """Who claimed it."""
+    lease_seconds: float
+    """How long the claim holds before another worker may take the request."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Mark the request as claimed."""
+        assert state.continuation is not None
+        until = self.timestamp + timedelta(seconds=self.lease_seconds)
+        state.continuation = {**state.continuation, "claimedBy": self.worker, "leaseUntil": until.isoformat()}
+
+
+class MessagesCut(ConversationEvent):
+    """Messages were cut from the current view (regenerate or edit); they stay in the log."""
+
+    from_message_id: str
+    """The first message cut."""
+    count: int
+    """How many messages were cut."""
+    trigger: str
+    """``regenerate-message`` or ``edit``."""
+    reason: str | None = None
+    """Why, when given."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Cut the messages."""
+        index = next(i for i, m in enumerate(state.messages) if m["id"] == self.from_message_id)
+        state.cut_from(index)
 
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatledger.domain.errors import OversizedInputError
+from chatledger.domain.errors import InvalidToolOutputError, OversizedInputError
 
 __all__ = ["Limits", "json_size"]
 
@@ -46,15 +46,20 @@ class Limits:
         if size > self.max_chunk_bytes:
             raise OversizedInputError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
         if kind == "tool-output-available":
-            output_size = json_size(chunk.get("output"))
-            if output_size > self.max_tool_output_bytes:
-                raise OversizedInputError(
-                    "tool output",
-                    output_size,
-                    self.max_tool_output_bytes,
-                    chunk_type=kind_name,
-                    tool_call_id=chunk.get("toolCallId"),
-                )
+            self.check_tool_output(chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name)
+
+    def check_tool_output(
+        self, output: Any, *, tool_call_id: str | None = None, chunk_type: str | None = None
+    ) -> None:
+        """Refuse a tool output over its limit."""
+        try:
+            size = json_size(output)
+        except (TypeError, ValueError):
+            raise InvalidToolOutputError(tool_call_id or "", "the output is not a JSON value") from None
+        if size > self.max_tool_output_bytes:
+            raise OversizedInputError(
+                "tool output", size, self.max_tool_output_bytes, chunk_type=chunk_type, tool_call_id=tool_call_id
+            )
 
     def check_message(self, message: Mapping[str, Any]) -> None:
         """Refuse a whole message that is over the limit."""

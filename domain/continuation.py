@@ -1,0 +1,100 @@
+"""When the model should continue a turn after tool answers (SPEC §4.3), and the turn's status (§4.4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatledger.domain.conversation import ConversationState
+from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
+
+__all__ = ["ConversationStatus", "WaitingCall", "batch_is_answered", "last_step_tool_parts", "status_of"]
+
+
+def _latest_assistant(state: ConversationState) -> dict[str, Any] | None:
+    for message in reversed(state.messages):
+        if message["role"] == "assistant":
+            return message
+    return None
+
+
+def last_step_tool_parts(state: ConversationState) -> list[dict[str, Any]]:
+    """The tool parts of the last step of the latest assistant message (the current tool batch)."""
+    message = _latest_assistant(state)
+    if message is None:
+        return []
+    parts = message["parts"]
+    return [part for part in parts[current_step_start(parts) :] if is_tool_part(part)]
+
+
+def batch_is_answered(state: ConversationState) -> bool:
+    """Every call of the current tool batch is approval-responded or terminal (and there is one)."""
+    batch = last_step_tool_parts(state)
+    return bool(batch) and all(
+        part.get("state") == "approval-responded" or is_terminal(part) for part in batch
+    )
+
+
+@dataclass(frozen=True)
+class WaitingCall:
+    """A tool call the turn is waiting on."""
+
+    tool_call_id: str
+    """The call."""
+    tool_name: str
+    """The tool."""
+    state: str
+    """``approval-requested`` or ``input-available``."""
+    input: Any
+    """The call's input."""
+    approval_id: str | None = None
+    """The approval to answer, if it awaits one."""
+
+
+@dataclass(frozen=True)
+class ConversationStatus:
+    """Where a conversation's turn stands (SPEC §4.4)."""
+
+    status: str
+    """``idle``, ``streaming``, ``awaiting-approval``, ``awaiting-tool-output`` or ``ready-to-continue``."""
+    last_outcome: str | None = None
+    """How the last stream ended (``finished``, ``aborted``, ``errored``, ``interrupted``)."""
+    last_reason: str | None = None
+    """Why, when known."""
+    waiting_for: list[WaitingCall] = field(default_factory=list)
+    """The tool calls the turn waits on."""
+    continuation_request: str | None = None
+    """The id of a pending continuation request."""
+
+
+def status_of(state: ConversationState) -> ConversationStatus:
+    """Derive the status from the state."""
+    outcome = state.last_outcome or {}
+    common = {"last_outcome": outcome.get("outcome"), "last_reason": outcome.get("reason")}
+    request = state.continuation.get("requestId") if state.continuation else None
+    if state.stream is not None:
+        return ConversationStatus("streaming", continuation_request=request, **common)
+    message = _latest_assistant(state)
+    parts = [p for p in (message or {"parts": []})["parts"] if is_tool_part(p)]
+    awaiting = [p for p in parts if p.get("state") == "approval-requested"]
+    if awaiting:
+        return ConversationStatus("awaiting-approval", waiting_for=_waiting(awaiting), **common)
+    pending = [p for p in parts if p.get("state") == "input-available" and not p.get("providerExecuted")]
+    if pending:
+        return ConversationStatus("awaiting-tool-output", waiting_for=_waiting(pending), **common)
+    if request is not None or state.answered_since_stream:
+        return ConversationStatus("ready-to-continue", continuation_request=request, **common)
+    return ConversationStatus("idle", **common)
+
+
+def _waiting(parts: list[dict[str, Any]]) -> list[WaitingCall]:
+    return [
+        WaitingCall(
+            part["toolCallId"],
+            tool_name(part),
+            part["state"],
+            part.get("input"),
+            (part.get("approval") or {}).get("id"),
+        )
+        for part in parts
+    ]
