@@ -231,6 +231,7 @@ class ConversationStore(ToolActions, Inbox):
                 elif received.error is not None:
                     report.refused.append(received.error)
             stream.close(outcome)
+        report.message_id = stream.message_id
         return report
 
     # -- reading ------------------------------------------------------------

@@ -98,7 +98,8 @@ class StreamWriter:
         reload: Callable[[], Conversation],
     ) -> None:
         self.stream_id = stream_id
-        self.message_id: str = conversation.state.messages[-1]["id"]
+        assert conversation.state.stream is not None
+        self._message_index = conversation.state.stream.message_index
         self.actor = actor
         self._conversation = conversation
         self._limits = limits
@@ -111,6 +112,12 @@ class StreamWriter:
         self._flusher = flusher
         self.closed = False
         flusher.watch(self)
+
+    @property
+    def message_id(self) -> str:
+        """The id of the assistant message written (a new stream's ``start`` chunk may set it)."""
+        with self._lock:
+            return str(self._conversation.state.messages[self._message_index]["id"])
 
     @property
     def conversation(self) -> Conversation:

@@ -1,0 +1,275 @@
+"""The ``chatledger`` command line: record the demo, show a conversation, ingest a recorded stream.
+
+Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
+``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
+name. chatledger's own errors print one line on stderr and exit 1; bad usage
+exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from chatledger.adapters.chunk_files import read_chunks
+from chatledger.adapters.demo import record_demo
+from chatledger.adapters.render import render_ingest, render_messages
+from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
+from chatledger.domain.errors import (
+    ChatLedgerError,
+    ConversationExistsError,
+    ConversationNotFoundError,
+)
+
+__all__ = ["build_parser", "main"]
+
+_PROG = "chatledger"
+
+
+class CommandError(Exception):
+    """A command cannot run as asked (unreadable file, empty input): one line, exit 1."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 error, 2 bad usage)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse exits on --help (0) and on bad usage (2)
+        return exit_.code if isinstance(exit_.code, int) else 2
+    command: Callable[[argparse.Namespace, TextIO], int] = args.command
+    try:
+        return command(args, sys.stdout)
+    except (ChatLedgerError, CommandError) as error:
+        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `chatledger show c | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog=_PROG,
+        description="chatledger: an event-sourced store of AI chat conversations "
+        "with tool calls and approvals.",
+        epilog=f"Run '{_PROG} COMMAND --help' for a command's options.",
+    )
+    _add_store_options(parser, suppress=False)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    _add_demo(commands)
+    _add_show(commands)
+    _add_ingest(commands)
+    return parser
+
+
+def _add_store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    # The options are accepted before and after the command name; on the
+    # command they default to SUPPRESS so they do not erase the global value.
+    parser.add_argument(
+        "--url",
+        default=argparse.SUPPRESS if suppress else None,
+        help="store URL: sqlite:///path/file.db, postgresql://user@host:5432/db or memory:// "
+        "(default: $CHATLEDGER_URL, else sqlite:///./chatledger.db)",
+    )
+    parser.add_argument(
+        "--tenant",
+        default=argparse.SUPPRESS if suppress else DEFAULT_TENANT,
+        help=f"tenant the conversations belong to (default: {DEFAULT_TENANT})",
+    )
+
+
+def _subparser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_: str,
+    description: str,
+) -> argparse.ArgumentParser:
+    parser = commands.add_parser(name, help=help_, description=description)
+    _add_store_options(parser, suppress=True)
+    return parser
+
+
+def _open(args: argparse.Namespace) -> ConversationStore:
+    return ConversationStore.open(args.url, tenant=args.tenant)
+
+
+# -- demo -------------------------------------------------------------------------
+
+
+def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "demo",
+        "record a demo conversation with a denied tool call and print it",
+        "Record a realistic conversation (AI SDK v6 chunks as a streamText server sends them): "
+        "a question, a delete_file call that needs approval, the user's denial, and a "
+        "continuation in which the provider replays the earlier call. Then print it.",
+    )
+    parser.add_argument(
+        "--chat", metavar="ID", help="chat id to create (default: a fresh demo-XXXXXXXX)"
+    )
+    parser.set_defaults(command=_demo)
+
+
+def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    chat_id = args.chat or f"demo-{uuid.uuid4().hex[:8]}"
+    with _open(args) as store:
+        result = record_demo(store, chat_id)
+        messages = store.messages(chat_id)
+        where = store.config.display
+    print(f"Recorded demo conversation {chat_id!r} in {where}\n", file=out)
+    print(render_messages(messages), file=out)
+    summary = f"\nrecorded {result.events} events; {result.replays} replayed chunks ignored"
+    if result.refused:
+        summary += f"; {len(result.refused)} refused: " + "; ".join(result.refused)
+    print(summary, file=out)
+    print(f"Show it again with: {_PROG} show {chat_id} --url {where}", file=out)
+    return 0
+
+
+# -- show -------------------------------------------------------------------------
+
+
+def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "show",
+        "print a conversation's messages",
+        "Print a conversation's UIMessages, readably or as JSON, now or as they stood earlier.",
+    )
+    parser.add_argument("chat", metavar="CHAT", help="chat id")
+    parser.add_argument("--json", action="store_true", help="print the UIMessages as JSON")
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument(
+        "--at-version",
+        type=_positive_int,
+        metavar="N",
+        help="as the conversation stood at event version N",
+    )
+    when.add_argument(
+        "--at-time",
+        type=_iso_time,
+        metavar="ISO",
+        help="as the conversation stood at this time (ISO 8601, e.g. 2025-01-31T12:00:00Z; "
+        "no offset means UTC)",
+    )
+    parser.set_defaults(command=_show)
+
+
+def _show(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as store:
+        messages = store.messages(args.chat, at_version=args.at_version, at_time=args.at_time)
+        version = None if args.json else store.version(args.chat)
+    if args.json:
+        print(json.dumps(messages, indent=2, ensure_ascii=False), file=out)
+        return 0
+    when = ""
+    if args.at_version is not None:
+        when = f" as of version {args.at_version}"
+    elif args.at_time is not None:
+        when = f" as of {args.at_time.isoformat()}"
+    print(
+        f"conversation {args.chat!r} (tenant {args.tenant!r}, now at version {version}){when}: "
+        f"{len(messages)} message{'' if len(messages) == 1 else 's'}\n",
+        file=out,
+    )
+    if messages:
+        print(render_messages(messages), file=out)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"versions start at 1, got {value}")
+    return value
+
+
+def _iso_time(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time: {text!r} (e.g. 2025-01-31T12:00:00Z)"
+        ) from None
+
+
+# -- ingest -----------------------------------------------------------------------
+
+
+def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "ingest",
+        "write a recorded stream (JSON Lines or SSE) into a conversation",
+        "Write a recorded UI message stream into a conversation as one model response. FILE holds "
+        "one chunk per line (JSON Lines) or an SSE capture ('data: {...}' events; comments and "
+        "'data: [DONE]' are ignored); the format is detected. Invalid lines are recorded as "
+        "refused input and reported with their line number.",
+    )
+    parser.add_argument("chat", metavar="CHAT", help="chat id")
+    parser.add_argument("file", metavar="FILE", help="the recorded stream, or - for standard input")
+    parser.add_argument(
+        "--continuation",
+        action="store_true",
+        help="continue the last assistant message instead of writing a new one",
+    )
+    parser.add_argument(
+        "--actor",
+        default="system",
+        help="who the events are recorded as caused by (default: system)",
+    )
+    parser.add_argument(
+        "--create", action="store_true", help="start the conversation if it does not exist"
+    )
+    parser.set_defaults(command=_ingest)
+
+
+def _ingest(args: argparse.Namespace, out: TextIO) -> int:
+    file_format, records = read_chunks(_read_text(args.file))
+    if not records:
+        raise CommandError(f"{args.file} holds no chunks")
+    with _open(args) as store:
+        if args.create:
+            with contextlib.suppress(ConversationExistsError):
+                store.start_conversation(args.chat, actor=args.actor)
+        try:
+            report = store.ingest(
+                args.chat,
+                [record.chunk for record in records],
+                actor=args.actor,
+                continuation=args.continuation,
+            )
+        except ConversationNotFoundError as error:
+            raise CommandError(
+                f"conversation {error.chat_id!r} (tenant {error.tenant!r}) does not exist; "
+                "pass --create to start it"
+            ) from None
+    print(render_ingest(args.chat, report.message_id, file_format, records, report), file=out)
+    return 0
+
+
+def _read_text(name: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {name}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{name} is not UTF-8 text (byte {error.start})") from None

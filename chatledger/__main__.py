@@ -1,0 +1,5 @@
+"""``python -m chatledger``: the same command line as the ``chatledger`` script."""
+
+from chatledger.adapters.cli import main
+
+raise SystemExit(main())
