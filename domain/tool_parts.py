@@ -7,7 +7,6 @@ from typing import Any, Final
 
 __all__ = [
     "MISSING",
-    "TERMINAL_STATES",
     "find_in_current_step",
     "is_terminal",
     "is_tool_part",
@@ -37,27 +36,32 @@ class _Missing:
 
 MISSING: Final[Any] = _Missing()
 
-TERMINAL_STATES: Final = frozenset({"output-available", "output-error", "output-denied"})
 _RESULT_STATES: Final = frozenset({"output-available", "output-error"})
 
 
-def is_tool_part(part: dict[str, Any]) -> bool:
-    """A static ``tool-<name>`` part or a ``dynamic-tool`` part."""
-    kind: str = part["type"]
-    return kind.startswith("tool-") or kind == "dynamic-tool"
+def is_tool_part(part: Mapping[str, Any]) -> bool:
+    """Whether a part (as JSON) is a tool part: ``tool-<name>`` or ``dynamic-tool``."""
+    kind = part.get("type")
+    return isinstance(kind, str) and (kind == "dynamic-tool" or kind.startswith("tool-"))
 
 
-def static_tool_name(part: dict[str, Any]) -> str:
+def static_tool_name(part: Mapping[str, Any]) -> str:
     """The tool name of a static part: everything after the first ``-`` of its type."""
     kind: str = part["type"]
     return kind.split("-", 1)[1]
 
 
-def tool_name(part: dict[str, Any]) -> str:
-    """The tool name of a static or dynamic tool part."""
-    if part["type"] == "dynamic-tool":
+def tool_name(part: Mapping[str, Any]) -> str:
+    """The tool a tool part calls: ``toolName`` of a dynamic part, else its type after the first '-'.
+
+    Raises ValueError for a part that is not a tool part.
+    """
+    kind = part.get("type")
+    if kind == "dynamic-tool":
         return str(part["toolName"])
-    return static_tool_name(part)
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind.split("-", 1)[1]
+    raise ValueError(f"not a tool part: type {kind!r}")
 
 
 def is_terminal(part: Mapping[str, Any]) -> bool:
