@@ -34,7 +34,12 @@ def is_replay(chunk: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
             and approval.get("id") == chunk["approvalId"]
         )
     if kind == "tool-output-denied":
-        return state == "approval-responded" or is_terminal(existing)
+        if state == "approval-responded":
+            # An approved call cannot be denied after the fact; a denied one (imported
+            # from a client) may take its denial: never leave a denial pending (§4.2).
+            approval = existing.get("approval")
+            return not (isinstance(approval, Mapping) and approval.get("approved") is False)
+        return is_terminal(existing)
     if kind in ("tool-output-available", "tool-output-error"):
         return is_terminal(existing)
     return False

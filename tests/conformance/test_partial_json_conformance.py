@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from chatledger.domain.partial_json import MISSING, fix_json, parse_partial_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatledger.domain.partial_json import MISSING, fix_json, parse_partial_json
 from tests.support.oracle import ORACLE_DIR, Oracle, ensure_installed
 
 pytestmark = pytest.mark.oracle

@@ -1,0 +1,1 @@
+"""Corpus themes: each module holds a ``CASES`` list of ``{name, chunks, message?, note?}``."""
