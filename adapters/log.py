@@ -6,12 +6,16 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, PersistenceError
 import psycopg
 from psycopg import sql
 
 from chatledger.domain.aggregate import Conversation
-from chatledger.domain.errors import ConcurrentWriteError, ConversationNotFoundError
+from chatledger.domain.errors import (
+    ConcurrentWriteError,
+    ConversationNotFoundError,
+    StoreUnavailableError,
+)
 from chatledger.domain.snapshot import ConversationSnapshot
 
 __all__ = ["ConversationLog"]
@@ -34,15 +38,24 @@ class ConversationLog(Application):
             conversation = self.repository.get(aggregate_id, version=version)
         except AggregateNotFoundError:
             raise ConversationNotFoundError(tenant, chat_id) from None
+        except (PersistenceError, psycopg.Error, OSError) as error:
+            raise StoreUnavailableError(f"cannot read conversation {chat_id!r}: {error}") from error
         assert isinstance(conversation, Conversation)
         return conversation
 
     def record(self, conversation: Conversation) -> None:
-        """Save pending events in one transaction; a version clash becomes ConcurrentWriteError."""
+        """Save pending events in one transaction.
+
+        A version clash becomes ConcurrentWriteError, any other database failure
+        StoreUnavailableError. Either way nothing was written, and the
+        in-memory ``conversation`` is now ahead of the log: reload it.
+        """
         try:
             self.save(conversation)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
+        except (PersistenceError, psycopg.Error, OSError, ValueError) as error:
+            raise StoreUnavailableError(f"the write was not recorded: {error}") from error
 
     def snapshot(self, conversation: Conversation) -> None:
         """Store a snapshot of the (saved) conversation and drop older ones, in one transaction.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -17,18 +19,20 @@ from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ConcurrentWriteError,
+    InvalidInputError,
     ConversationExistsError,
     InvalidChunkError,
     StoreConfigurationError,
 )
 from chatledger.domain.events import StreamClosed
 from chatledger.domain.limits import Limits
-from chatledger.domain.parts import check_message
 
 __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
 
 DEFAULT_TENANT = "default"
-_RETRIES = 5
+_RETRIES = 30
+_SNAPSHOT_EVERY = 16
+"""Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
 T = TypeVar("T")
 
 
@@ -137,6 +141,10 @@ class ConversationStore(ToolActions, Inbox):
     ) -> None:
         """Create a conversation; ConversationExistsError if it is already there."""
         tenant = tenant or self.tenant
+        if not isinstance(chat_id, str) or not chat_id:
+            raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
+        for what, value in (("chat id", chat_id), ("tenant", tenant), ("actor", actor), ("metadata", metadata)):
+            self.limits.check_value(what, value)
         conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
         try:
             self._log.record(conversation)
@@ -147,8 +155,7 @@ class ConversationStore(ToolActions, Inbox):
         self, chat_id: str, message: dict[str, Any], *, tenant: str | None = None, actor: str = "system"
     ) -> None:
         """Append a whole UIMessage of any role (imported assistant messages keep every tool state)."""
-        checked = check_message(message)
-        self._act(chat_id, tenant, lambda c: c.append_message(checked, actor=actor, limits=self.limits))
+        self._act(chat_id, tenant, lambda c: c.append_message(message, actor=actor, limits=self.limits))
 
     def open_stream(
         self,
@@ -199,15 +206,24 @@ class ConversationStore(ToolActions, Inbox):
     def close_stream(
         self,
         chat_id: str,
-        stream_id: str,
+        stream_id: str | None = None,
         outcome: str = "interrupted",
         reason: str | None = None,
         *,
         tenant: str | None = None,
         actor: str = "system",
     ) -> None:
-        """Close a stream from outside its writer (e.g. one a crashed process left open)."""
-        self._act(chat_id, tenant, lambda c: c.close_stream(stream_id, outcome, reason, actor=actor))
+        """Close a stream from outside its writer (e.g. one a crashed process left open).
+
+        ``stream_id`` None closes whichever stream is open.
+        """
+
+        def close(conversation: Conversation) -> None:
+            open_stream = conversation.state.stream
+            target = stream_id or (open_stream.stream_id if open_stream else None)
+            conversation.close_stream(target or "", outcome, reason, actor=actor)
+
+        self._act(chat_id, tenant, close)
 
     def ingest(
         self,
@@ -273,11 +289,18 @@ class ConversationStore(ToolActions, Inbox):
         return self._log.load(conversation_id(tenant, chat_id), tenant, chat_id, version)
 
     def _commit(self, conversation: Conversation) -> None:
-        # A snapshot after each closed stream keeps loading to one row plus a
-        # few events; the newest snapshot is all that is kept.
-        closes_stream = any(isinstance(e, StreamClosed) for e in conversation.pending_events)
+        """Save pending events; snapshot after a closed stream, and every so often within one.
+
+        Loading then reads one snapshot plus at most a few batches of chunks;
+        only the newest snapshot is kept.
+        """
+        pending = conversation.pending_events
+        snapshot_due = any(
+            isinstance(event, StreamClosed) or event.originator_version % _SNAPSHOT_EVERY == 0
+            for event in pending
+        )
         self._log.record(conversation)
-        if closes_stream:
+        if snapshot_due:
             self._log.snapshot(conversation)
 
     def _act(
@@ -289,7 +312,9 @@ class ConversationStore(ToolActions, Inbox):
         (none for a duplicate action).
         """
         tenant = tenant or self.tenant
-        for _attempt in range(_RETRIES):
+        for attempt in range(_RETRIES):
+            if attempt:
+                _back_off(attempt)
             conversation = self._load(tenant, chat_id)
             decide(conversation)
             events = list(conversation.pending_events)
@@ -301,6 +326,11 @@ class ConversationStore(ToolActions, Inbox):
             except ConcurrentWriteError:
                 continue
         raise ConcurrentWriteError(chat_id)
+
+
+def _back_off(attempt: int) -> None:
+    """Sleep a little, randomly, longer each time: lets concurrent writers on one conversation take turns."""
+    time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))
 
 
 def _create_schema(config: StoreConfig) -> None:

@@ -14,6 +14,8 @@ from chatledger.domain.limits import Limits
 
 __all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
 
+_RETRIES = 30
+
 
 class BatchPolicy:
     """When buffered chunks are committed: by count, by age, and at boundary chunks (SPEC §7)."""
@@ -110,6 +112,7 @@ class StreamWriter:
         self._unsaved: list[Any] = []
         self._oldest: float = 0.0
         self._flusher = flusher
+        self._stale = False
         self.closed = False
         flusher.watch(self)
 
@@ -129,6 +132,7 @@ class StreamWriter:
         with self._lock:
             if self.closed:
                 raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
+            self._resync_if_stale()
             received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
             self._unsaved.append(chunk)
             now = time.monotonic()
@@ -177,17 +181,38 @@ class StreamWriter:
             self._flusher.unwatch(self)
 
     def _save(self, record: Callable[[Conversation], None]) -> None:
-        """Record and commit; if another writer got in first, reload and re-apply the batch."""
-        for _attempt in range(5):
+        """Record and commit; if another writer got in first, reload and re-apply the batch.
+
+        If the commit fails otherwise, nothing was written: the writer reloads
+        the conversation, keeps the chunks buffered (a later flush or close
+        commits them), and raises StoreUnavailableError.
+        """
+        self._resync_if_stale()
+        for _attempt in range(_RETRIES):
             record(self._conversation)
             try:
                 self._commit(self._conversation)
                 return
             except ConcurrentWriteError:
-                self._conversation = self._reload()
-                for chunk in self._unsaved:
-                    self._conversation.receive(self.stream_id, chunk, limits=self._limits)
+                self._resync()
+            except Exception:
+                # Reload lazily, at the next call: the database may still be unreachable now.
+                self._stale = True
+                raise
         raise ConcurrentWriteError(self._conversation.state.chat_id)
+
+    def _resync(self) -> None:
+        """Reload the conversation from the log and fold the unsaved chunks again."""
+        conversation = self._reload()
+        for chunk in self._unsaved:
+            conversation.receive(self.stream_id, chunk, limits=self._limits)
+        self._conversation = conversation
+        self._stale = False
+
+    def _resync_if_stale(self) -> None:
+        """After a failed commit the in-memory conversation is ahead of the log: reload first."""
+        if self._stale:
+            self._resync()
 
     def __enter__(self) -> StreamWriter:
         return self

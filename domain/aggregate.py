@@ -9,6 +9,7 @@ exactly the live state.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from datetime import datetime
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from chatledger.domain.errors import (
     InvalidChunkError,
     InvalidMessageError,
     NoOpenStreamError,
+    OversizedInputError,
     StreamAlreadyOpenError,
 )
 from chatledger.domain.events import (
@@ -43,6 +45,7 @@ from chatledger.domain.events import (
 )
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 from chatledger.domain.limits import Limits
+from chatledger.domain.parts import check_message
 
 __all__ = [
     "STREAM_OUTCOMES",
@@ -60,8 +63,13 @@ _NAMESPACE = uuid5(NAMESPACE_URL, "https://chatledger.invalid/conversations")
 
 
 def conversation_id(tenant: str, chat_id: str) -> UUID:
-    """The aggregate id of ``(tenant, chat_id)``: stable, and distinct per tenant."""
-    return uuid5(_NAMESPACE, f"{len(tenant)}:{tenant}/{chat_id}")
+    """The aggregate id of ``(tenant, chat_id)``: a UUID 5, stable, and distinct per tenant.
+
+    Computed as ``uuid5`` does, but tolerant of ids that are not valid UTF-8
+    (such a chat can never have been stored, so lookups simply find nothing).
+    """
+    name = f"{len(tenant)}:{tenant}/{chat_id}".encode("utf-8", "surrogatepass")
+    return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)  # noqa: S324
 
 
 @dataclass(frozen=True)
@@ -104,11 +112,12 @@ class Conversation(BaseAggregate[UUID]):
             self._buffer = []
         return self._buffer
 
-    def append_message(self, message: dict[str, Any], *, actor: str, limits: Limits) -> None:
-        """Append a whole, already schema-checked UIMessage."""
+    def append_message(self, message: Any, *, actor: str, limits: Limits) -> None:
+        """Append a whole UIMessage of any role, after checking it is storable and valid."""
         if self.state.stream is not None:
             raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
-        limits.check_message(message)
+        limits.message_size(message)
+        message = check_message(message)
         if self.state.has_message(message["id"]):
             raise InvalidMessageError(
                 "a message with this id is already in the conversation", message_id=message["id"]
@@ -162,21 +171,25 @@ class Conversation(BaseAggregate[UUID]):
         """Check and fold one chunk now; it is recorded at the next ``flush()``."""
         self._require_stream(stream_id)
         state = self.state
+        stream = state.stream
+        assert stream is not None
         arrived = time.time()
         try:
-            limits.check_chunk(chunk)
+            cost = limits.chunk_cost(chunk)
             check_chunk(chunk)
-            verdict = state.receive_chunk(chunk)
+            if stream.message_bytes + cost > limits.max_message_bytes:
+                raise OversizedInputError(
+                    "message", stream.message_bytes + cost, limits.max_message_bytes, chunk_type=chunk["type"]
+                )
+            verdict = state.receive_chunk(chunk, cost)
         except InvalidChunkError as refusal:
-            position = state.stream.next_seq if state.stream else 0
+            kept = limits.keepable(chunk)
             if refusal.position is None:
-                state.skip_position()
-                refusal = refusal.at(position)
-            self.buffer.append((limits.keepable(chunk), arrived, Verdict.REFUSED, refusal.reason))
+                refusal = refusal.at(state.skip_position())
+            self.buffer.append((kept, arrived, Verdict.REFUSED, refusal.reason))
             return ReceivedChunk(refusal.position or 0, Verdict.REFUSED, refusal)
         self.buffer.append((chunk, arrived, verdict, None))
-        assert state.stream is not None
-        return ReceivedChunk(state.stream.next_seq - 1, verdict)
+        return ReceivedChunk(stream.next_seq - 1, verdict)
 
     def flush(self) -> None:
         """Record the buffered chunks as one ``ChunksReceived`` event."""
@@ -206,9 +219,9 @@ class Conversation(BaseAggregate[UUID]):
         self.flush()
         wanted = self.state.wants_continuation
         self.trigger_event(StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor)
-        if wanted:
+        if wanted is not None:
             # SPEC §4.3: an answer given while the stream was open is decided now.
-            self._request_continuation("answers given while a stream was open", actor="system")
+            self._request_continuation(f"{wanted['cause']} (given while a stream was open)", actor=wanted["actor"])
 
     def respond_to_approval(
         self,
@@ -317,7 +330,10 @@ class Conversation(BaseAggregate[UUID]):
 
 def is_boundary(chunk: Mapping[str, Any]) -> bool:
     """SPEC §7: chunks others may act on are committed at once."""
-    return chunk.get("type") in _BOUNDARY_TYPES if isinstance(chunk, Mapping) else False
+    if not isinstance(chunk, Mapping):
+        return False
+    kind = chunk.get("type")
+    return isinstance(kind, str) and kind in _BOUNDARY_TYPES
 
 
 _BOUNDARY_TYPES = frozenset(

@@ -14,6 +14,7 @@ from typing import Any
 
 from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
+from chatledger.domain.limits import chunk_cost, json_size
 from chatledger.domain.replay import is_replay
 from chatledger.domain.tool_parts import is_tool_part
 
@@ -48,6 +49,8 @@ class OpenStream:
     fold: StreamFold
     next_seq: int = 0
     """Position the next received chunk gets (refused chunks count too)."""
+    message_bytes: int = 0
+    """Size of the message so far, as counted by ``limits.chunk_cost``."""
 
     def to_json(self) -> dict[str, Any]:
         """The stream as JSON, for snapshots."""
@@ -58,6 +61,7 @@ class OpenStream:
             "trigger": self.trigger,
             "actor": self.actor,
             "nextSeq": self.next_seq,
+            "messageBytes": self.message_bytes,
             "fold": self.fold.state(),
         }
 
@@ -74,12 +78,14 @@ class ConversationState:
     """``{"streamId", "outcome", "reason"}`` of the last closed stream."""
     continuation: dict[str, Any] | None = None
     """The pending continuation request: requestId, messageId, cause, requestedAt, claimedBy, leaseUntil."""
-    wants_continuation: bool = False
-    """An answer asked to continue while a stream was open: decided when it closes."""
+    wants_continuation: dict[str, str] | None = None
+    """An answer asked to continue while a stream was open (its actor and cause): decided at close."""
     answered_since_stream: bool = False
     """A tool call was answered after the last stream opened."""
     approval_times: dict[str, str] = field(default_factory=dict)
     """toolCallId -> ISO time its approval was requested."""
+    approval_calls: dict[str, str] = field(default_factory=dict)
+    """approval id -> toolCallId, kept even when a part no longer carries its approval."""
     tool_index: dict[str, tuple[int, int]] = field(default_factory=dict)
     """toolCallId -> (message index, part index) of the latest part with that id."""
 
@@ -109,7 +115,7 @@ class ConversationState:
         for message_index in range(len(self.messages)):
             self._index_parts(message_index, 0)
         self.continuation = None
-        self.wants_continuation = False
+        self.wants_continuation = None
         self.answered_since_stream = False
 
     def _index_parts(self, message_index: int, first_part: int) -> None:
@@ -118,6 +124,9 @@ class ConversationState:
             part = parts[part_index]
             if is_tool_part(part) and isinstance(part.get("toolCallId"), str):
                 self.tool_index[part["toolCallId"]] = (message_index, part_index)
+                approval = part.get("approval")
+                if isinstance(approval, dict) and isinstance(approval.get("id"), str):
+                    self.approval_calls[approval["id"]] = part["toolCallId"]
 
     # -- streams ------------------------------------------------------------
 
@@ -139,14 +148,18 @@ class ConversationState:
         fold = StreamFold(
             self.messages[index], continuation=continuation, resolve_tool_part=self._earlier_part
         )
-        self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold)
+        size = json_size(self.messages[index])
+        self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold, 0, size)
         self.answered_since_stream = False
+        self.wants_continuation = None
+        if not continuation:
+            self.continuation = None  # a new turn overtakes a pending continuation
 
     def _earlier_part(self, tool_call_id: str) -> dict[str, Any] | None:
         """SPEC §3.3: results for calls of earlier messages land on those parts."""
         return self.tool_part(tool_call_id)
 
-    def receive_chunk(self, chunk: Mapping[str, Any]) -> Verdict:
+    def receive_chunk(self, chunk: Mapping[str, Any], cost: int | None = None) -> Verdict:
         """Fold one schema-valid chunk into the open stream's message.
 
         Returns APPLIED or REPLAY; raises InvalidChunkError (naming the chunk's
@@ -169,6 +182,9 @@ class ConversationState:
             raise error.at(position) from None
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
+        if chunk["type"] == "tool-approval-request":
+            self.approval_calls[chunk["approvalId"]] = chunk["toolCallId"]
+        stream.message_bytes += chunk_cost(chunk) if cost is None else cost
         return Verdict.APPLIED
 
     def skip_position(self) -> int:
@@ -183,6 +199,7 @@ class ConversationState:
         assert self.stream is not None
         self.last_outcome = {"streamId": self.stream.stream_id, "outcome": outcome, "reason": reason}
         self.stream = None
+        self.wants_continuation = None
 
     # -- snapshots ------------------------------------------------------------
 
@@ -198,6 +215,7 @@ class ConversationState:
             "wantsContinuation": self.wants_continuation,
             "answeredSinceStream": self.answered_since_stream,
             "approvalTimes": self.approval_times,
+            "approvalCalls": self.approval_calls,
         }
 
     @classmethod
@@ -206,9 +224,10 @@ class ConversationState:
         state = cls(data["tenant"], data["chatId"], list(data["messages"]))
         state.last_outcome = data.get("lastOutcome")
         state.continuation = data.get("continuation")
-        state.wants_continuation = bool(data.get("wantsContinuation"))
+        state.wants_continuation = data.get("wantsContinuation")
         state.answered_since_stream = bool(data.get("answeredSinceStream"))
         state.approval_times = dict(data.get("approvalTimes") or {})
+        state.approval_calls = dict(data.get("approvalCalls") or {})
         for index in range(len(state.messages)):
             state._index_parts(index, 0)
         stream = data.get("stream")
@@ -223,6 +242,7 @@ class ConversationState:
                 stream["actor"],
                 fold,
                 stream["nextSeq"],
+                stream.get("messageBytes", 0),
             )
         return state
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 __all__ = [
+    "InvalidInputError",
+    "StoreUnavailableError",
     "ApprovalConflictError",
     "ChatLedgerError",
     "ConcurrentWriteError",
@@ -50,7 +52,15 @@ class ConversationExistsError(ChatLedgerError):
         super().__init__(f"conversation {chat_id!r} (tenant {tenant!r}) already exists")
 
 
-class InvalidChunkError(ChatLedgerError):
+class InvalidInputError(ChatLedgerError):
+    """An input (chunk, message, tool output, id, metadata) was refused; nothing stored changed."""
+
+
+class StoreUnavailableError(ChatLedgerError):
+    """The database could not be reached or refused the write; nothing was recorded. Retry later."""
+
+
+class InvalidChunkError(InvalidInputError):
     """A stream chunk was refused; nothing stored changed and the stream stays usable.
 
     ``position`` is the chunk's position in its stream (0-based) when known.
@@ -70,7 +80,10 @@ class InvalidChunkError(ChatLedgerError):
         self.tool_call_id = tool_call_id
         where = f" at position {position}" if position is not None else ""
         kind = f"{chunk_type!r} chunk" if chunk_type is not None else "chunk"
-        super().__init__(f"{kind}{where} refused: {reason}")
+        if chunk_type is None and position is None:
+            super().__init__(f"refused: {reason}")  # an action or a value, not a stream chunk
+        else:
+            super().__init__(f"{kind}{where} refused: {reason}")
 
     def at(self, position: int) -> InvalidChunkError:
         """Return a copy of this error that names the chunk's stream position."""
@@ -124,6 +137,9 @@ class OversizedInputError(InvalidChunkError):
             position=position,
             tool_call_id=tool_call_id,
         )
+        if chunk_type is None and position is None:
+            # Not about a stream chunk: say what was refused.
+            self.args = (f"{what} refused: {self.reason}",)
 
     def at(self, position: int) -> OversizedInputError:
         """Return a copy of this error that names the chunk's stream position."""
@@ -137,7 +153,7 @@ class OversizedInputError(InvalidChunkError):
         )
 
 
-class InvalidMessageError(ChatLedgerError):
+class InvalidMessageError(InvalidInputError):
     """A whole UIMessage given to the store is not a valid AI SDK v6 UIMessage."""
 
     def __init__(self, reason: str, *, message_id: str | None = None) -> None:
@@ -219,7 +235,7 @@ class ContinuationNotPendingError(ChatLedgerError):
         )
 
 
-class InvalidToolOutputError(ChatLedgerError):
+class InvalidToolOutputError(InvalidInputError):
     """A tool output given by a client cannot be stored (it is not a JSON value)."""
 
     def __init__(self, tool_call_id: str, reason: str) -> None:
