@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from chatledger.domain.errors import InvalidMessageError
 from chatledger.domain.events import ContinuationRequested
-from chatledger.domain.parts import check_message
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -179,7 +178,6 @@ class ToolActions:
 
         Returns how many messages were cut; they stay in the log.
         """
-        checked = check_message(new_message)
         counts: list[int] = []
 
         def decide(conversation: Conversation) -> None:
@@ -187,7 +185,7 @@ class ToolActions:
             if target is None or target["role"] != "user":
                 raise InvalidMessageError("only a user message can be edited", message_id=message_id)
             counts.append(conversation.cut_messages(message_id, trigger="edit", reason=reason, actor=actor))
-            conversation.append_message(checked, actor=actor, limits=self.limits)
+            conversation.append_message(new_message, actor=actor, limits=self.limits)
 
         self._act(chat_id, tenant, decide)
         return counts[-1]

@@ -7,7 +7,6 @@ from typing import Any
 
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ApprovalConflictError, UnknownToolCallError
-from chatledger.domain.tool_parts import is_tool_part
 
 __all__ = ["ApprovalDecision", "decide_approval", "record_approval"]
 
@@ -65,8 +64,8 @@ def _find(state: ConversationState, approval_id: str | None, tool_call_id: str |
         return part
     if approval_id is None:
         raise ValueError("give approval_id or tool_call_id")
-    for message in reversed(state.messages):
-        for part in message["parts"]:
-            if is_tool_part(part) and (part.get("approval") or {}).get("id") == approval_id:
-                return part
-    raise UnknownToolCallError(f"no tool call awaits approval {approval_id!r} in this conversation")
+    call_id = state.approval_calls.get(approval_id)
+    part = state.tool_part(call_id) if call_id is not None else None
+    if part is None:
+        raise UnknownToolCallError(f"no tool call has approval {approval_id!r} in this conversation")
+    return part

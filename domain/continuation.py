@@ -65,6 +65,8 @@ class ConversationStatus:
     """The tool calls the turn waits on."""
     continuation_request: str | None = None
     """The id of a pending continuation request."""
+    stream_id: str | None = None
+    """The open stream, when streaming (close a crashed one with ``close_stream``)."""
 
 
 def status_of(state: ConversationState) -> ConversationStatus:
@@ -73,7 +75,9 @@ def status_of(state: ConversationState) -> ConversationStatus:
     common = {"last_outcome": outcome.get("outcome"), "last_reason": outcome.get("reason")}
     request = state.continuation.get("requestId") if state.continuation else None
     if state.stream is not None:
-        return ConversationStatus("streaming", continuation_request=request, **common)
+        return ConversationStatus(
+            "streaming", continuation_request=request, stream_id=state.stream.stream_id, **common
+        )
     message = _latest_assistant(state)
     parts = [p for p in (message or {"parts": []})["parts"] if is_tool_part(p)]
     awaiting = [p for p in parts if p.get("state") == "approval-requested"]
@@ -82,9 +86,16 @@ def status_of(state: ConversationState) -> ConversationStatus:
     pending = [p for p in parts if p.get("state") == "input-available" and not p.get("providerExecuted")]
     if pending:
         return ConversationStatus("awaiting-tool-output", waiting_for=_waiting(pending), **common)
-    if request is not None or state.answered_since_stream:
+    if request is not None or (batch_is_answered(state) and _unfinished(state)):
         return ConversationStatus("ready-to-continue", continuation_request=request, **common)
     return ConversationStatus("idle", **common)
+
+
+def _unfinished(state: ConversationState) -> bool:
+    """The answered batch still needs the model: answers came after the last stream, or an approved call never ran."""
+    return state.answered_since_stream or any(
+        part.get("state") == "approval-responded" for part in last_step_tool_parts(state)
+    )
 
 
 def _waiting(parts: list[dict[str, Any]]) -> list[WaitingCall]:

@@ -94,6 +94,8 @@ class MessageAppended(ConversationEvent):
         """Append the message."""
         message = _own(self.message)
         state.append_message(message)
+        if message["role"] == "user":
+            state.continuation = None  # a new user turn overtakes a pending continuation
         for part in message["parts"]:
             if is_tool_part(part) and part.get("state") == "approval-requested":
                 state.approval_times[part["toolCallId"]] = self.timestamp.isoformat()
@@ -211,7 +213,8 @@ class ToolApprovalResponded(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Record the answer on the tool part."""
         record_approval(state, self.tool_call_id, self.approval_id, self.approved, self.reason)
-        _answered(state, self.auto_continue)
+        verb = "approval" if self.approved else "denial"
+        _answered(state, self.auto_continue, self.actor, f"{verb} of {self.tool_call_id}")
 
 
 class ToolOutputAdded(ConversationEvent):
@@ -231,13 +234,13 @@ class ToolOutputAdded(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Record the output on the tool part."""
         record_tool_output(state, self.tool_call_id, self.state, self.output, self.error_text)
-        _answered(state, self.auto_continue)
+        _answered(state, self.auto_continue, self.actor, f"output of {self.tool_call_id}")
 
 
-def _answered(state: ConversationState, auto_continue: bool) -> None:
+def _answered(state: ConversationState, auto_continue: bool, actor: str, cause: str) -> None:
     state.answered_since_stream = True
     if auto_continue and state.stream is not None:
-        state.wants_continuation = True
+        state.wants_continuation = {"actor": actor, "cause": cause}
 
 
 class ContinuationRequested(ConversationEvent):
@@ -258,7 +261,7 @@ class ContinuationRequested(ConversationEvent):
             "cause": self.cause,
             "requestedAt": self.timestamp.isoformat(),
         }
-        state.wants_continuation = False
+        state.wants_continuation = None
 
 
 class ContinuationClaimed(ConversationEvent):
