@@ -40,7 +40,7 @@ def parse_url(url: str | None) -> StoreConfig:
     if scheme == "memory":
         return StoreConfig("memory", {"PERSISTENCE_MODULE": "eventsourcing.popo"}, "memory://")
     if scheme == "sqlite":
-        return _sqlite(url, parts.netloc, parts.path)
+        return _sqlite(url, parts.netloc, parts.path, query)
     if scheme in ("postgresql", "postgres", "postgresql+psycopg"):
         return _postgres(url, parts, query)
     raise StoreConfigurationError(
@@ -49,7 +49,11 @@ def parse_url(url: str | None) -> StoreConfig:
     )
 
 
-def _sqlite(url: str, netloc: str, path: str) -> StoreConfig:
+def _sqlite(url: str, netloc: str, path: str, query: dict[str, str]) -> StoreConfig:
+    if query.get("synchronous", "normal").lower() not in ("off", "normal", "full", "extra"):
+        raise StoreConfigurationError(
+            f"bad SQLite URL {url!r}: synchronous must be off, normal, full or extra"
+        )
     if netloc or not path.startswith("/") or len(path) < 2:
         raise StoreConfigurationError(
             f"bad SQLite URL {url!r}: use sqlite:///relative/file.db or sqlite:////absolute/file.db"
@@ -59,7 +63,11 @@ def _sqlite(url: str, netloc: str, path: str) -> StoreConfig:
         raise StoreConfigurationError(
             f"cannot create the SQLite store {str(file)!r}: folder {str(file.parent)!r} does not exist"
         )
-    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(file)}
+    env = {
+        "PERSISTENCE_MODULE": "chatledger.adapters.recorders:SQLiteFactory",
+        "SQLITE_DBNAME": str(file),
+        "SQLITE_SYNCHRONOUS": query.get("synchronous", "normal").upper(),
+    }
     return StoreConfig("sqlite", env, f"sqlite:///{file}", sqlite_path=file)
 
 
@@ -72,7 +80,7 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
         )
     schema = query.get("schema", "public")
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": "chatledger.adapters.recorders:PostgresFactory",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": split.hostname,
         "POSTGRES_PORT": str(split.port or 5432),

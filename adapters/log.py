@@ -43,56 +43,27 @@ class ConversationLog(Application):
         assert isinstance(conversation, Conversation)
         return conversation
 
-    def record(self, conversation: Conversation) -> None:
-        """Save pending events in one transaction.
+    def record(self, conversation: Conversation, *, snapshot: bool = False) -> None:
+        """Save pending events (and, if asked, a snapshot of the result) in one transaction.
 
         A version clash becomes ConcurrentWriteError, any other database failure
         StoreUnavailableError. Either way nothing was written, and the
         in-memory ``conversation`` is now ahead of the log: reload it.
         """
+        extra: dict[str, Any] = {}
+        taken = ConversationSnapshot.take(conversation) if snapshot else None
+        assert self.snapshots is not None
+        recorder: Any = self.snapshots.recorder
+        if taken is not None and hasattr(recorder, "datastore"):
+            extra = {
+                "snapshot": self.snapshots.mapper.to_stored_event(taken),
+                "snapshot_table": recorder.events_table_name,
+            }
         try:
-            self.save(conversation)
+            self.save(conversation, **extra)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
         except (PersistenceError, psycopg.Error, OSError, ValueError) as error:
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
-
-    def snapshot(self, conversation: Conversation) -> None:
-        """Store a snapshot of the (saved) conversation and drop older ones, in one transaction.
-
-        Only the newest snapshot is kept: older ones cost space and are never
-        read first (a past version replays from the start instead).
-        """
-        assert self.snapshots is not None
-        snapshot = ConversationSnapshot.take(conversation)
-        recorder: Any = self.snapshots.recorder
-        datastore = getattr(recorder, "datastore", None)
-        if datastore is None:  # in-memory recorder
-            self.snapshots.put([snapshot])
-            return
-        stored = self.snapshots.mapper.to_stored_event(snapshot)
-        table = recorder.events_table_name
-        try:
-            with datastore.transaction(commit=True) as cursor:
-                if type(recorder).__module__.endswith("sqlite"):
-                    key = conversation.id.hex
-                    cursor.execute(
-                        f"INSERT INTO {table} VALUES (?,?,?,?)",  # noqa: S608
-                        (key, stored.originator_version, stored.topic, stored.state),
-                    )
-                    cursor.execute(
-                        f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
-                        (key, stored.originator_version),
-                    )
-                else:
-                    name = sql.Identifier(datastore.schema or "public", table)
-                    cursor.execute(
-                        sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(name),
-                        (conversation.id, stored.originator_version, stored.topic, stored.state),
-                    )
-                    cursor.execute(
-                        sql.SQL("DELETE FROM {} WHERE originator_id = %s AND originator_version < %s").format(name),
-                        (conversation.id, stored.originator_version),
-                    )
-        except (IntegrityError, psycopg.IntegrityError):
-            return  # another writer snapshotted this very version
+        if taken is not None and not extra:
+            self.snapshots.put([taken])  # in memory: nothing to prune

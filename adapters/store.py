@@ -299,9 +299,7 @@ class ConversationStore(ToolActions, Inbox):
             isinstance(event, StreamClosed) or event.originator_version % _SNAPSHOT_EVERY == 0
             for event in pending
         )
-        self._log.record(conversation)
-        if snapshot_due:
-            self._log.snapshot(conversation)
+        self._log.record(conversation, snapshot=snapshot_due)
 
     def _act(
         self, chat_id: str, tenant: str | None, decide: Callable[[Conversation], None]

@@ -86,8 +86,20 @@ class ConversationState:
     """toolCallId -> ISO time its approval was requested."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id -> toolCallId, kept even when a part no longer carries its approval."""
-    tool_index: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """toolCallId -> (message index, part index) of the latest part with that id."""
+    _tool_index: dict[str, tuple[int, int]] | None = None
+    """toolCallId -> (message index, part index); built on first use (reads never need it)."""
+
+    @property
+    def tool_index(self) -> dict[str, tuple[int, int]]:
+        """toolCallId -> (message index, part index) of the latest part with that id."""
+        if self._tool_index is None:
+            index: dict[str, tuple[int, int]] = {}
+            for message_index, message in enumerate(self.messages):
+                for part_index, part in enumerate(message["parts"]):
+                    if is_tool_part(part) and isinstance(part.get("toolCallId"), str):
+                        index[part["toolCallId"]] = (message_index, part_index)
+            self._tool_index = index
+        return self._tool_index
 
     # -- messages -----------------------------------------------------------
 
@@ -111,9 +123,7 @@ class ConversationState:
     def cut_from(self, index: int) -> None:
         """Drop messages from ``index`` on from the current view (they stay in the log)."""
         del self.messages[index:]
-        self.tool_index = {}
-        for message_index in range(len(self.messages)):
-            self._index_parts(message_index, 0)
+        self._tool_index = None
         self.continuation = None
         self.wants_continuation = None
         self.answered_since_stream = False
@@ -123,7 +133,8 @@ class ConversationState:
         for part_index in range(first_part, len(parts)):
             part = parts[part_index]
             if is_tool_part(part) and isinstance(part.get("toolCallId"), str):
-                self.tool_index[part["toolCallId"]] = (message_index, part_index)
+                if self._tool_index is not None:
+                    self._tool_index[part["toolCallId"]] = (message_index, part_index)
                 approval = part.get("approval")
                 if isinstance(approval, dict) and isinstance(approval.get("id"), str):
                     self.approval_calls[approval["id"]] = part["toolCallId"]
@@ -228,8 +239,6 @@ class ConversationState:
         state.answered_since_stream = bool(data.get("answeredSinceStream"))
         state.approval_times = dict(data.get("approvalTimes") or {})
         state.approval_calls = dict(data.get("approvalCalls") or {})
-        for index in range(len(state.messages)):
-            state._index_parts(index, 0)
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]

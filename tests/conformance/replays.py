@@ -29,6 +29,8 @@ class Known:
     state: str
     preliminary: bool = False
     approval_id: str | None = None
+    denied: bool = False
+    """``approval.approved`` is false (an imported client-side denial still pending)."""
 
     @property
     def terminal(self) -> bool:
@@ -52,7 +54,8 @@ def is_replay(chunk: Chunk, known: Known | None) -> bool:
         same = state == "approval-requested" and known.approval_id == chunk["approvalId"]
         return known.terminal or state == "approval-responded" or same
     if kind == "tool-output-denied":
-        return known.terminal or state == "approval-responded"
+        # A pending denial may still be completed (SPEC §4.2); an approved call cannot be denied.
+        return known.terminal or (state == "approval-responded" and not known.denied)
     return False
 
 
@@ -70,6 +73,7 @@ def known_calls(messages: Iterable[dict[str, Any]]) -> dict[str, Known]:
                 state=part["state"],
                 preliminary=part.get("preliminary") is True,
                 approval_id=(part.get("approval") or {}).get("id"),
+                denied=(part.get("approval") or {}).get("approved") is False,
             )
     return out
 
@@ -132,7 +136,7 @@ def replay_chunks(draw: st.DrawFn, call_id: str, known: Known) -> Chunk:
             {"type": "tool-output-available", **head, "output": 1, "preliminary": True},
             {"type": "tool-output-error", **head, "errorText": draw(short_texts)},
         ]
-    if known.terminal or known.state == "approval-responded":
+    if known.terminal or (known.state == "approval-responded" and not known.denied):
         candidates += [
             {"type": "tool-output-denied", **head},
             {

@@ -386,3 +386,28 @@ def test_sdk_regresses_a_replayed_tool_call_but_chatledger_keeps_it(oracle: Orac
         "state": "input-streaming",
     }
     assert fold_stream([START], message) == message
+
+
+def test_tool_output_denied_completes_an_imported_pending_denial() -> None:
+    """A denial imported as ``approval-responded`` (approved false) takes its ``tool-output-denied``.
+
+    SPEC §4.2 never leaves a denial pending; an *approved* call stays as it is (§3.2).
+    """
+    def imported(approved: bool) -> list[dict[str, Any]]:
+        part = {
+            "type": "tool-delete",
+            "toolCallId": "c1",
+            "state": "approval-responded",
+            "input": {"path": "/"},
+            "approval": {"id": "ap1", "approved": approved},
+        }
+        return [{"id": "a1", "role": "assistant", "parts": [part]}]
+
+    denied = fold_into_conversation(
+        imported(False), [{"type": "tool-output-denied", "toolCallId": "c1"}], continuation=True
+    )
+    approved = fold_into_conversation(
+        imported(True), [{"type": "tool-output-denied", "toolCallId": "c1"}], continuation=True
+    )
+    assert denied[0]["parts"][0]["state"] == "output-denied"
+    assert approved[0]["parts"][0]["state"] == "approval-responded"

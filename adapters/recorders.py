@@ -1,0 +1,91 @@
+"""chatledger's ``eventsourcing`` persistence: recorders that write snapshots with the events, and factories.
+
+A snapshot is taken after every closed stream. Writing it (and dropping the
+older one) inside the transaction that records the events saves a commit per
+turn, and a failed save can never leave a snapshot ahead of the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eventsourcing import postgres, sqlite
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder
+from eventsourcing.sqlite import SQLiteApplicationRecorder
+from psycopg import sql
+
+__all__ = ["PostgresConversationRecorder", "PostgresFactory", "SQLiteConversationRecorder", "SQLiteFactory"]
+
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+
+class SQLiteConversationRecorder(SQLiteApplicationRecorder):
+    """SQLite: events, then the snapshot passed as ``snapshot=``, in one transaction."""
+
+    def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
+        ids = super()._insert_events(c, stored_events, **kwargs)
+        snapshot: StoredEvent | None = kwargs.get("snapshot")
+        if snapshot is not None:
+            table = kwargs["snapshot_table"]
+            key = snapshot.originator_id.hex  # type: ignore[union-attr]
+            c.execute(
+                f"INSERT INTO {table} VALUES (?,?,?,?)",  # noqa: S608 - table name is ours
+                (key, snapshot.originator_version, snapshot.topic, snapshot.state),
+            )
+            c.execute(
+                f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
+                (key, snapshot.originator_version),
+            )
+        return ids
+
+
+class PostgresConversationRecorder(PostgresApplicationRecorder):
+    """PostgreSQL: the snapshot passed as ``snapshot=`` goes in the events' transaction."""
+
+    def _insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
+        super()._insert_events(curs, stored_events, **kwargs)
+        snapshot: StoredEvent | None = kwargs.get("snapshot")
+        if snapshot is not None:
+            table = sql.Identifier(self.datastore.schema, kwargs["snapshot_table"])
+            curs.execute(
+                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(table),
+                (snapshot.originator_id, snapshot.originator_version, snapshot.topic, snapshot.state),
+            )
+            curs.execute(
+                sql.SQL("DELETE FROM {} WHERE originator_id = %s AND originator_version < %s").format(table),
+                (snapshot.originator_id, snapshot.originator_version),
+            )
+
+
+class SQLiteFactory(sqlite.SQLiteFactory):
+    """SQLite persistence with chatledger's recorder and ``PRAGMA synchronous`` from ``SQLITE_SYNCHRONOUS``.
+
+    The default, NORMAL, is what SQLite recommends with WAL: every commit
+    survives a crash of the process (``kill -9``); a power loss may roll back
+    the last commits. FULL also survives that, at the cost of an fsync per
+    commit.
+    """
+
+    application_recorder_class = SQLiteConversationRecorder
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        mode = (self.env.get("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
+        if mode not in SYNCHRONOUS_MODES:
+            raise OSError(f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}")
+        pool = self.datastore.pool
+        create = pool._create_connection
+
+        def create_connection() -> Any:
+            connection = create()
+            connection._sqlite_conn.execute(f"PRAGMA synchronous={mode}")
+            return connection
+
+        pool._create_connection = create_connection  # type: ignore[method-assign]
+
+
+class PostgresFactory(postgres.PostgresFactory):
+    """PostgreSQL persistence with chatledger's recorder."""
+
+    application_recorder_class = PostgresConversationRecorder
