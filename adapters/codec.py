@@ -7,6 +7,7 @@ other tools can read it once decompressed.
 
 from __future__ import annotations
 
+import json
 import zlib
 from typing import Any
 from uuid import UUID
@@ -31,7 +32,7 @@ class PydanticMapper(Mapper[UUID]):
         class_version = getattr(type(domain_event), "class_version", 1)
         if class_version > 1:
             state["class_version"] = class_version
-        data = pydantic_core.to_json(state)
+        data = _encode(state)
         if self.compressor:
             data = self.compressor.compress(data)
         if self.cipher:
@@ -51,7 +52,7 @@ class PydanticMapper(Mapper[UUID]):
             data = self.cipher.decrypt(data)
         if self.compressor:
             data = self.compressor.decompress(data)
-        state: dict[str, Any] = pydantic_core.from_json(data)
+        state: dict[str, Any] = _decode(data)
         from_version = state.pop("class_version", 1)
         while from_version < getattr(cls, "class_version", 1):
             getattr(cls, f"upcast_v{from_version}_v{from_version + 1}")(state)
@@ -60,6 +61,28 @@ class PydanticMapper(Mapper[UUID]):
         state["originator_id"] = originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id))
         state["originator_version"] = stored_event.originator_version
         return cls.model_validate(state)
+
+
+_ASCII_JSON = b"\x01"
+
+
+def _encode(state: dict[str, Any]) -> bytes:
+    """UTF-8 JSON; ASCII-escaped JSON (tagged) when a string holds a lone surrogate.
+
+    Inputs with lone surrogates are refused, but state derived from them can
+    hold one: a partial tool input parsed from a prefix that ends between the
+    two escapes of a surrogate pair (JavaScript keeps such strings too).
+    """
+    try:
+        return pydantic_core.to_json(state)
+    except pydantic_core.PydanticSerializationError:
+        return _ASCII_JSON + json.dumps(state, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def _decode(data: bytes) -> Any:
+    if data[:1] == _ASCII_JSON:
+        return json.loads(data[1:])
+    return pydantic_core.from_json(data)
 
 
 # Strings that recur in stored events: zlib starts from them, so even a small

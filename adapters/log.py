@@ -43,6 +43,13 @@ class ConversationLog(Application):
         assert isinstance(conversation, Conversation)
         return conversation
 
+    def has_events_after(self, aggregate_id: UUID, version: int) -> bool:
+        """Whether the log holds events of this conversation after ``version`` (one indexed query)."""
+        try:
+            return bool(self.recorder.select_events(aggregate_id, gt=version, limit=1))
+        except (PersistenceError, psycopg.Error, OSError) as error:
+            raise StoreUnavailableError(f"cannot read the log: {error}") from error
+
     def record(self, conversation: Conversation, *, snapshot: bool = False) -> None:
         """Save pending events (and, if asked, a snapshot of the result) in one transaction.
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import random
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
+from uuid import UUID
 
 from chatledger.adapters.actions import ToolActions
+from chatledger.adapters.cache import ConversationCache
+from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.config import StoreConfig, parse_url
 from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
@@ -30,7 +31,6 @@ from chatledger.domain.limits import Limits
 __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
 
 DEFAULT_TENANT = "default"
-_RETRIES = 30
 _SNAPSHOT_EVERY = 16
 """Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
 T = TypeVar("T")
@@ -76,6 +76,7 @@ class ConversationStore(ToolActions, Inbox):
         if config.backend == "postgres" and config.schema and config.schema != "public":
             _create_schema(config)
         self._flusher = Flusher(self.batch.max_delay)
+        self._cache = ConversationCache()
         try:
             self._log = ConversationLog(env={**config.env, **(env or {})})
         except Exception as error:  # database driver errors vary by backend
@@ -190,7 +191,7 @@ class ConversationStore(ToolActions, Inbox):
                 request_id=request_id,
             )
 
-        conversation, _ = self._act(chat_id, tenant, open_it)
+        conversation, _ = self._act(chat_id, tenant, open_it, keep=False)
         key = (tenant or self.tenant, chat_id)
         return StreamWriter(
             conversation,
@@ -201,6 +202,7 @@ class ConversationStore(ToolActions, Inbox):
             flusher=self._flusher,
             commit=self._commit,
             reload=lambda: self._load(*key),
+            on_close=lambda saved: self._cache.give(conversation_id(*key), saved),
         )
 
     def close_stream(
@@ -302,33 +304,43 @@ class ConversationStore(ToolActions, Inbox):
         self._log.record(conversation, snapshot=snapshot_due)
 
     def _act(
-        self, chat_id: str, tenant: str | None, decide: Callable[[Conversation], None]
+        self,
+        chat_id: str,
+        tenant: str | None,
+        decide: Callable[[Conversation], None],
+        *,
+        keep: bool = True,
     ) -> tuple[Conversation, list[Any]]:
         """Load, decide, save; on a concurrent write, re-decide against the new state.
 
         Returns the saved conversation and the events the decision recorded
-        (none for a duplicate action).
+        (none for a duplicate action). With ``keep`` the conversation goes back
+        to the cache afterwards; otherwise the caller owns it.
         """
         tenant = tenant or self.tenant
-        for attempt in range(_RETRIES):
+        key = conversation_id(tenant, chat_id)
+        for attempt in range(RETRIES):
             if attempt:
-                _back_off(attempt)
-            conversation = self._load(tenant, chat_id)
+                back_off(attempt)
+            conversation = self._current(key, tenant, chat_id)
             decide(conversation)
             events = list(conversation.pending_events)
-            if not events:
-                return conversation, events  # nothing changed: a duplicate records no event
-            try:
-                self._commit(conversation)
-                return conversation, events
-            except ConcurrentWriteError:
-                continue
+            if events:
+                try:
+                    self._commit(conversation)
+                except ConcurrentWriteError:
+                    continue
+            if keep:
+                self._cache.give(key, conversation)
+            return conversation, events
         raise ConcurrentWriteError(chat_id)
 
-
-def _back_off(attempt: int) -> None:
-    """Sleep a little, randomly, longer each time: lets concurrent writers on one conversation take turns."""
-    time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))
+    def _current(self, key: UUID, tenant: str, chat_id: str) -> Conversation:
+        """The conversation as it is now: the cached one if nothing was written since, else loaded."""
+        cached = self._cache.take(key)
+        if cached is not None and not self._log.has_events_after(key, cached.version):
+            return cached
+        return self._load(tenant, chat_id)
 
 
 def _create_schema(config: StoreConfig) -> None:

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits
 
 __all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
 
-_RETRIES = 30
 
 
 class BatchPolicy:
@@ -98,6 +98,7 @@ class StreamWriter:
         flusher: Flusher,
         commit: Callable[[Conversation], None],
         reload: Callable[[], Conversation],
+        on_close: Callable[[Conversation], None] | None = None,
     ) -> None:
         self.stream_id = stream_id
         assert conversation.state.stream is not None
@@ -108,6 +109,7 @@ class StreamWriter:
         self._policy = policy
         self._commit = commit
         self._reload = reload
+        self._on_close = on_close
         self._lock = threading.RLock()
         self._unsaved: list[Any] = []
         self._oldest: float = 0.0
@@ -179,6 +181,8 @@ class StreamWriter:
             self._unsaved = []
             self.closed = True
             self._flusher.unwatch(self)
+            if self._on_close is not None:
+                self._on_close(self._conversation)  # saved: the store may reuse it
 
     def _save(self, record: Callable[[Conversation], None]) -> None:
         """Record and commit; if another writer got in first, reload and re-apply the batch.
@@ -188,7 +192,9 @@ class StreamWriter:
         commits them), and raises StoreUnavailableError.
         """
         self._resync_if_stale()
-        for _attempt in range(_RETRIES):
+        for attempt in range(RETRIES):
+            if attempt:
+                back_off(attempt)
             record(self._conversation)
             try:
                 self._commit(self._conversation)

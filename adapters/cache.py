@@ -1,0 +1,42 @@
+"""Conversations this store saved last, kept in memory so the next action need not reload them.
+
+Each cached conversation has one owner at a time: an action takes it out,
+decides on it, and puts it back only once its events are saved. Before use
+it is checked against the log (one indexed query for newer events), and
+optimistic concurrency catches any write that slips in between, so a stale
+entry can cost a retry but never a wrong decision.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from uuid import UUID
+
+from chatledger.domain.aggregate import Conversation
+
+__all__ = ["ConversationCache"]
+
+
+class ConversationCache:
+    """A small LRU of saved conversations, each handed out to one user at a time."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._items: OrderedDict[UUID, Conversation] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, key: UUID) -> Conversation | None:
+        """Remove and return the cached conversation, if any."""
+        with self._lock:
+            return self._items.pop(key, None)
+
+    def give(self, key: UUID, conversation: Conversation) -> None:
+        """Keep a conversation whose events are all saved."""
+        if self._size <= 0 or conversation.pending_events:
+            return
+        with self._lock:
+            self._items[key] = conversation
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
