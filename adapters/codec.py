@@ -110,7 +110,7 @@ _RAW, _ZLIB_V1 = b"\x00", b"\x01"
 class ChunkCompressor(Compressor):
     """zlib with a preset dictionary of chatledger's JSON; raw when that is smaller."""
 
-    def __init__(self, level: int = 6) -> None:
+    def __init__(self, level: int = 1) -> None:
         self.level = level
 
     def compress(self, data: bytes) -> bytes:

@@ -134,7 +134,8 @@ class StreamWriter:
         with self._lock:
             if self.closed:
                 raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
-            self._resync_if_stale()
+            if self._stale:
+                self._resync()
             received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
             self._unsaved.append(chunk)
             now = time.monotonic()

@@ -13,8 +13,7 @@ import hashlib
 import time
 from datetime import datetime
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import BaseAggregate
@@ -72,9 +71,8 @@ def conversation_id(tenant: str, chat_id: str) -> UUID:
     return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)  # noqa: S324
 
 
-@dataclass(frozen=True)
-class ReceivedChunk:
-    """What the store did with one chunk given to a stream."""
+class ReceivedChunk(NamedTuple):
+    """What the store did with one chunk given to a stream (a named tuple: it is made per chunk)."""
 
     position: int
     """The chunk's position in its stream."""
@@ -330,10 +328,10 @@ class Conversation(BaseAggregate[UUID]):
 
 def is_boundary(chunk: Mapping[str, Any]) -> bool:
     """SPEC §7: chunks others may act on are committed at once."""
-    if not isinstance(chunk, Mapping):
+    if type(chunk) is not dict and not isinstance(chunk, Mapping):
         return False
     kind = chunk.get("type")
-    return isinstance(kind, str) and kind in _BOUNDARY_TYPES
+    return type(kind) is str and kind in _BOUNDARY_TYPES
 
 
 _BOUNDARY_TYPES = frozenset(

@@ -87,21 +87,21 @@ class Limits:
 
     def chunk_cost(self, chunk: Any) -> int:
         """Check a chunk is storable and within limits; return its ``chunk_cost``."""
-        if not isinstance(chunk, Mapping):
+        if type(chunk) is not dict and not isinstance(chunk, Mapping):
             return 0  # the schema check refuses it with a better reason
         kind = chunk.get("type")
-        kind_name = kind if isinstance(kind, str) else None
-        if len(chunk) == 3:
-            # Hot path: a plain ASCII delta chunk of sane size is storable and small.
-            delta, key = delta_text(chunk), chunk.get("id", chunk.get("toolCallId"))
+        if len(chunk) == 3 and (kind == "text-delta" or kind == "reasoning-delta"):
+            # Hot path (most chunks): a plain ASCII delta of sane size is storable and small.
+            delta, key = chunk.get("delta"), chunk.get("id")
             if (
-                delta is not None
-                and isinstance(key, str)
+                type(delta) is str
+                and type(key) is str
                 and delta.isascii()
                 and key.isascii()
                 and len(delta) + len(key) + 256 < self.max_chunk_bytes
             ):
                 return len(delta)
+        kind_name = kind if isinstance(kind, str) else None
         try:
             size = json_size(chunk, max_depth=self.max_depth)
         except NotStorableError as error:
