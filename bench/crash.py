@@ -1,0 +1,175 @@
+"""Crash measurement: SIGKILL a process mid-stream, then check what a new process can load.
+
+The child (crash_child.py) streams one reply at a steady pace and reports each
+appended chunk with a CLOCK_MONOTONIC timestamp; after ``kill_after`` chunks the
+parent sends SIGKILL, opens the store itself and compares what survived with
+what was sent. The lost window is the time between the last surviving chunk
+and the last chunk the child reported appending.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import IO, Any
+
+from storeapi import StoreOpener
+from verify import problems, text_of
+from workload import (
+    DEFAULT_SEED,
+    ENDLESS_HEADER,
+    Conversation,
+    crash_conversation,
+    endless_reply,
+)
+
+CHILD = Path(__file__).with_name("crash_child.py")
+TIMEOUT_S = 120.0
+
+
+@dataclass
+class CrashResult:
+    """What one kill left behind. ``lost_ms`` is None when nothing could be measured."""
+
+    kill_after: int
+    chunks_sent: int = 0
+    chunks_surviving: int = 0
+    lost_ms: float | None = None
+    assistant_message_present: bool = False
+    user_message_survived: bool = False
+    earlier_turns_survived: bool = False
+    load_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    child_stderr: str = ""
+    """The end of the child's stderr when it died on its own (in the JSON only)."""
+
+
+def _read_until_kill(proc: subprocess.Popen[str], kill_after: int) -> dict[int, int]:
+    """Read ``seq ns`` lines, SIGKILL the child after ``kill_after`` chunks, drain the pipe."""
+    assert proc.stdout is not None
+    stamps: dict[int, int] = {}
+    while len(stamps) < kill_after:
+        line = proc.stdout.readline()
+        if not line:
+            break  # the child died or finished on its own
+        _record(line, stamps)
+    else:
+        os.kill(proc.pid, signal.SIGKILL)
+    for line in proc.stdout:  # lines written before the kill landed
+        _record(line, stamps)
+    proc.wait()
+    return stamps
+
+
+def _record(line: str, stamps: dict[int, int]) -> None:
+    seq, _, ns = line.strip().partition(" ")
+    if seq.isdigit():
+        stamps[int(seq)] = int(ns)
+
+
+def _surviving_deltas(text: str, message_id: str, seed: int, sent: int) -> int | None:
+    """How many leading deltas ``text`` is made of; None if it is not such a prefix."""
+    deltas = (c["delta"] for c in islice(endless_reply(message_id, seed), ENDLESS_HEADER, sent + 8))
+    joined, count = "", 0
+    for delta in deltas:
+        if len(joined) >= len(text):
+            break
+        joined += delta
+        count += 1
+    return count if joined == text else None
+
+
+def _run_child(
+    store_spec: str,
+    url: str,
+    kill_after: int,
+    pace_ms: float,
+    seed: int,
+    earlier: int,
+    err: IO[bytes],
+) -> tuple[dict[int, int], int | None]:
+    flags = {"--store": store_spec, "--url": url, "--seed": seed, "--earlier-turns": earlier}
+    flags["--pace-ms"] = pace_ms
+    cmd = [sys.executable, str(CHILD), *(str(x) for flag in flags.items() for x in flag)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, bufsize=1)
+    watchdog = threading.Timer(TIMEOUT_S, proc.kill)
+    watchdog.start()
+    try:
+        stamps = _read_until_kill(proc, kill_after)
+    finally:
+        watchdog.cancel()
+    return stamps, proc.returncode
+
+
+def _inspect(
+    result: CrashResult,
+    messages: list[dict[str, Any]],
+    conv: Conversation,
+    stamps: dict[int, int],
+    seed: int,
+) -> None:
+    *earlier, last = conv.turns
+    done = 2 * len(earlier)
+    result.earlier_turns_survived = not problems(
+        messages[:done], Conversation(conv.chat_id, earlier)
+    )
+    result.user_message_survived = len(messages) > done and text_of(messages[done]) == text_of(
+        last.user_message
+    )
+    reply = messages[done + 1] if len(messages) > done + 1 else None
+    result.assistant_message_present = reply is not None and reply.get("role") == "assistant"
+    if len(messages) > done + 2:
+        result.notes.append(f"{len(messages) - done - 2} unexpected extra messages")
+    deltas = 0
+    if reply is not None:
+        found = _surviving_deltas(text_of(reply), last.message_id, seed, len(stamps))
+        if found is None:
+            result.notes.append("stored text is not a prefix of the text sent")
+        deltas = found or 0
+    last_seq = ENDLESS_HEADER - 1 + deltas if deltas else -1
+    result.chunks_surviving = last_seq + 1
+    if stamps:
+        sent_last = max(stamps)
+        since = stamps.get(last_seq, min(stamps.values()))
+        result.lost_ms = (stamps[sent_last] - since) / 1e6
+
+
+def measure_crash(
+    opener: StoreOpener,
+    store_spec: str,
+    url: str,
+    *,
+    kill_after: int,
+    pace_ms: float = 1.0,
+    earlier_turns: int = 2,
+    seed: int = DEFAULT_SEED,
+) -> CrashResult:
+    """Kill a streaming child after ``kill_after`` chunks and report what survived at ``url``."""
+    result = CrashResult(kill_after)
+    with tempfile.TemporaryFile() as err:
+        stamps, code = _run_child(store_spec, url, kill_after, pace_ms, seed, earlier_turns, err)
+        err.seek(0)
+        child_err = err.read().decode(errors="replace").strip()
+    result.chunks_sent = max(stamps) + 1 if stamps else 0
+    if code != -signal.SIGKILL:
+        last_line = child_err.splitlines()[-1] if child_err else "no output"
+        result.notes.append(f"child exited with {code} before the kill: {last_line}")
+        result.child_stderr = child_err[-4000:]
+    try:
+        store = opener(url)
+        try:
+            messages = store.messages(crash_conversation(earlier_turns, seed).chat_id)
+        finally:
+            store.close()
+    except Exception as exc:  # the point is to report any failure to load, whatever it is
+        result.load_error = f"{type(exc).__name__}: {exc}"
+        return result
+    _inspect(result, messages, crash_conversation(earlier_turns, seed), stamps, seed)
+    return result
