@@ -183,8 +183,12 @@ class ToolActions:
         def decide(conversation: Conversation) -> None:
             target = next((m for m in conversation.state.messages if m["id"] == message_id), None)
             if target is None or target["role"] != "user":
-                raise InvalidMessageError("only a user message can be edited", message_id=message_id)
-            counts.append(conversation.cut_messages(message_id, trigger="edit", reason=reason, actor=actor))
+                raise InvalidMessageError(
+                    "only a user message can be edited", message_id=message_id
+                )
+            counts.append(
+                conversation.cut_messages(message_id, trigger="edit", reason=reason, actor=actor)
+            )
             conversation.append_message(new_message, actor=actor, limits=self.limits)
 
         self._act(chat_id, tenant, decide)

@@ -58,7 +58,9 @@ class PydanticMapper(Mapper[UUID]):
             getattr(cls, f"upcast_v{from_version}_v{from_version + 1}")(state)
             from_version += 1
         originator_id = stored_event.originator_id
-        state["originator_id"] = originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id))
+        state["originator_id"] = (
+            originator_id if isinstance(originator_id, UUID) else UUID(str(originator_id))
+        )
         state["originator_version"] = stored_event.originator_version
         return cls.model_validate(state)
 

@@ -89,7 +89,9 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
         "POSTGRES_SCHEMA": schema,
         "POSTGRES_CONNECT_TIMEOUT": query.get("connect_timeout", "5"),
     }
-    display = f"postgresql://{env['POSTGRES_USER']}@{split.hostname}:{env['POSTGRES_PORT']}/{dbname}"
+    display = (
+        f"postgresql://{env['POSTGRES_USER']}@{split.hostname}:{env['POSTGRES_PORT']}/{dbname}"
+    )
     if schema != "public":
         display += f"?schema={schema}"
     return StoreConfig("postgres", env, display, schema=schema)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -44,7 +44,7 @@ class PendingApproval:
     @property
     def age_seconds(self) -> float:
         """How long it has been waiting."""
-        return (datetime.now(timezone.utc) - self.requested_at).total_seconds()
+        return (datetime.now(UTC) - self.requested_at).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,9 @@ class Inbox:
         for conversation in self._conversations(ContinuationRequested, tenant):
             request = conversation.state.continuation
             if request is not None:
-                found.append(_request(conversation.state.tenant, conversation.state.chat_id, request))
+                found.append(
+                    _request(conversation.state.tenant, conversation.state.chat_id, request)
+                )
         return sorted(found, key=lambda request: request.requested_at)
 
     def claim_continuation(
@@ -121,13 +123,17 @@ class Inbox:
         Then open its stream with ``open_stream(chat_id, request_id=...)``
         within the lease; that fulfils the request.
         """
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for request in self.pending_continuations(tenant=tenant):
             if request.lease_until is not None and request.lease_until > now:
                 continue
             won: list[bool] = []
 
-            def claim(conversation: Conversation, request: ContinuationRequest = request) -> None:
+            def claim(
+                conversation: Conversation,
+                request: ContinuationRequest = request,
+                won: list[bool] = won,
+            ) -> None:
                 won.append(
                     conversation.claim_continuation(
                         request.request_id, worker=worker, lease_seconds=lease_seconds, now=now
@@ -154,8 +160,8 @@ class Inbox:
             start = page[-1].id + 1
         for aggregate_id in seen:
             try:
-                conversation = self._log.repository.get(aggregate_id)
-            except Exception:  # noqa: BLE001 - a broken conversation must not hide the others
+                conversation: Any = self._log.repository.get(aggregate_id)
+            except Exception:
                 continue
             if conversation.state.tenant == tenant:
                 yield conversation
@@ -173,5 +179,3 @@ def _request(tenant: str, chat_id: str, data: dict[str, Any]) -> ContinuationReq
         data.get("claimedBy"),
         datetime.fromisoformat(lease) if lease else None,
     )
-
-

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, PersistenceError
-import psycopg
-from psycopg import sql
 
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
@@ -21,7 +20,7 @@ from chatledger.domain.snapshot import ConversationSnapshot
 __all__ = ["ConversationLog"]
 
 
-class ConversationLog(Application):
+class ConversationLog(Application[UUID]):
     """Event store of conversations (tables ``chatledger_events`` / ``chatledger_snapshots`` on PostgreSQL)."""
 
     name = "chatledger"
@@ -32,10 +31,12 @@ class ConversationLog(Application):
         "COMPRESSOR_TOPIC": "chatledger.adapters.codec:ChunkCompressor",
     }
 
-    def load(self, aggregate_id: UUID, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
+    def load(
+        self, aggregate_id: UUID, tenant: str, chat_id: str, version: int | None = None
+    ) -> Conversation:
         """The conversation (at ``version``), or ConversationNotFoundError."""
         try:
-            conversation = self.repository.get(aggregate_id, version=version)
+            conversation: Any = self.repository.get(aggregate_id, version=version)
         except AggregateNotFoundError:
             raise ConversationNotFoundError(tenant, chat_id) from None
         except (PersistenceError, psycopg.Error, OSError) as error:

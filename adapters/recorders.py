@@ -15,7 +15,12 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg import sql
 
-__all__ = ["PostgresConversationRecorder", "PostgresFactory", "SQLiteConversationRecorder", "SQLiteFactory"]
+__all__ = [
+    "PostgresConversationRecorder",
+    "PostgresFactory",
+    "SQLiteConversationRecorder",
+    "SQLiteFactory",
+]
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -30,11 +35,11 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
             table = kwargs["snapshot_table"]
             key = snapshot.originator_id.hex  # type: ignore[union-attr]
             c.execute(
-                f"INSERT INTO {table} VALUES (?,?,?,?)",  # noqa: S608 - table name is ours
+                f"INSERT INTO {table} VALUES (?,?,?,?)",
                 (key, snapshot.originator_version, snapshot.topic, snapshot.state),
             )
             c.execute(
-                f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",  # noqa: S608
+                f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",
                 (key, snapshot.originator_version),
             )
         return ids
@@ -50,10 +55,17 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             table = sql.Identifier(self.datastore.schema, kwargs["snapshot_table"])
             curs.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(table),
-                (snapshot.originator_id, snapshot.originator_version, snapshot.topic, snapshot.state),
+                (
+                    snapshot.originator_id,
+                    snapshot.originator_version,
+                    snapshot.topic,
+                    snapshot.state,
+                ),
             )
             curs.execute(
-                sql.SQL("DELETE FROM {} WHERE originator_id = %s AND originator_version < %s").format(table),
+                sql.SQL(
+                    "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
+                ).format(table),
                 (snapshot.originator_id, snapshot.originator_version),
             )
 
@@ -73,7 +85,9 @@ class SQLiteFactory(sqlite.SQLiteFactory):
         super().__init__(env)
         mode = (self.env.get("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
         if mode not in SYNCHRONOUS_MODES:
-            raise OSError(f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}")
+            raise OSError(
+                f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}"
+            )
         pool = self.datastore.pool
         create = pool._create_connection
 

@@ -13,4 +13,4 @@ RETRIES = 30
 
 def back_off(attempt: int) -> None:
     """Sleep a little, randomly, longer each attempt: concurrent writers of one conversation take turns."""
-    time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))  # noqa: S311 - jitter, not security
+    time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))

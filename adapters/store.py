@@ -5,24 +5,24 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from uuid import UUID
 
 from chatledger.adapters.actions import ToolActions
 from chatledger.adapters.cache import ConversationCache
-from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.config import StoreConfig, parse_url
 from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
+from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import (
     ConcurrentWriteError,
-    InvalidInputError,
     ConversationExistsError,
     InvalidChunkError,
+    InvalidInputError,
     StoreConfigurationError,
 )
 from chatledger.domain.events import StreamClosed
@@ -80,7 +80,9 @@ class ConversationStore(ToolActions, Inbox):
         try:
             self._log = ConversationLog(env={**config.env, **(env or {})})
         except Exception as error:  # database driver errors vary by backend
-            raise StoreConfigurationError(f"cannot open the store at {config.display}: {error}") from error
+            raise StoreConfigurationError(
+                f"cannot open the store at {config.display}: {error}"
+            ) from error
 
     @classmethod
     def open(
@@ -144,7 +146,12 @@ class ConversationStore(ToolActions, Inbox):
         tenant = tenant or self.tenant
         if not isinstance(chat_id, str) or not chat_id:
             raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
-        for what, value in (("chat id", chat_id), ("tenant", tenant), ("actor", actor), ("metadata", metadata)):
+        for what, value in (
+            ("chat id", chat_id),
+            ("tenant", tenant),
+            ("actor", actor),
+            ("metadata", metadata),
+        ):
             self.limits.check_value(what, value)
         conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
         try:
@@ -153,10 +160,17 @@ class ConversationStore(ToolActions, Inbox):
             raise ConversationExistsError(tenant, chat_id) from None
 
     def append_message(
-        self, chat_id: str, message: dict[str, Any], *, tenant: str | None = None, actor: str = "system"
+        self,
+        chat_id: str,
+        message: dict[str, Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
     ) -> None:
         """Append a whole UIMessage of any role (imported assistant messages keep every tool state)."""
-        self._act(chat_id, tenant, lambda c: c.append_message(message, actor=actor, limits=self.limits))
+        self._act(
+            chat_id, tenant, lambda c: c.append_message(message, actor=actor, limits=self.limits)
+        )
 
     def open_stream(
         self,
@@ -238,7 +252,9 @@ class ConversationStore(ToolActions, Inbox):
         outcome: str = "finished",
     ) -> IngestReport:
         """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
-        with self.open_stream(chat_id, tenant=tenant, actor=actor, continuation=continuation) as stream:
+        with self.open_stream(
+            chat_id, tenant=tenant, actor=actor, continuation=continuation
+        ) as stream:
             report = IngestReport(stream.message_id)
             for chunk in chunks:
                 received = stream.append(chunk)
@@ -276,9 +292,10 @@ class ConversationStore(ToolActions, Inbox):
 
     def _version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
+            moment = moment.replace(tzinfo=UTC)
         self._load(tenant, chat_id)  # raises ConversationNotFoundError
         version = 0
+        event: Any
         for event in self._log.events.get(conversation_id(tenant, chat_id)):
             if event.timestamp > moment:
                 break
@@ -359,6 +376,12 @@ def _create_schema(config: StoreConfig) -> None:
             connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
             autocommit=True,
         ) as connection:
-            connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(config.schema or "")))
+            connection.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
+                    sql.Identifier(config.schema or "")
+                )
+            )
     except psycopg.Error as error:
-        raise StoreConfigurationError(f"cannot open the store at {config.display}: {error}") from error
+        raise StoreConfigurationError(
+            f"cannot open the store at {config.display}: {error}"
+        ) from error

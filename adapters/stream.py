@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -14,7 +15,6 @@ from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits
 
 __all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
-
 
 
 class BatchPolicy:
@@ -46,7 +46,9 @@ class Flusher:
         with self._wake:
             self._watched.add(writer)
             if self._thread is None and not self._stopped:
-                self._thread = threading.Thread(target=self._run, name="chatledger-flusher", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="chatledger-flusher", daemon=True
+                )
                 self._thread.start()
             self._wake.notify()
 
@@ -164,10 +166,9 @@ class StreamWriter:
                 return
             if time.monotonic() - self._oldest < self._policy.max_delay:
                 return
-            try:
+            # A failure here surfaces on the writer's next call (it reloads first).
+            with contextlib.suppress(Exception):
                 self.flush()
-            except Exception:  # noqa: BLE001, S110 - the writer's next call reports the problem
-                pass
 
     def close(self, outcome: str = "finished", reason: str | None = None) -> None:
         """Commit what is left and record how the stream ended."""

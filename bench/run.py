@@ -104,7 +104,10 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         "--raw-sqlite-synchronous",
         default="NORMAL",
         choices=["FULL", "NORMAL"],
-        help="PRAGMA synchronous for the raw SQLite baseline (default: NORMAL, as the store; use FULL with a store URL ?synchronous=full)",
+        help=(
+            "PRAGMA synchronous for the raw SQLite baseline "
+            "(default: NORMAL, as the store; FULL matches a store URL with ?synchronous=full)"
+        ),
     )
     p.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where to write JSON")
     args = p.parse_args(argv)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from datetime import datetime
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -32,19 +32,19 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.events import (
     ChunksReceived,
-    ConversationStarted,
-    MessageAppended,
-    StreamClosed,
     ContinuationClaimed,
     ContinuationRequested,
+    ConversationStarted,
+    MessageAppended,
     MessagesCut,
+    StreamClosed,
     StreamOpened,
     ToolApprovalResponded,
     ToolOutputAdded,
 )
-from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 from chatledger.domain.limits import Limits
 from chatledger.domain.parts import check_message
+from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 
 __all__ = [
     "STREAM_OUTCOMES",
@@ -68,7 +68,7 @@ def conversation_id(tenant: str, chat_id: str) -> UUID:
     (such a chat can never have been stored, so lookups simply find nothing).
     """
     name = f"{len(tenant)}:{tenant}/{chat_id}".encode("utf-8", "surrogatepass")
-    return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)  # noqa: S324
+    return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)
 
 
 class ReceivedChunk(NamedTuple):
@@ -177,7 +177,10 @@ class Conversation(BaseAggregate[UUID]):
             check_chunk(chunk)
             if stream.message_bytes + cost > limits.max_message_bytes:
                 raise OversizedInputError(
-                    "message", stream.message_bytes + cost, limits.max_message_bytes, chunk_type=chunk["type"]
+                    "message",
+                    stream.message_bytes + cost,
+                    limits.max_message_bytes,
+                    chunk_type=chunk["type"],
                 )
             verdict = state.receive_chunk(chunk, cost)
         except InvalidChunkError as refusal:
@@ -213,13 +216,19 @@ class Conversation(BaseAggregate[UUID]):
         """Record what is buffered, then close the stream with its outcome."""
         self._require_stream(stream_id)
         if outcome not in STREAM_OUTCOMES:
-            raise ValueError(f"outcome must be one of {', '.join(STREAM_OUTCOMES)}, not {outcome!r}")
+            raise ValueError(
+                f"outcome must be one of {', '.join(STREAM_OUTCOMES)}, not {outcome!r}"
+            )
         self.flush()
         wanted = self.state.wants_continuation
-        self.trigger_event(StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor)
+        self.trigger_event(
+            StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor
+        )
         if wanted is not None:
             # SPEC §4.3: an answer given while the stream was open is decided now.
-            self._request_continuation(f"{wanted['cause']} (given while a stream was open)", actor=wanted["actor"])
+            self._request_continuation(
+                f"{wanted['cause']} (given while a stream was open)", actor=wanted["actor"]
+            )
 
     def respond_to_approval(
         self,
@@ -293,30 +302,49 @@ class Conversation(BaseAggregate[UUID]):
         )
         return True
 
-    def claim_continuation(self, request_id: str, *, worker: str, lease_seconds: float, now: datetime) -> bool:
+    def claim_continuation(
+        self, request_id: str, *, worker: str, lease_seconds: float, now: datetime
+    ) -> bool:
         """Take a pending request unless another worker holds an unexpired lease on it."""
         pending = self.state.continuation
         if pending is None or pending["requestId"] != request_id:
             return False
         lease = pending.get("leaseUntil")
-        if lease is not None and datetime.fromisoformat(lease) > now and pending.get("claimedBy") != worker:
+        if (
+            lease is not None
+            and datetime.fromisoformat(lease) > now
+            and pending.get("claimedBy") != worker
+        ):
             return False
         self.trigger_event(
-            ContinuationClaimed, request_id=request_id, worker=worker, lease_seconds=lease_seconds, actor=worker
+            ContinuationClaimed,
+            request_id=request_id,
+            worker=worker,
+            lease_seconds=lease_seconds,
+            actor=worker,
         )
         return True
 
-    def cut_messages(self, from_message_id: str, *, trigger: str, reason: str | None, actor: str) -> int:
+    def cut_messages(
+        self, from_message_id: str, *, trigger: str, reason: str | None, actor: str
+    ) -> int:
         """Cut ``from_message_id`` and every later message from the view (regenerate, edit)."""
         state = self.state
         if state.stream is not None:
             raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)
         index = next((i for i, m in enumerate(state.messages) if m["id"] == from_message_id), None)
         if index is None:
-            raise InvalidMessageError("no message with this id in the conversation", message_id=from_message_id)
+            raise InvalidMessageError(
+                "no message with this id in the conversation", message_id=from_message_id
+            )
         count = len(state.messages) - index
         self.trigger_event(
-            MessagesCut, from_message_id=from_message_id, count=count, trigger=trigger, reason=reason, actor=actor
+            MessagesCut,
+            from_message_id=from_message_id,
+            count=count,
+            trigger=trigger,
+            reason=reason,
+            actor=actor,
         )
         return count
 

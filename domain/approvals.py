@@ -44,7 +44,11 @@ def decide_approval(
 
 
 def record_approval(
-    state: ConversationState, tool_call_id: str, approval_id: str, approved: bool, reason: str | None
+    state: ConversationState,
+    tool_call_id: str,
+    approval_id: str,
+    approved: bool,
+    reason: str | None,
 ) -> None:
     """Apply an answer: approved -> approval-responded; denied -> output-denied (never left pending)."""
     part = state.tool_part(tool_call_id)
@@ -56,7 +60,9 @@ def record_approval(
     part["state"] = "approval-responded" if approved else "output-denied"
 
 
-def _find(state: ConversationState, approval_id: str | None, tool_call_id: str | None) -> dict[str, Any]:
+def _find(
+    state: ConversationState, approval_id: str | None, tool_call_id: str | None
+) -> dict[str, Any]:
     if tool_call_id is not None:
         part = state.tool_part(tool_call_id)
         if part is None:
@@ -67,5 +73,7 @@ def _find(state: ConversationState, approval_id: str | None, tool_call_id: str |
     call_id = state.approval_calls.get(approval_id)
     part = state.tool_part(call_id) if call_id is not None else None
     if part is None:
-        raise UnknownToolCallError(f"no tool call has approval {approval_id!r} in this conversation")
+        raise UnknownToolCallError(
+            f"no tool call has approval {approval_id!r} in this conversation"
+        )
     return part

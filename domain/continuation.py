@@ -8,13 +8,20 @@ from typing import Any
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
 
-__all__ = ["ConversationStatus", "WaitingCall", "batch_is_answered", "last_step_tool_parts", "status_of"]
+__all__ = [
+    "ConversationStatus",
+    "WaitingCall",
+    "batch_is_answered",
+    "last_step_tool_parts",
+    "status_of",
+]
 
 
 def _latest_assistant(state: ConversationState) -> dict[str, Any] | None:
     for message in reversed(state.messages):
         if message["role"] == "assistant":
-            return message
+            found: dict[str, Any] = message
+            return found
     return None
 
 
@@ -72,7 +79,10 @@ class ConversationStatus:
 def status_of(state: ConversationState) -> ConversationStatus:
     """Derive the status from the state."""
     outcome = state.last_outcome or {}
-    common = {"last_outcome": outcome.get("outcome"), "last_reason": outcome.get("reason")}
+    common: dict[str, Any] = {
+        "last_outcome": outcome.get("outcome"),
+        "last_reason": outcome.get("reason"),
+    }
     request = state.continuation.get("requestId") if state.continuation else None
     if state.stream is not None:
         return ConversationStatus(
@@ -83,7 +93,9 @@ def status_of(state: ConversationState) -> ConversationStatus:
     awaiting = [p for p in parts if p.get("state") == "approval-requested"]
     if awaiting:
         return ConversationStatus("awaiting-approval", waiting_for=_waiting(awaiting), **common)
-    pending = [p for p in parts if p.get("state") == "input-available" and not p.get("providerExecuted")]
+    pending = [
+        p for p in parts if p.get("state") == "input-available" and not p.get("providerExecuted")
+    ]
     if pending:
         return ConversationStatus("awaiting-tool-output", waiting_for=_waiting(pending), **common)
     if request is not None or (batch_is_answered(state) and _unfinished(state)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from chatledger.domain.errors import InvalidChunkError
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-class Verdict(str, Enum):
+class Verdict(StrEnum):
     """What became of a received chunk."""
 
     APPLIED = "applied"
@@ -208,7 +208,11 @@ class ConversationState:
     def close_stream(self, outcome: str, reason: str | None) -> None:
         """Close the open stream with its outcome."""
         assert self.stream is not None
-        self.last_outcome = {"streamId": self.stream.stream_id, "outcome": outcome, "reason": reason}
+        self.last_outcome = {
+            "streamId": self.stream.stream_id,
+            "outcome": outcome,
+            "reason": reason,
+        }
         self.stream = None
         self.wants_continuation = None
 
@@ -242,7 +246,9 @@ class ConversationState:
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]
-            fold = StreamFold.restore(message, stream["fold"], resolve_tool_part=state._earlier_part)
+            fold = StreamFold.restore(
+                message, stream["fold"], resolve_tool_part=state._earlier_part
+            )
             state.stream = OpenStream(
                 stream["streamId"],
                 stream["messageIndex"],
@@ -273,7 +279,9 @@ def fold_into_conversation(
     state = ConversationState("", "")
     for message in copy.deepcopy(messages):
         state.append_message(message)
-    state.open_stream("s", message_id, continuation=continuation, trigger="submit-message", actor="")
+    state.open_stream(
+        "s", message_id, continuation=continuation, trigger="submit-message", actor=""
+    )
     for chunk in chunks:
         try:
             check_chunk(chunk)

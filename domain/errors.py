@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 __all__ = [
-    "InvalidInputError",
-    "StoreUnavailableError",
     "ApprovalConflictError",
     "ChatLedgerError",
     "ConcurrentWriteError",
@@ -12,11 +10,13 @@ __all__ = [
     "ConversationExistsError",
     "ConversationNotFoundError",
     "InvalidChunkError",
+    "InvalidInputError",
     "InvalidMessageError",
     "InvalidToolOutputError",
     "NoOpenStreamError",
     "OversizedInputError",
     "StoreConfigurationError",
+    "StoreUnavailableError",
     "StreamAlreadyOpenError",
     "ToolCallNotReadyError",
     "UnknownToolCallError",

@@ -30,8 +30,8 @@ __all__ = [
     "ConversationEvent",
     "ConversationStarted",
     "MessageAppended",
-    "StreamClosed",
     "MessagesCut",
+    "StreamClosed",
     "StreamOpened",
     "ToolApprovalResponded",
     "ToolOutputAdded",
@@ -117,9 +117,9 @@ class StreamOpened(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one)."""
-        if self.request_id is not None and state.continuation is not None:
-            if state.continuation["requestId"] == self.request_id:
-                state.continuation = None
+        pending = state.continuation
+        if self.request_id is not None and pending and pending["requestId"] == self.request_id:
+            state.continuation = None
         state.open_stream(
             self.stream_id,
             self.message_id,
@@ -162,9 +162,11 @@ class ChunksReceived(ConversationEvent):
                 if self.first_seq + index >= stream.next_seq:
                     state.skip_position()
                 continue
-            if self.first_seq + index >= stream.next_seq:  # else folded live, before this save
-                if state.receive_chunk(chunk) is not Verdict.APPLIED:
-                    raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
+            unfolded = (
+                self.first_seq + index >= stream.next_seq
+            )  # else folded live, before this save
+            if unfolded and state.receive_chunk(chunk) is not Verdict.APPLIED:
+                raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
             if chunk["type"] == "tool-approval-request":
                 # Derived from the event (not the clock) so the live state and the replay agree.
                 age = self.ages_ms[index] if index < len(self.ages_ms) else 0
@@ -278,7 +280,11 @@ class ContinuationClaimed(ConversationEvent):
         """Mark the request as claimed."""
         assert state.continuation is not None
         until = self.timestamp + timedelta(seconds=self.lease_seconds)
-        state.continuation = {**state.continuation, "claimedBy": self.worker, "leaseUntil": until.isoformat()}
+        state.continuation = {
+            **state.continuation,
+            "claimedBy": self.worker,
+            "leaseUntil": until.isoformat(),
+        }
 
 
 class MessagesCut(ConversationEvent):

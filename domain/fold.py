@@ -29,7 +29,7 @@ from chatledger.domain.tool_parts import (
 
 __all__ = ["StreamFold", "fold_stream"]
 
-ToolResolver = Callable[[str], "dict[str, Any] | None"]
+ToolResolver = Callable[[str], dict[str, Any] | None]
 
 
 def _opt(chunk: Mapping[str, Any], key: str) -> Any:
@@ -125,7 +125,9 @@ class StreamFold:
         self._open(chunk, {"type": "text", "text": ""}, self.active_text)
 
     def _reasoning_start(self, chunk: Mapping[str, Any]) -> None:
-        self._open(chunk, {"type": "reasoning", "id": chunk["id"], "text": ""}, self.active_reasoning)
+        self._open(
+            chunk, {"type": "reasoning", "id": chunk["id"], "text": ""}, self.active_reasoning
+        )
 
     def _open(self, chunk: Mapping[str, Any], part: dict[str, Any], active: dict[str, int]) -> None:
         if "providerMetadata" in chunk:
@@ -232,7 +234,9 @@ class StreamFold:
 
     # -- tool chunks ------------------------------------------------------
 
-    def _write(self, tool_call_id: str, dynamic: bool, existing: dict[str, Any] | None, **write: Any) -> None:
+    def _write(
+        self, tool_call_id: str, dynamic: bool, existing: dict[str, Any] | None, **write: Any
+    ) -> None:
         """The SDK's updateToolPart/updateDynamicToolPart: update in place or append."""
         if existing is None:
             index = find_in_current_step(self.parts, tool_call_id, dynamic=dynamic)
@@ -243,7 +247,11 @@ class StreamFold:
             self.parts.append(new_tool_part(tool_call_id, dynamic=dynamic, **write))
 
     def _tool_input_start(self, chunk: Mapping[str, Any]) -> None:
-        entry: dict[str, Any] = {"text": "", "toolName": chunk["toolName"], "dynamic": bool(chunk.get("dynamic"))}
+        entry: dict[str, Any] = {
+            "text": "",
+            "toolName": chunk["toolName"],
+            "dynamic": bool(chunk.get("dynamic")),
+        }
         for key in ("inputEncoding", "title", "toolMetadata"):
             if key in chunk:
                 entry[key] = chunk[key]
@@ -306,10 +314,9 @@ class StreamFold:
 
     def _tool_input_error(self, chunk: Mapping[str, Any]) -> None:
         index = find_in_current_step(self.parts, chunk["toolCallId"], dynamic=None)
-        if index is not None:
-            dynamic = self.parts[index]["type"] == "dynamic-tool"
-        else:
-            dynamic = bool(chunk.get("dynamic"))
+        # The existing part's kind wins; a new part follows the chunk's flag.
+        existing = self.parts[index] if index is not None else None
+        dynamic = existing["type"] == "dynamic-tool" if existing else bool(chunk.get("dynamic"))
         # SDK quirk (b.4): a static part keeps the bad input in rawInput only.
         inputs = {"input": chunk["input"]} if dynamic else {"raw_input": chunk["input"]}
         self._write(
@@ -331,10 +338,13 @@ class StreamFold:
         index = find_in_current_step(self.parts, tool_call_id, dynamic=None)
         if index is not None:
             return self.parts[index]
+        part: dict[str, Any]
         for part in reversed(self.parts):
             if part.get("toolCallId") == tool_call_id and is_tool_part(part):
                 return part
-        earlier = self.resolve_tool_part(tool_call_id) if self.resolve_tool_part else None
+        earlier: dict[str, Any] | None = (
+            self.resolve_tool_part(tool_call_id) if self.resolve_tool_part else None
+        )
         if earlier is not None:
             return earlier
         raise UnknownToolCallError(chunk_type=chunk["type"], tool_call_id=tool_call_id)
@@ -366,7 +376,11 @@ class StreamFold:
             "tool_metadata": chunk.get("toolMetadata", part.get("toolMetadata", MISSING)),
         }
         if chunk["type"] == "tool-output-available":
-            write.update(state="output-available", output=chunk["output"], preliminary=_opt(chunk, "preliminary"))
+            write.update(
+                state="output-available",
+                output=chunk["output"],
+                preliminary=_opt(chunk, "preliminary"),
+            )
         else:
             write.update(state="output-error", error_text=chunk["errorText"])
             if not dynamic:
@@ -420,6 +434,9 @@ def fold_stream(
     from chatledger.domain.conversation import fold_into_conversation
 
     if message is not None and message.get("role") == "assistant":
-        return fold_into_conversation([message], chunks, continuation=True)[-1]
-    start_id = message["id"] if message is not None else ""
-    return fold_into_conversation([], chunks, message_id=start_id)[-1]
+        folded = fold_into_conversation([message], chunks, continuation=True)
+    else:
+        start_id = message["id"] if message is not None else ""
+        folded = fold_into_conversation([], chunks, message_id=start_id)
+    result: dict[str, Any] = folded[-1]
+    return result

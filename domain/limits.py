@@ -18,7 +18,11 @@ from chatledger.domain.errors import (
 __all__ = ["Limits", "NotStorableError", "chunk_cost", "delta_text", "json_size"]
 
 _PART_ALLOWANCE = 16
-_DELTA_KEYS = {"text-delta": "delta", "reasoning-delta": "delta", "tool-input-delta": "inputTextDelta"}
+_DELTA_KEYS = {
+    "text-delta": "delta",
+    "reasoning-delta": "delta",
+    "tool-input-delta": "inputTextDelta",
+}
 
 
 class NotStorableError(ValueError):
@@ -33,7 +37,9 @@ def json_size(value: Any, *, max_depth: int = 100) -> int:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return len(text.encode())
     except UnicodeEncodeError:
-        raise NotStorableError("a string holds a lone UTF-16 surrogate, which UTF-8 cannot store") from None
+        raise NotStorableError(
+            "a string holds a lone UTF-16 surrogate, which UTF-8 cannot store"
+        ) from None
     except (TypeError, ValueError, RecursionError) as error:
         raise NotStorableError(f"not a JSON value ({_describe(error)})") from None
 
@@ -51,7 +57,9 @@ def _shallow_enough(value: Any, max_depth: int) -> bool:
             continue
         if depth >= max_depth:
             return False
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+        stack.extend(
+            (child, depth + 1) for child in children if isinstance(child, (dict, list, tuple))
+        )
     return True
 
 
@@ -109,7 +117,9 @@ class Limits:
         if size > self.max_chunk_bytes:
             raise OversizedInputError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
         if kind == "tool-output-available":
-            self.check_tool_output(chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name)
+            self.check_tool_output(
+                chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name
+            )
         text = delta_text(chunk)
         return len(text) if text is not None else size + _PART_ALLOWANCE
 
@@ -123,7 +133,11 @@ class Limits:
             raise InvalidToolOutputError(tool_call_id or "", str(error)) from None
         if size > self.max_tool_output_bytes:
             raise OversizedInputError(
-                "tool output", size, self.max_tool_output_bytes, chunk_type=chunk_type, tool_call_id=tool_call_id
+                "tool output",
+                size,
+                self.max_tool_output_bytes,
+                chunk_type=chunk_type,
+                tool_call_id=tool_call_id,
             )
 
     def message_size(self, message: Any) -> int:

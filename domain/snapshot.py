@@ -52,7 +52,9 @@ class ConversationSnapshot(BaseModel, CanSnapshotAggregate[UUID]):
         """Rebuild the aggregate from the snapshot."""
         conversation = Conversation.__new__(Conversation)
         conversation.__base_init__(
-            self.originator_id, self.originator_version, datetime.fromisoformat(self.state["createdOn"])
+            self.originator_id,
+            self.originator_version,
+            datetime.fromisoformat(self.state["createdOn"]),
         )
         conversation.modified_on = datetime.fromisoformat(self.state["modifiedOn"])
         conversation.state = ConversationState.from_json(self.state["conversation"])

@@ -9,7 +9,13 @@ from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ToolCallNotReadyError, UnknownToolCallError
 from chatledger.domain.tool_parts import is_terminal
 
-__all__ = ["DEFAULT_DENIAL_TEXT", "OUTPUT_STATES", "ToolOutputDecision", "decide_tool_output", "record_tool_output"]
+__all__ = [
+    "DEFAULT_DENIAL_TEXT",
+    "OUTPUT_STATES",
+    "ToolOutputDecision",
+    "decide_tool_output",
+    "record_tool_output",
+]
 
 DEFAULT_DENIAL_TEXT = "Tool execution denied by user."
 """``errorText`` of an ``output-error`` given without one (a custom denial)."""
@@ -30,7 +36,9 @@ class ToolOutputDecision:
     """The part's state after the output."""
 
 
-def decide_tool_output(state: ConversationState, tool_call_id: str, output_state: str) -> ToolOutputDecision:
+def decide_tool_output(
+    state: ConversationState, tool_call_id: str, output_state: str
+) -> ToolOutputDecision:
     """Accept an output for a call that is ready for one; a terminal call keeps its first result."""
     if output_state not in OUTPUT_STATES:
         raise ValueError(f"state must be one of {', '.join(OUTPUT_STATES)}, not {output_state!r}")
@@ -46,7 +54,11 @@ def decide_tool_output(state: ConversationState, tool_call_id: str, output_state
 
 
 def record_tool_output(
-    state: ConversationState, tool_call_id: str, output_state: str, output: Any, error_text: str | None
+    state: ConversationState,
+    tool_call_id: str,
+    output_state: str,
+    output: Any,
+    error_text: str | None,
 ) -> None:
     """Write the output as the SDK's ``addToolOutput`` does, keeping input and other fields.
 

@@ -160,7 +160,9 @@ def new_tool_part(tool_call_id: str, *, dynamic: bool, **write: Any) -> dict[str
         _put(part, key, write.get(name, MISSING))
     provider_metadata = write.get("provider_metadata", MISSING)
     if provider_metadata is not MISSING and provider_metadata is not None:
-        key = "resultProviderMetadata" if write["state"] in _RESULT_STATES else "callProviderMetadata"
+        key = (
+            "resultProviderMetadata" if write["state"] in _RESULT_STATES else "callProviderMetadata"
+        )
         part[key] = provider_metadata
     return part
 

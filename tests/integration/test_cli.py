@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from chatledger.adapters.cli import main
-from chatledger.adapters.demo import DENIAL_REASON
 
 from chatledger import ConversationStore
+from chatledger.adapters.cli import main
+from chatledger.adapters.demo import DENIAL_REASON
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 

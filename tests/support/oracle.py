@@ -28,8 +28,7 @@ def ensure_installed() -> None:
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         raise OracleUnavailableError(
-            "Node.js and npm are needed for the AI SDK conformance tests "
-            "(install Node 18 or newer)"
+            "Node.js and npm are needed for the AI SDK conformance tests (install Node 18 or newer)"
         )
     result = subprocess.run(
         [npm, "ci", "--no-audit", "--no-fund"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from chatledger.adapters.chunk_files import (
     ChunkRecord,
     detect_format,

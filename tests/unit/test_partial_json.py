@@ -13,14 +13,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from chatledger.domain.partial_json import (
     MISSING,
     fix_json,
     parse_json_like_js,
     parse_partial_json,
 )
-from hypothesis import example, given
-from hypothesis import strategies as st
 
 
 def _same(ours: Any, expected: Any) -> bool:

@@ -393,6 +393,7 @@ def test_tool_output_denied_completes_an_imported_pending_denial() -> None:
 
     SPEC §4.2 never leaves a denial pending; an *approved* call stays as it is (§3.2).
     """
+
     def imported(approved: bool) -> list[dict[str, Any]]:
         part = {
             "type": "tool-delete",

@@ -2,8 +2,13 @@
 
 
 def _available(call, value=None, name="deleteFile", **extra):
-    return {"type": "tool-input-available", "toolCallId": call, "toolName": name,
-            "input": {"path": "/tmp/x"} if value is None else value, **extra}
+    return {
+        "type": "tool-input-available",
+        "toolCallId": call,
+        "toolName": name,
+        "input": {"path": "/tmp/x"} if value is None else value,
+        **extra,
+    }
 
 
 def _message(*parts, mid="msg-a", **extra):
@@ -11,8 +16,13 @@ def _message(*parts, mid="msg-a", **extra):
 
 
 def _part(call, state, name="deleteFile", **fields):
-    return {"type": f"tool-{name}", "toolCallId": call, "state": state,
-            "input": {"path": "/tmp/x"}, **fields}
+    return {
+        "type": f"tool-{name}",
+        "toolCallId": call,
+        "state": state,
+        "input": {"path": "/tmp/x"},
+        **fields,
+    }
 
 
 APPROVED = {"id": "ap1", "approved": True}
@@ -33,10 +43,14 @@ CASES = [
         "name": "approval_request_with_descriptor_signature_input_schema_input",
         "chunks": [
             _available("c1"),
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1",
-             "approvalDescriptor": {"title": "Delete /tmp/x?", "risk": "high"},
-             "inputSchemaInput": {"path": "/tmp/x", "recursive": False},
-             "signature": "hmac-sha256:abc123"},
+            {
+                "type": "tool-approval-request",
+                "approvalId": "ap1",
+                "toolCallId": "c1",
+                "approvalDescriptor": {"title": "Delete /tmp/x?", "risk": "high"},
+                "inputSchemaInput": {"path": "/tmp/x", "recursive": False},
+                "signature": "hmac-sha256:abc123",
+            },
         ],
     },
     {
@@ -44,24 +58,37 @@ CASES = [
         "note": "a null descriptor is dropped, a null inputSchemaInput is kept",
         "chunks": [
             _available("c1"),
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1",
-             "approvalDescriptor": None, "inputSchemaInput": None},
+            {
+                "type": "tool-approval-request",
+                "approvalId": "ap1",
+                "toolCallId": "c1",
+                "approvalDescriptor": None,
+                "inputSchemaInput": None,
+            },
         ],
     },
     {
         "name": "approval_request_scalar_descriptor",
         "chunks": [
             _available("c1"),
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1",
-             "approvalDescriptor": "Delete it?"},
+            {
+                "type": "tool-approval-request",
+                "approvalId": "ap1",
+                "toolCallId": "c1",
+                "approvalDescriptor": "Delete it?",
+            },
         ],
     },
     {
         "name": "approval_rerequested_with_new_id_replaces_approval",
         "chunks": [
             _available("c1"),
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1",
-             "signature": "s1"},
+            {
+                "type": "tool-approval-request",
+                "approvalId": "ap1",
+                "toolCallId": "c1",
+                "signature": "s1",
+            },
             {"type": "tool-approval-request", "approvalId": "ap2", "toolCallId": "c1"},
         ],
     },
@@ -111,8 +138,12 @@ CASES = [
         "name": "output_available_on_approval_requested_keeps_approval",
         "chunks": [
             _available("c1"),
-            {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1",
-             "approvalDescriptor": "d"},
+            {
+                "type": "tool-approval-request",
+                "approvalId": "ap1",
+                "toolCallId": "c1",
+                "approvalDescriptor": "d",
+            },
             {"type": "tool-output-available", "toolCallId": "c1", "output": "deleted"},
         ],
     },
@@ -121,14 +152,20 @@ CASES = [
         "chunks": [
             _available("c1"),
             {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"},
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "deleteFile",
-             "input": {"path": 1}, "errorText": "re-validation failed"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "deleteFile",
+                "input": {"path": 1},
+                "errorText": "re-validation failed",
+            },
         ],
     },
     {
         "name": "approval_responded_then_output_available",
-        "message": _message(_part("c1", "approval-responded", approval=APPROVED),
-                            metadata={"turn": 1}),
+        "message": _message(
+            _part("c1", "approval-responded", approval=APPROVED), metadata={"turn": 1}
+        ),
         "chunks": [
             {"type": "start", "messageId": "msg-a"},
             {"type": "tool-output-available", "toolCallId": "c1", "output": {"deleted": True}},
@@ -142,8 +179,11 @@ CASES = [
     },
     {
         "name": "approval_responded_then_output_error",
-        "message": _message(_part("c1", "approval-responded",
-                                  approval={**APPROVED, "reason": "ok", "signature": "s"})),
+        "message": _message(
+            _part(
+                "c1", "approval-responded", approval={**APPROVED, "reason": "ok", "signature": "s"}
+            )
+        ),
         "chunks": [
             {"type": "start"},
             {"type": "tool-output-error", "toolCallId": "c1", "errorText": "disk busy"},
@@ -151,12 +191,25 @@ CASES = [
     },
     {
         "name": "approval_responded_dynamic_provider_executed_then_output",
-        "message": _message({"type": "dynamic-tool", "toolName": "code_exec", "toolCallId": "p1",
-                             "state": "approval-responded", "input": {"code": "1+1"},
-                             "providerExecuted": True, "approval": APPROVED}),
+        "message": _message(
+            {
+                "type": "dynamic-tool",
+                "toolName": "code_exec",
+                "toolCallId": "p1",
+                "state": "approval-responded",
+                "input": {"code": "1+1"},
+                "providerExecuted": True,
+                "approval": APPROVED,
+            }
+        ),
         "chunks": [
-            {"type": "tool-output-available", "toolCallId": "p1", "output": 2,
-             "providerExecuted": True, "providerMetadata": {"x": {"y": 1}}},
+            {
+                "type": "tool-output-available",
+                "toolCallId": "p1",
+                "output": 2,
+                "providerExecuted": True,
+                "providerMetadata": {"x": {"y": 1}},
+            },
         ],
     },
     {
@@ -185,8 +238,14 @@ CASES = [
         "name": "approval_responded_parts_untouched_by_unrelated_chunks",
         "message": _message(
             _part("c1", "approval-responded", approval=DENIED),
-            {"type": "dynamic-tool", "toolName": "mcp", "toolCallId": "d1",
-             "state": "approval-responded", "input": {}, "approval": APPROVED},
+            {
+                "type": "dynamic-tool",
+                "toolName": "mcp",
+                "toolCallId": "d1",
+                "state": "approval-responded",
+                "input": {},
+                "approval": APPROVED,
+            },
         ),
         "chunks": [
             {"type": "start"},

@@ -11,18 +11,41 @@ def _msg(*parts, mid="msg-c", **extra):
     return {"id": mid, "role": "assistant", "parts": list(parts), **extra}
 
 
-STREAMING_JSON = {"type": "tool-getWeather", "toolCallId": "c1", "state": "input-streaming",
-                  "input": {"city": "Par"}, "rawInput": '{"city": "Par'}
-STREAMING_TEXT = {"type": "dynamic-tool", "toolName": "shell", "toolCallId": "d1",
-                  "state": "input-streaming", "input": "ls ", "rawInput": "ls ",
-                  "inputEncoding": "text", "title": "Shell", "toolMetadata": {"k": 1}}
+STREAMING_JSON = {
+    "type": "tool-getWeather",
+    "toolCallId": "c1",
+    "state": "input-streaming",
+    "input": {"city": "Par"},
+    "rawInput": '{"city": "Par',
+}
+STREAMING_TEXT = {
+    "type": "dynamic-tool",
+    "toolName": "shell",
+    "toolCallId": "d1",
+    "state": "input-streaming",
+    "input": "ls ",
+    "rawInput": "ls ",
+    "inputEncoding": "text",
+    "title": "Shell",
+    "toolMetadata": {"k": 1},
+}
 EARLIER = [
     STEP,
     {"type": "text", "text": "Let me check.", "state": "done"},
-    {"type": "tool-getWeather", "toolCallId": "e1", "state": "input-available",
-     "input": {"city": "Oslo"}, "callProviderMetadata": {"openai": {"itemId": "fc_e1"}}},
-    {"type": "dynamic-tool", "toolName": "mcp", "toolCallId": "e2", "state": "input-available",
-     "input": {}},
+    {
+        "type": "tool-getWeather",
+        "toolCallId": "e1",
+        "state": "input-available",
+        "input": {"city": "Oslo"},
+        "callProviderMetadata": {"openai": {"itemId": "fc_e1"}},
+    },
+    {
+        "type": "dynamic-tool",
+        "toolName": "mcp",
+        "toolCallId": "e2",
+        "state": "input-available",
+        "input": {},
+    },
     STEP,
     {"type": "reasoning", "id": "r1", "text": "hmm", "state": "done"},
 ]
@@ -39,15 +62,20 @@ CASES = [
         "chunks": [
             {"type": "start", "messageId": "msg-c"},
             _delta("c1", 'is", "unit": "C"}'),
-            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "getWeather",
-             "input": {"city": "Paris", "unit": "C"}},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "c1",
+                "toolName": "getWeather",
+                "input": {"city": "Paris", "unit": "C"},
+            },
             {"type": "tool-output-available", "toolCallId": "c1", "output": 20},
         ],
     },
     {
         "name": "resumed_input_streaming_part_without_raw_input",
-        "message": _msg({"type": "tool-getWeather", "toolCallId": "c1",
-                         "state": "input-streaming"}),
+        "message": _msg(
+            {"type": "tool-getWeather", "toolCallId": "c1", "state": "input-streaming"}
+        ),
         "chunks": [_delta("c1", '{"a":1')],
     },
     {
@@ -59,8 +87,13 @@ CASES = [
         "name": "resumed_input_streaming_part_then_input_error",
         "message": _msg(STEP, STREAMING_JSON),
         "chunks": [
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "getWeather",
-             "input": '{"city": "Par', "errorText": "stream cut"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "getWeather",
+                "input": '{"city": "Par',
+                "errorText": "stream cut",
+            },
         ],
     },
     {
@@ -68,8 +101,12 @@ CASES = [
         "message": _msg(*EARLIER),
         "chunks": [
             {"type": "start"},
-            {"type": "tool-output-available", "toolCallId": "e1", "output": {"t": 1},
-             "providerMetadata": {"openai": {"r": 1}}},
+            {
+                "type": "tool-output-available",
+                "toolCallId": "e1",
+                "output": {"t": 1},
+                "providerMetadata": {"openai": {"r": 1}},
+            },
             {"type": "tool-output-error", "toolCallId": "e2", "errorText": "mcp down"},
             {"type": "start-step"},
             {"type": "text-start", "id": "t"},
@@ -91,18 +128,27 @@ CASES = [
     },
     {
         "name": "continuation_start_with_same_message_id_and_metadata_merges",
-        "message": _msg(STEP, {"type": "text", "text": "a", "state": "done"},
-                        metadata={"model": "gpt", "usage": {"in": 10, "out": 5}, "tags": [1]}),
+        "message": _msg(
+            STEP,
+            {"type": "text", "text": "a", "state": "done"},
+            metadata={"model": "gpt", "usage": {"in": 10, "out": 5}, "tags": [1]},
+        ),
         "chunks": [
-            {"type": "start", "messageId": "msg-c",
-             "messageMetadata": {"usage": {"out": 9}, "tags": [2]}},
+            {
+                "type": "start",
+                "messageId": "msg-c",
+                "messageMetadata": {"usage": {"out": 9}, "tags": [2]},
+            },
             {"type": "finish", "messageMetadata": {"usage": {"total": 19}, "model": None}},
         ],
     },
     {
         "name": "continuation_data_part_reconciled_with_starting_part",
-        "message": _msg(STEP, {"type": "data-progress", "id": "p", "data": {"pct": 10}},
-                        {"type": "data-progress", "data": {"pct": 0}}),
+        "message": _msg(
+            STEP,
+            {"type": "data-progress", "id": "p", "data": {"pct": 10}},
+            {"type": "data-progress", "data": {"pct": 0}},
+        ),
         "chunks": [
             {"type": "data-progress", "id": "p", "data": {"pct": 90}},
             {"type": "data-progress", "data": {"pct": 100}},
@@ -110,8 +156,11 @@ CASES = [
     },
     {
         "name": "continuation_streaming_text_part_is_not_reopened",
-        "message": _msg(STEP, {"type": "text", "text": "cut", "state": "streaming"},
-                        {"type": "reasoning", "id": "r", "text": "hm", "state": "streaming"}),
+        "message": _msg(
+            STEP,
+            {"type": "text", "text": "cut", "state": "streaming"},
+            {"type": "reasoning", "id": "r", "text": "hm", "state": "streaming"},
+        ),
         "chunks": [
             {"type": "text-start", "id": "t"},
             {"type": "text-delta", "id": "t", "delta": "new"},
@@ -121,9 +170,10 @@ CASES = [
     },
     {
         "name": "continuation_of_message_without_steps_or_state",
-        "message": _msg({"type": "text", "text": "imported"},
-                        {"type": "tool-lookup", "toolCallId": "x1", "state": "input-available",
-                         "input": {}}),
+        "message": _msg(
+            {"type": "text", "text": "imported"},
+            {"type": "tool-lookup", "toolCallId": "x1", "state": "input-available", "input": {}},
+        ),
         "chunks": [{"type": "tool-output-available", "toolCallId": "x1", "output": None}],
     },
     {

@@ -29,13 +29,22 @@ CASES = [
     {
         "name": "metadata_deep_merge_from_all_three_chunks",
         "chunks": [
-            {"type": "start", "messageMetadata": {"model": "m1", "usage": {"input": 10},
-                                                  "tags": ["a"]}},
-            {"type": "message-metadata", "messageMetadata": {"usage": {"output": 5},
-                                                             "tags": ["b", "c"]}},
-            {"type": "finish", "finishReason": "stop",
-             "messageMetadata": {"usage": {"input": 11, "detail": {"cached": 2}},
-                                 "finishedAt": "2025-01-01T00:00:00Z"}},
+            {
+                "type": "start",
+                "messageMetadata": {"model": "m1", "usage": {"input": 10}, "tags": ["a"]},
+            },
+            {
+                "type": "message-metadata",
+                "messageMetadata": {"usage": {"output": 5}, "tags": ["b", "c"]},
+            },
+            {
+                "type": "finish",
+                "finishReason": "stop",
+                "messageMetadata": {
+                    "usage": {"input": 11, "detail": {"cached": 2}},
+                    "finishedAt": "2025-01-01T00:00:00Z",
+                },
+            },
         ],
     },
     {

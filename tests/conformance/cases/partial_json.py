@@ -72,8 +72,10 @@ CASES = [
         "name": "partial_json_each_prefix_snapshot_ends_complete",
         "chunks": [
             {"type": "tool-input-start", "toolCallId": "c1", "toolName": "t"},
-            *({"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": ch}
-              for ch in '{"a": [1, 2.5, "x\\ny"], "b": {"c": null, "d": true}}'),
+            *(
+                {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": ch}
+                for ch in '{"a": [1, 2.5, "x\\ny"], "b": {"c": null, "d": true}}'
+            ),
         ],
     },
 ]

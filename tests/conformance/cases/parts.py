@@ -5,18 +5,32 @@ CASES = [
         "name": "source_url_minimal_and_full",
         "chunks": [
             {"type": "source-url", "sourceId": "s1", "url": "https://example.com"},
-            {"type": "source-url", "sourceId": "s2", "url": "https://example.org/a?b=c",
-             "title": "Example", "providerMetadata": {"perplexity": {"rank": 1}}},
+            {
+                "type": "source-url",
+                "sourceId": "s2",
+                "url": "https://example.org/a?b=c",
+                "title": "Example",
+                "providerMetadata": {"perplexity": {"rank": 1}},
+            },
         ],
     },
     {
         "name": "source_document_minimal_and_full",
         "chunks": [
-            {"type": "source-document", "sourceId": "d1", "mediaType": "application/pdf",
-             "title": "Report"},
-            {"type": "source-document", "sourceId": "d2", "mediaType": "text/plain",
-             "title": "Notes", "filename": "notes.txt",
-             "providerMetadata": {"anthropic": {"citation": 2}}},
+            {
+                "type": "source-document",
+                "sourceId": "d1",
+                "mediaType": "application/pdf",
+                "title": "Report",
+            },
+            {
+                "type": "source-document",
+                "sourceId": "d2",
+                "mediaType": "text/plain",
+                "title": "Notes",
+                "filename": "notes.txt",
+                "providerMetadata": {"anthropic": {"citation": 2}},
+            },
         ],
     },
     {
@@ -24,8 +38,12 @@ CASES = [
         "chunks": [
             {"type": "start-step"},
             {"type": "file", "url": "data:image/png;base64,iVBORw0KGgo=", "mediaType": "image/png"},
-            {"type": "file", "url": "https://cdn.example.com/a.pdf", "mediaType": "application/pdf",
-             "providerMetadata": {"google": {"fileId": "f1"}}},
+            {
+                "type": "file",
+                "url": "https://cdn.example.com/a.pdf",
+                "mediaType": "application/pdf",
+                "providerMetadata": {"google": {"fileId": "f1"}},
+            },
         ],
     },
     {
@@ -87,8 +105,11 @@ CASES = [
     {
         "name": "data_part_with_hyphenated_name_and_nested_data",
         "chunks": [
-            {"type": "data-search-results", "id": "r",
-             "data": {"items": [{"t": "a", "s": 0.5}, {"t": "b", "s": 1e-3}], "next": None}},
+            {
+                "type": "data-search-results",
+                "id": "r",
+                "data": {"items": [{"t": "a", "s": 0.5}, {"t": "b", "s": 1e-3}], "next": None},
+            },
         ],
     },
 ]

@@ -11,8 +11,13 @@ CASES = [
         "chunks": [
             {"type": "tool-input-start", "toolCallId": "c1", "toolName": "t"},
             {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": '{"a":1}'},
-            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "t",
-             "input": {"a": 1}, "dynamic": True},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "c1",
+                "toolName": "t",
+                "input": {"a": 1},
+                "dynamic": True,
+            },
         ],
     },
     {
@@ -20,8 +25,7 @@ CASES = [
         "note": "the static part's type is rewritten to the new name",
         "chunks": [
             {"type": "tool-input-start", "toolCallId": "c1", "toolName": "first"},
-            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "second",
-             "input": {}},
+            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "second", "input": {}},
         ],
     },
     {
@@ -49,10 +53,19 @@ CASES = [
     },
     {
         "name": "resumed_input_streaming_part_after_new_step_appends_second_part",
-        "message": {"id": "m", "role": "assistant", "parts": [
-            {"type": "step-start"},
-            {"type": "tool-t", "toolCallId": "c1", "state": "input-streaming", "rawInput": "[1"},
-        ]},
+        "message": {
+            "id": "m",
+            "role": "assistant",
+            "parts": [
+                {"type": "step-start"},
+                {
+                    "type": "tool-t",
+                    "toolCallId": "c1",
+                    "state": "input-streaming",
+                    "rawInput": "[1",
+                },
+            ],
+        },
         "chunks": [
             {"type": "start-step"},
             {"type": "tool-input-delta", "toolCallId": "c1", "inputTextDelta": ",2]"},
@@ -69,25 +82,36 @@ CASES = [
         "name": "metadata_merge_skips_prototype_keys",
         "chunks": [
             {"type": "message-metadata", "messageMetadata": {"constructor": 1, "k": {"a": 1}}},
-            {"type": "message-metadata",
-             "messageMetadata": {"constructor": 2, "prototype": 3,
-                                 "k": {"constructor": 4, "b": 2}}},
+            {
+                "type": "message-metadata",
+                "messageMetadata": {
+                    "constructor": 2,
+                    "prototype": 3,
+                    "k": {"constructor": 4, "b": 2},
+                },
+            },
         ],
     },
     {
         "name": "partial_json_forbidden_proto_key_gives_no_input",
         "chunks": [
             {"type": "tool-input-start", "toolCallId": "c1", "toolName": "t"},
-            {"type": "tool-input-delta", "toolCallId": "c1",
-             "inputTextDelta": '{"a": {"__proto__": {"x": 1}}}'},
+            {
+                "type": "tool-input-delta",
+                "toolCallId": "c1",
+                "inputTextDelta": '{"a": {"__proto__": {"x": 1}}}',
+            },
         ],
     },
     {
         "name": "partial_json_js_number_semantics",
         "chunks": [
             {"type": "tool-input-start", "toolCallId": "c1", "toolName": "t"},
-            {"type": "tool-input-delta", "toolCallId": "c1",
-             "inputTextDelta": "[12345678901234567890, 1e400, -1e400, 1.0, 5e-324, 1.5e"},
+            {
+                "type": "tool-input-delta",
+                "toolCallId": "c1",
+                "inputTextDelta": "[12345678901234567890, 1e400, -1e400, 1.0, 5e-324, 1.5e",
+            },
         ],
     },
 ]

@@ -34,7 +34,7 @@ CASES = [
         "chunks": [
             {"type": "text-start", "id": "t1"},
             {"type": "text-delta", "id": "t1", "delta": ""},
-            {"type": "text-delta", "id": "t1", "delta": "héllo \u2603 \U0001F600 \"q\" \\ \n"},
+            {"type": "text-delta", "id": "t1", "delta": 'héllo \u2603 \U0001f600 "q" \\ \n'},
             {"type": "text-end", "id": "t1"},
         ],
     },

@@ -2,8 +2,13 @@
 
 
 def _start(call, name="mcp_search", **extra):
-    return {"type": "tool-input-start", "toolCallId": call, "toolName": name, "dynamic": True,
-            **extra}
+    return {
+        "type": "tool-input-start",
+        "toolCallId": call,
+        "toolName": name,
+        "dynamic": True,
+        **extra,
+    }
 
 
 def _delta(call, text):
@@ -11,8 +16,14 @@ def _delta(call, text):
 
 
 def _available(call, value, name="mcp_search", **extra):
-    return {"type": "tool-input-available", "toolCallId": call, "toolName": name, "input": value,
-            "dynamic": True, **extra}
+    return {
+        "type": "tool-input-available",
+        "toolCallId": call,
+        "toolName": name,
+        "input": value,
+        "dynamic": True,
+        **extra,
+    }
 
 
 CASES = [
@@ -52,8 +63,14 @@ CASES = [
     {
         "name": "dynamic_input_error_keeps_input",
         "chunks": [
-            {"type": "tool-input-error", "toolCallId": "d1", "toolName": "mcp_search",
-             "input": {"bad": True}, "errorText": "schema mismatch", "dynamic": True},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "d1",
+                "toolName": "mcp_search",
+                "input": {"bad": True},
+                "errorText": "schema mismatch",
+                "dynamic": True,
+            },
         ],
     },
     {
@@ -61,20 +78,37 @@ CASES = [
         "chunks": [
             _start("d1", title="Search docs"),
             _delta("d1", '{"q":'),
-            {"type": "tool-input-error", "toolCallId": "d1", "toolName": "mcp_search",
-             "input": '{"q":', "errorText": "truncated", "dynamic": True,
-             "providerMetadata": {"mcp": {"latencyMs": 5}}},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "d1",
+                "toolName": "mcp_search",
+                "input": '{"q":',
+                "errorText": "truncated",
+                "dynamic": True,
+                "providerMetadata": {"mcp": {"latencyMs": 5}},
+            },
         ],
     },
     {
         "name": "input_error_follows_kind_of_existing_part",
         "chunks": [
             _start("d1"),
-            {"type": "tool-input-error", "toolCallId": "d1", "toolName": "mcp_search",
-             "input": {"x": 1}, "errorText": "no dynamic flag on chunk"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "d1",
+                "toolName": "mcp_search",
+                "input": {"x": 1},
+                "errorText": "no dynamic flag on chunk",
+            },
             {"type": "tool-input-start", "toolCallId": "s1", "toolName": "getWeather"},
-            {"type": "tool-input-error", "toolCallId": "s1", "toolName": "getWeather",
-             "input": {"x": 2}, "errorText": "dynamic flag ignored", "dynamic": True},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "s1",
+                "toolName": "getWeather",
+                "input": {"x": 2},
+                "errorText": "dynamic flag ignored",
+                "dynamic": True,
+            },
         ],
     },
     {
@@ -82,18 +116,31 @@ CASES = [
         "chunks": [
             _start("d1", providerMetadata={"mcp": {"a": 1}}, toolMetadata={"k": "v"}),
             _available("d1", {}),
-            {"type": "tool-output-available", "toolCallId": "d1", "output": "…",
-             "preliminary": True},
-            {"type": "tool-output-available", "toolCallId": "d1", "output": "done",
-             "providerMetadata": {"mcp": {"b": 2}}, "toolMetadata": {"k": "w"}},
+            {
+                "type": "tool-output-available",
+                "toolCallId": "d1",
+                "output": "…",
+                "preliminary": True,
+            },
+            {
+                "type": "tool-output-available",
+                "toolCallId": "d1",
+                "output": "done",
+                "providerMetadata": {"mcp": {"b": 2}},
+                "toolMetadata": {"k": "w"},
+            },
         ],
     },
     {
         "name": "dynamic_output_error",
         "chunks": [
             _available("d1", {"q": "x"}, providerMetadata={"mcp": {"a": 1}}),
-            {"type": "tool-output-error", "toolCallId": "d1", "errorText": "server down",
-             "providerMetadata": {"mcp": {"b": 2}}},
+            {
+                "type": "tool-output-error",
+                "toolCallId": "d1",
+                "errorText": "server down",
+                "providerMetadata": {"mcp": {"b": 2}},
+            },
         ],
     },
     {
@@ -101,8 +148,12 @@ CASES = [
         "chunks": [
             _start("d1", providerExecuted=True),
             _available("d1", {"q": 1}),
-            {"type": "tool-output-available", "toolCallId": "d1", "output": [],
-             "providerExecuted": True},
+            {
+                "type": "tool-output-available",
+                "toolCallId": "d1",
+                "output": [],
+                "providerExecuted": True,
+            },
         ],
     },
     {
@@ -113,8 +164,12 @@ CASES = [
             {"type": "tool-input-start", "toolCallId": "s1", "toolName": "getWeather"},
             _delta("s1", '{"city":"Lima"}'),
             _delta("d1", '{"q":"Lima"}'),
-            {"type": "tool-input-available", "toolCallId": "s1", "toolName": "getWeather",
-             "input": {"city": "Lima"}},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "s1",
+                "toolName": "getWeather",
+                "input": {"city": "Lima"},
+            },
             _available("d1", {"q": "Lima"}),
             {"type": "tool-output-error", "toolCallId": "d1", "errorText": "nope"},
             {"type": "tool-output-available", "toolCallId": "s1", "output": {"t": 19}},

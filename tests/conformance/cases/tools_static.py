@@ -13,8 +13,13 @@ def _delta(call, text):
 
 
 def _available(call, value, name="getWeather", **extra):
-    return {"type": "tool-input-available", "toolCallId": call, "toolName": name, "input": value,
-            **extra}
+    return {
+        "type": "tool-input-available",
+        "toolCallId": call,
+        "toolName": name,
+        "input": value,
+        **extra,
+    }
 
 
 def _output(call, value, **extra):
@@ -164,8 +169,13 @@ CASES = [
         "name": "static_input_error_without_start_moves_input_to_raw_input",
         "chunks": [
             {"type": "start-step"},
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "getWeather",
-             "input": {"citty": "Paris"}, "errorText": "Invalid input: city is required"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "getWeather",
+                "input": {"citty": "Paris"},
+                "errorText": "Invalid input: city is required",
+            },
         ],
     },
     {
@@ -173,24 +183,42 @@ CASES = [
         "chunks": [
             _start("c1", title="Weather"),
             _delta("c1", '{"citty": "Pa'),
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "getWeather",
-             "input": '{"citty": "Pa', "errorText": "bad JSON", "title": "ignored title"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "getWeather",
+                "input": '{"citty": "Pa',
+                "errorText": "bad JSON",
+                "title": "ignored title",
+            },
         ],
     },
     {
         "name": "static_input_error_after_input_available",
         "chunks": [
             _available("c1", {"city": 5}),
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "getWeather",
-             "input": {"city": 5}, "errorText": "city must be a string"},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "getWeather",
+                "input": {"city": 5},
+                "errorText": "city must be a string",
+            },
         ],
     },
     {
         "name": "static_input_error_unknown_tool_with_metadata",
         "chunks": [
-            {"type": "tool-input-error", "toolCallId": "c1", "toolName": "noSuchTool",
-             "input": None, "errorText": "Model tried to call unavailable tool 'noSuchTool'.",
-             "providerExecuted": False, "providerMetadata": RPM, "toolMetadata": {"v": 1}},
+            {
+                "type": "tool-input-error",
+                "toolCallId": "c1",
+                "toolName": "noSuchTool",
+                "input": None,
+                "errorText": "Model tried to call unavailable tool 'noSuchTool'.",
+                "providerExecuted": False,
+                "providerMetadata": RPM,
+                "toolMetadata": {"v": 1},
+            },
         ],
     },
     {
@@ -210,8 +238,12 @@ CASES = [
         "name": "static_provider_metadata_on_output_error",
         "chunks": [
             _available("c1", {}, providerMetadata=CPM),
-            {"type": "tool-output-error", "toolCallId": "c1", "errorText": "x",
-             "providerMetadata": RPM},
+            {
+                "type": "tool-output-error",
+                "toolCallId": "c1",
+                "errorText": "x",
+                "providerMetadata": RPM,
+            },
         ],
     },
     {
@@ -250,8 +282,12 @@ CASES = [
         "name": "static_provider_executed_error",
         "chunks": [
             _available("ws1", {"q": 1}, name="code_exec", providerExecuted=True),
-            {"type": "tool-output-error", "toolCallId": "ws1", "errorText": "sandbox failed",
-             "providerExecuted": True},
+            {
+                "type": "tool-output-error",
+                "toolCallId": "ws1",
+                "errorText": "sandbox failed",
+                "providerExecuted": True,
+            },
         ],
     },
     {
@@ -275,8 +311,12 @@ CASES = [
         "name": "static_tool_metadata_on_output_error",
         "chunks": [
             _available("c1", {}, toolMetadata={"a": 1}),
-            {"type": "tool-output-error", "toolCallId": "c1", "errorText": "e",
-             "toolMetadata": {"z": None}},
+            {
+                "type": "tool-output-error",
+                "toolCallId": "c1",
+                "errorText": "e",
+                "toolMetadata": {"z": None},
+            },
         ],
     },
     {
