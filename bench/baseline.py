@@ -28,22 +28,11 @@ from ingest import IngestResult
 from progress import log
 from workload import JSON, Conversation
 
+from chatledger.domain.aggregate import is_boundary  # the store's own commit points
+
 Cadence = Literal["turn", "store"]
 CADENCES: tuple[Cadence, ...] = ("turn", "store")
-BATCH_CHUNKS = 64
-BOUNDARY_TYPES = frozenset(
-    {
-        "tool-input-available",
-        "tool-approval-request",
-        "tool-output-available",
-        "tool-output-error",
-        "tool-output-denied",
-        "finish-step",
-        "finish",
-        "error",
-        "abort",
-    }
-)
+BATCH_CHUNKS = 64  # the store's default batch size
 Row = tuple[str, int, str]
 _CREATE = (
     "CREATE TABLE {table} (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL,"
@@ -59,7 +48,7 @@ def batches(chunks: list[JSON], cadence: Cadence) -> Iterator[list[JSON]]:
     batch: list[JSON] = []
     for chunk in chunks:
         batch.append(chunk)
-        if len(batch) >= BATCH_CHUNKS or chunk["type"] in BOUNDARY_TYPES:
+        if len(batch) >= BATCH_CHUNKS or is_boundary(chunk):
             yield batch
             batch = []
     if batch:
