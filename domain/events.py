@@ -118,8 +118,11 @@ class StreamOpened(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one)."""
         pending = state.continuation
-        if self.request_id is not None and pending and pending["requestId"] == self.request_id:
-            state.continuation = None
+        if pending and (
+            pending["requestId"] == self.request_id
+            or (self.continuation and pending["messageId"] == self.message_id)
+        ):
+            state.continuation = None  # fulfilled: this stream continues the requested message
         state.open_stream(
             self.stream_id,
             self.message_id,

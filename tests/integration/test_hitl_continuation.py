@@ -388,3 +388,17 @@ def test_a_provider_replay_of_the_earlier_call_changes_nothing(store: Conversati
     )
     continuation_stream = events_of(store, "chat", StreamOpened)[-1].stream_id
     assert [c for _, c in stream_chunks(store, "chat", continuation_stream)] == chunks
+
+
+def test_a_continuation_stream_without_request_id_fulfils_the_request_for_its_message(
+    store: ConversationStore,
+) -> None:
+    """A continuation opened by hand (no request id) on the requested message empties the queue."""
+    paused_turn(store, "c")
+    result = store.respond_to_approval("c", tool_call_id=DELETE.call_id, approved=True, actor=ALICE)
+    assert result.continuation_requested
+    assert [r.chat_id for r in store.pending_continuations()] == ["c"]
+    with store.open_stream("c", continuation=True, actor=BOT):
+        pass
+    assert store.pending_continuations() == []
+    assert store.claim_continuation("worker-1") is None
