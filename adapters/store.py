@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.actions import ToolActions
@@ -33,7 +33,6 @@ __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
 DEFAULT_TENANT = "default"
 _SNAPSHOT_EVERY = 16
 """Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
-T = TypeVar("T")
 
 
 @dataclass

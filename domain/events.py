@@ -8,6 +8,7 @@ with ``class_version`` and ``upcast_vN_vN+1`` static methods (SPEC §2).
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
@@ -310,6 +311,4 @@ class MessagesCut(ConversationEvent):
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:
     """A private deep copy, so the folded state never aliases an event's payload."""
-    import copy
-
     return copy.deepcopy(value)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from eventsourcing.cryptography import AESCipher
+
 from tests.integration.conftest import Backend
+from tests.support.ledger import stored_records
 
 
 def test_partial_tool_input_ending_inside_a_surrogate_pair_is_stored_and_reloaded(
@@ -22,3 +25,28 @@ def test_partial_tool_input_ending_inside_a_surrogate_pair_is_stored_and_reloade
     reopened = durable_backend.open()
     assert reopened.messages("chat") == store.messages("chat")
     assert reopened.messages("chat")[-1]["parts"][0]["input"] == {"emoji": "\ud83d"}
+
+
+def test_events_can_be_stored_uncompressed_or_encrypted_and_read_back(
+    durable_backend: Backend,
+) -> None:
+    """SPEC §7 options: without compression, and encrypted at rest (the text is not in the rows)."""
+    key = AESCipher.create_key(32)
+    for options in ({"compress": False}, {"cipher_key": key}):
+        store = durable_backend.open(**options)
+        chat = f"chat-{len(options)}-{'cipher_key' in options}"
+        store.start_conversation(chat)
+        store.ingest(
+            chat,
+            [
+                {"type": "text-start", "id": "t"},
+                {"type": "text-delta", "id": "t", "delta": "a secret plan"},
+                {"type": "text-end", "id": "t"},
+            ],
+        )
+        reopened = durable_backend.open(**options)
+        assert reopened.messages(chat)[-1]["parts"] == [
+            {"type": "text", "text": "a secret plan", "state": "done"}
+        ]
+        states = b"".join(bytes(state) for _, _, state in stored_records(store, chat))
+        assert (b"a secret plan" in states) is ("cipher_key" not in options)
