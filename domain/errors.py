@@ -13,12 +13,14 @@ __all__ = [
     "InvalidInputError",
     "InvalidMessageError",
     "InvalidToolOutputError",
+    "MessageConversionError",
     "NoOpenStreamError",
     "OversizedInputError",
     "StoreConfigurationError",
     "StoreUnavailableError",
     "StreamAlreadyOpenError",
     "ToolCallNotReadyError",
+    "UnansweredToolCallError",
     "UnknownToolCallError",
 ]
 
@@ -242,3 +244,29 @@ class InvalidToolOutputError(InvalidInputError):
         self.tool_call_id = tool_call_id
         self.reason = reason
         super().__init__(f"tool output for {tool_call_id!r} refused: {reason}")
+
+
+class MessageConversionError(ChatLedgerError):
+    """The messages cannot be converted to the model format asked for (the SDK's ``AI_MessageConversionError``)."""
+
+    def __init__(self, reason: str, *, message_id: str | None = None) -> None:
+        self.reason = reason
+        self.message_id = message_id
+        which = f" (message {message_id!r})" if message_id is not None else ""
+        super().__init__(f"cannot convert the messages{which}: {reason}")
+
+
+class UnansweredToolCallError(ChatLedgerError):
+    """The last assistant message has tool calls with no result yet: the turn is paused.
+
+    Provider APIs refuse a tool call without its result. Answer the calls
+    (approval or tool output) first, or convert with ``unanswered="omit"``.
+    """
+
+    def __init__(self, tool_call_ids: list[str]) -> None:
+        self.tool_call_ids = tool_call_ids
+        listed = ", ".join(repr(call) for call in tool_call_ids)
+        super().__init__(
+            f"tool call(s) {listed} in the last assistant message have no result yet "
+            "(the turn is paused); answer them first, or pass unanswered='omit' to leave them out"
+        )

@@ -1,0 +1,42 @@
+"""From UIMessages to what a model API takes (SPEC §6): pure functions, no I/O.
+
+``to_model_messages(messages, format)`` is the one entry point; each format
+lives in its own module:
+
+- ``ai_sdk``: AI SDK ``ModelMessage`` JSON, equal to the real
+  ``convertToModelMessages`` of ``ai@6.0.326``;
+- ``anthropic``: the Messages API's ``system`` and ``messages``;
+- ``openai_chat``: Chat Completions ``messages``;
+- ``openai_responses``: Responses API ``input`` items.
+
+The three provider formats pair every tool call with exactly one result in
+the next message (see ``turns``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = ["FORMATS", "Format", "Unanswered", "to_model_messages"]
+
+Format = Literal["ai-sdk", "anthropic", "openai-chat", "openai-responses"]
+FORMATS: tuple[Format, ...] = ("ai-sdk", "anthropic", "openai-chat", "openai-responses")
+Unanswered = Literal["refuse", "omit"]
+
+
+def to_model_messages(
+    messages: list[dict[str, Any]],
+    format: Format = "ai-sdk",
+    *,
+    ignore_incomplete_tool_calls: bool = False,
+    unanswered: Unanswered = "refuse",
+) -> Any:
+    """Convert UIMessages (JSON dicts, as ``messages()`` returns them) to ``format``.
+
+    ``ignore_incomplete_tool_calls`` applies to ``ai-sdk`` only (as in the
+    SDK). ``unanswered`` applies to the provider formats: a tool call with no
+    result in the last assistant message raises ``UnansweredToolCallError``
+    (``"refuse"``, the default: the turn is paused) or is left out (``"omit"``).
+    Raises ``ValueError`` for an unknown format.
+    """
+    raise NotImplementedError  # filled in by the converter modules
