@@ -18,6 +18,7 @@ from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
+from chatledger.domain.convert import Format, Unanswered, to_model_messages
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
@@ -284,6 +285,32 @@ class ConversationStore(ToolActions, Inbox):
             if at_version == 0:
                 return []
         return self._load(tenant, chat_id, at_version).state.messages
+
+    def model_messages(
+        self,
+        chat_id: str,
+        format: Format = "ai-sdk",
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+        at_time: datetime | None = None,
+        ignore_incomplete_tool_calls: bool = False,
+        unanswered: Unanswered = "refuse",
+    ) -> Any:
+        """The conversation (now, or at a version or time) in a model API's format (SPEC §6).
+
+        ``format`` is ``"ai-sdk"`` (AI SDK ``ModelMessage`` list), ``"anthropic"``
+        (``{"system": ..., "messages": [...]}``), ``"openai-chat"`` (Chat
+        Completions messages) or ``"openai-responses"`` (Responses ``input``
+        items). See ``chatledger.domain.convert.to_model_messages`` for the options.
+        """
+        messages = self.messages(chat_id, tenant=tenant, at_version=at_version, at_time=at_time)
+        return to_model_messages(
+            messages,
+            format,
+            ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
+            unanswered=unanswered,
+        )
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""

@@ -39,4 +39,20 @@ def to_model_messages(
     (``"refuse"``, the default: the turn is paused) or is left out (``"omit"``).
     Raises ``ValueError`` for an unknown format.
     """
-    raise NotImplementedError  # filled in by the converter modules
+    if format == "ai-sdk":
+        from chatledger.domain.convert import ai_sdk
+
+        return ai_sdk.convert(messages, ignore_incomplete_tool_calls=ignore_incomplete_tool_calls)
+    if format == "anthropic":
+        from chatledger.domain.convert import anthropic
+
+        return anthropic.convert(messages, unanswered=unanswered)
+    if format == "openai-chat":
+        from chatledger.domain.convert import openai_chat
+
+        return openai_chat.convert(messages, unanswered=unanswered)
+    if format == "openai-responses":
+        from chatledger.domain.convert import openai_responses
+
+        return openai_responses.convert(messages, unanswered=unanswered)
+    raise ValueError(f"unknown model message format {format!r}; use one of {', '.join(FORMATS)}")
