@@ -1,4 +1,4 @@
-"""The ``chatledger`` command line: record the demo, show a conversation, ingest a recorded stream.
+"""The ``chatledger`` command line: demo, show, ingest, audit, convert, rebuild and project.
 
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
 ``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
@@ -12,17 +12,23 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from chatledger.adapters.audit import write_jsonl
 from chatledger.adapters.chunk_files import read_chunks
 from chatledger.adapters.demo import record_demo
 from chatledger.adapters.render import render_ingest, render_messages
+from chatledger.adapters.projection_process import project_forever
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
+from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
     ChatLedgerError,
     ConversationExistsError,
@@ -71,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(commands)
     _add_show(commands)
     _add_ingest(commands)
+    _add_audit(commands)
+    _add_convert(commands)
+    _add_rebuild(commands)
+    _add_project(commands)
     return parser
 
 
@@ -273,3 +283,174 @@ def _read_text(name: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise CommandError(f"{name} is not UTF-8 text (byte {error.start})") from None
+
+
+# -- audit ------------------------------------------------------------------------
+
+
+def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "audit",
+        "print a conversation's audit timeline",
+        "Print one line per event of a conversation: position, time, actor, kind and a summary. "
+        "Batches holding replayed or refused chunks are marked. --jsonl prints every entry "
+        "with its details as JSON Lines instead (for export).",
+    )
+    parser.add_argument("chat", metavar="CHAT", help="chat id")
+    parser.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="only entries of this kind (repeatable), e.g. approval-responded, chunks",
+    )
+    parser.add_argument("--actor", help="only entries caused by this actor, e.g. user:alice")
+    parser.add_argument("--jsonl", action="store_true", help="print JSON Lines with details")
+    parser.set_defaults(command=_audit)
+
+
+def _audit(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as store:
+        try:
+            entries = store.history(args.chat, kinds=args.kind, actor=args.actor)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+    if args.jsonl:
+        write_jsonl(entries, out)
+        return 0
+    for entry in entries:
+        marks = f" [{', '.join(entry.marks)}]" if entry.marks else ""
+        when = entry.time.strftime("%Y-%m-%d %H:%M:%S")
+        print(
+            f"{entry.position:>6}  {when}  {entry.actor or '-':<16} {entry.kind:<22} "
+            f"{entry.summary}{marks}",
+            file=out,
+        )
+    return 0
+
+
+# -- convert ----------------------------------------------------------------------
+
+
+def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "convert",
+        "print a conversation as a model API's messages",
+        "Print the conversation as the messages a model API takes (JSON): ai-sdk (AI SDK "
+        "ModelMessages), anthropic (Messages API system + messages), openai-chat (Chat "
+        "Completions messages) or openai-responses (Responses input items). A turn paused on "
+        "tool calls without results is refused unless --omit-unanswered.",
+    )
+    parser.add_argument("chat", metavar="CHAT", help="chat id")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="ai-sdk", help="target format (default: ai-sdk)"
+    )
+    parser.add_argument(
+        "--at-version", type=_positive_int, metavar="N", help="as of event version N"
+    )
+    parser.add_argument(
+        "--omit-unanswered",
+        action="store_true",
+        help="leave out tool calls still waiting for a result (provider formats)",
+    )
+    parser.add_argument(
+        "--ignore-incomplete-tool-calls",
+        action="store_true",
+        help="the AI SDK option of that name (ai-sdk format)",
+    )
+    parser.set_defaults(command=_convert)
+
+
+def _convert(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as store:
+        converted = store.model_messages(
+            args.chat,
+            args.format,
+            at_version=args.at_version,
+            unanswered="omit" if args.omit_unanswered else "refuse",
+            ignore_incomplete_tool_calls=args.ignore_incomplete_tool_calls,
+        )
+    print(json.dumps(converted, indent=2, ensure_ascii=False), file=out)
+    return 0
+
+
+# -- rebuild / project ------------------------------------------------------------
+
+
+def _add_rebuild(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "rebuild",
+        "drop the read models and rebuild them from the event log",
+        "Empty the read models (current messages, audit timeline, approvals inbox, continuation "
+        "queue) and apply the whole event log again, showing progress. The log itself is never "
+        "changed. Readers see the read models fill up while it runs.",
+    )
+    parser.set_defaults(command=_rebuild)
+
+
+def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    with _open(args) as store, tqdm(unit=" events", desc="rebuilding", file=sys.stderr) as bar:
+
+        def progress(position: int, head: int) -> None:
+            bar.total = head
+            bar.update(position - bar.n)
+
+        applied = store.rebuild(progress=progress)
+        counts = store._view.counts()
+    seconds = time.perf_counter() - started
+    rate = f" ({applied / seconds:,.0f} events/s)" if seconds > 0 and applied else ""
+    print(
+        f"rebuilt the read models from {applied:,} events in {seconds:.1f} s{rate}: "
+        f"{counts['conversations']:,} conversations, {counts['timeline']:,} timeline entries, "
+        f"{counts['approvals']:,} pending approvals, "
+        f"{counts['continuations']:,} pending continuations",
+        file=out,
+    )
+    return 0
+
+
+def _add_project(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "project",
+        "keep the read models up to date (run it as a process of its own)",
+        "Apply new events to the read models as they are recorded, until interrupted (Ctrl-C or "
+        "SIGTERM). Restarted, it resumes where it stopped. On PostgreSQL it wakes on each write "
+        "(LISTEN/NOTIFY); elsewhere it polls. Reads catch up by themselves, so this only keeps "
+        "them fast.",
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="catch up once and exit instead of running on"
+    )
+    parser.add_argument(
+        "--poll",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="how long to wait between checks for new events (default: 0.5)",
+    )
+    parser.set_defaults(command=_project)
+
+
+def _project(args: argparse.Namespace, out: TextIO) -> int:
+    with _open(args) as store:
+        if args.once:
+            print(f"applied {store.catch_up():,} events", file=out)
+            return 0
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        print(f"projecting {store.config.display}; Ctrl-C to stop", file=out, flush=True)
+
+        def report(applied: int) -> None:
+            print(f"applied {applied:,} events", file=out, flush=True)
+
+        try:
+            project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)
+        except KeyboardInterrupt:
+            pass
+    return 0

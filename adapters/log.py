@@ -44,6 +44,12 @@ class ConversationLog(Application[UUID]):
         assert isinstance(conversation, Conversation)
         return conversation
 
+    def load_at(self, aggregate_id: UUID, version: int) -> Conversation:
+        """The conversation as it stood at ``version`` (for the projector)."""
+        conversation: Any = self.repository.get(aggregate_id, version=version)
+        assert isinstance(conversation, Conversation)
+        return conversation
+
     def has_events_after(self, aggregate_id: UUID, version: int) -> bool:
         """Whether the log holds events of this conversation after ``version`` (one indexed query)."""
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -10,12 +11,14 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.actions import ToolActions
+from chatledger.adapters.audit import Audit
 from chatledger.adapters.cache import ConversationCache
 from chatledger.adapters.config import StoreConfig, parse_url
 from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
 from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
+from chatledger.adapters.views import open_read_models
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
@@ -28,6 +31,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.events import StreamClosed
 from chatledger.domain.limits import Limits
+from chatledger.projections.projector import Progress, Projector
 
 __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
 
@@ -50,7 +54,7 @@ class IngestReport:
     """Chunks refused, with the reason for each."""
 
 
-class ConversationStore(ToolActions, Inbox):
+class ConversationStore(ToolActions, Inbox, Audit):
     """An event-sourced store of AI chat conversations.
 
     Open one with ``ConversationStore.open(url)``; it is safe to share between
@@ -83,6 +87,8 @@ class ConversationStore(ToolActions, Inbox):
             raise StoreConfigurationError(
                 f"cannot open the store at {config.display}: {error}"
             ) from error
+        self._view = open_read_models(self._log, config.backend)
+        self._projector = Projector(self._log, self._view)
 
     @classmethod
     def open(
@@ -278,13 +284,28 @@ class ConversationStore(ToolActions, Inbox):
         at_version: int | None = None,
         at_time: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """The conversation's UIMessages (JSON dicts), now or as they stood at a version or time."""
+        """The conversation's UIMessages (JSON dicts), now or as they stood at a version or time.
+
+        The current messages come from the read model (brought up to date
+        first); past ones are rebuilt from the log.
+        """
         tenant = tenant or self.tenant
         if at_time is not None:
             at_version = self._version_at(tenant, chat_id, at_time)
             if at_version == 0:
                 return []
-        return self._load(tenant, chat_id, at_version).state.messages
+        if at_version is not None:
+            return self._load(tenant, chat_id, at_version).state.messages
+        key = conversation_id(tenant, chat_id)
+        row = self._view.conversation(key)
+        if row is None or self._log.has_events_after(key, row.version):
+            self._projector.catch_up()
+            row = self._view.conversation(key)
+            if row is None:
+                self._load(tenant, chat_id)  # raises ConversationNotFoundError
+                raise AssertionError("a stored conversation is missing from the read model")
+        messages: list[dict[str, Any]] = json.loads(row.messages_json)
+        return messages
 
     def model_messages(
         self,
@@ -311,6 +332,20 @@ class ConversationStore(ToolActions, Inbox):
             ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
             unanswered=unanswered,
         )
+
+    # -- read models ---------------------------------------------------------
+
+    def catch_up(self, *, progress: Progress | None = None) -> int:
+        """Bring the read models up to date with the log; returns how many events were applied.
+
+        Reads do this by themselves; call it to keep reads fast (for example
+        from a background worker, or ``chatledger project``).
+        """
+        return self._projector.catch_up(progress=progress)
+
+    def rebuild(self, *, progress: Progress | None = None) -> int:
+        """Drop the read models and rebuild them from the whole log; returns how many events were applied."""
+        return self._projector.rebuild(progress=progress)
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""

@@ -208,7 +208,11 @@ class Conversation(BaseAggregate[UUID]):
             chunks=[entry[0] for entry in entries],
             ages_ms=[max(0, round((now - entry[1]) * 1000)) for entry in entries],
             replays=[i for i, entry in enumerate(entries) if entry[2] is Verdict.REPLAY],
-            refusals=[(i, entry[3] or "") for i, entry in enumerate(entries) if entry[3]],
+            refusals=[
+                (i, entry[3] or "refused")
+                for i, entry in enumerate(entries)
+                if entry[2] is Verdict.REFUSED
+            ],
             actor=stream.actor,
         )
 

@@ -151,3 +151,9 @@ def durable_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 def store(backend: Backend) -> ConversationStore:
     """A store with default settings on a fresh database of each backend."""
     return backend.open()
+
+
+@pytest.fixture(params=[_POSTGRES])
+def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh PostgreSQL schema (for what only PostgreSQL does, e.g. LISTEN/NOTIFY)."""
+    yield from _backend(request.param, request, tmp_path)

@@ -1,0 +1,394 @@
+"""The read models' tables on SQLite and PostgreSQL (``ReadModelView`` implementations).
+
+They live next to the event log, in the same SQLite file or PostgreSQL
+schema, and are created on first use:
+
+- ``chatledger_conversations``: one row per conversation, its messages as JSON;
+- ``chatledger_timeline``: one row per event (the audit timeline);
+- ``chatledger_pending_approvals`` and ``chatledger_pending_continuations``: the inbox;
+- the tracking table (``tracking`` on SQLite, ``chatledger_tracking`` on PostgreSQL).
+
+``memory://`` stores keep their read models in an in-memory SQLite database.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
+from psycopg import sql
+
+from chatledger.domain.timeline import TimelineEntry
+from chatledger.projections.read_models import (
+    ContinuationRequest,
+    ConversationView,
+    HistoryQuery,
+    Page,
+    PendingApproval,
+    ReadModelView,
+)
+
+__all__ = ["PostgresReadModels", "SQLiteReadModels", "memory_read_models", "open_read_models"]
+
+TABLES = {
+    "conversations": "chatledger_conversations",
+    "timeline": "chatledger_timeline",
+    "approvals": "chatledger_pending_approvals",
+    "continuations": "chatledger_pending_continuations",
+}
+
+_DDL = [
+    "CREATE TABLE IF NOT EXISTS {conversations} ("
+    " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
+    " version INTEGER NOT NULL, messages TEXT NOT NULL, status TEXT NOT NULL,"
+    " updated_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {timeline} ("
+    " conversation_id TEXT NOT NULL, position INTEGER NOT NULL, recorded_at TEXT NOT NULL,"
+    " actor TEXT, kind TEXT NOT NULL, summary TEXT NOT NULL, details TEXT NOT NULL,"
+    " marks TEXT NOT NULL, PRIMARY KEY (conversation_id, position))",
+    "CREATE TABLE IF NOT EXISTS {approvals} ("
+    " conversation_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, tenant TEXT NOT NULL,"
+    " chat_id TEXT NOT NULL, message_id TEXT NOT NULL, tool_name TEXT NOT NULL,"
+    " input TEXT NOT NULL, approval_id TEXT NOT NULL, requested_at TEXT NOT NULL,"
+    " PRIMARY KEY (conversation_id, tool_call_id))",
+    "CREATE INDEX IF NOT EXISTS {approvals_by_tenant} ON {approvals} (tenant, requested_at)",
+    "CREATE TABLE IF NOT EXISTS {continuations} ("
+    " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
+    " request_id TEXT NOT NULL, message_id TEXT NOT NULL, cause TEXT NOT NULL,"
+    " requested_at TEXT NOT NULL, claimed_by TEXT, lease_until TEXT)",
+    "CREATE INDEX IF NOT EXISTS {continuations_by_tenant}"
+    " ON {continuations} (tenant, requested_at)",
+]
+
+_UPSERT_CONVERSATION = (
+    "INSERT INTO {conversations} VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version,"
+    " messages = excluded.messages, status = excluded.status, updated_at = excluded.updated_at"
+)
+_INSERT_ENTRY = "INSERT INTO {timeline} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_DELETE_APPROVALS = "DELETE FROM {approvals} WHERE conversation_id = ?"
+_INSERT_APPROVAL = "INSERT INTO {approvals} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_DELETE_CONTINUATION = "DELETE FROM {continuations} WHERE conversation_id = ?"
+_INSERT_CONTINUATION = "INSERT INTO {continuations} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_TRACKING = (
+    "INSERT INTO {tracking} VALUES (?, ?) ON CONFLICT (application_name) DO NOTHING"
+    " RETURNING notification_id"
+)
+_ADVANCE_TRACKING = (
+    "UPDATE {tracking} SET notification_id = ? WHERE application_name = ? AND notification_id = ?"
+    " RETURNING notification_id"
+)
+_DELETE_TRACKING = "DELETE FROM {tracking} WHERE application_name = ?"
+_SELECT_CONVERSATION = (
+    "SELECT version, messages, status FROM {conversations} WHERE conversation_id = ?"
+)
+_SELECT_APPROVALS = (
+    "SELECT tenant, chat_id, message_id, tool_call_id, tool_name, input, approval_id,"
+    " requested_at FROM {approvals} WHERE tenant = ? ORDER BY requested_at, conversation_id"
+)
+_SELECT_CONTINUATIONS = (
+    "SELECT tenant, chat_id, request_id, message_id, cause, requested_at, claimed_by,"
+    " lease_until FROM {continuations} WHERE tenant = ? ORDER BY requested_at, conversation_id"
+)
+
+
+def _json(value: Any) -> str:
+    # ASCII-escaped: lone surrogates (which the log can hold) survive as \\udXXX escapes.
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _time(moment: datetime) -> str:
+    """A fixed-width ISO time, so that text order is time order."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+class _SQLReadModels(ReadModelView):
+    """The SQL shared by both databases; subclasses give the cursor and the statement dialect."""
+
+    def _statement(self, template: str) -> Any:
+        raise NotImplementedError
+
+    @contextmanager
+    def _transaction(self, *, commit: bool) -> Iterator[Any]:
+        with self.datastore.transaction(commit=commit) as cursor:  # type: ignore[attr-defined]
+            yield cursor
+
+    def apply_page(self, page: Page, tracking: Tracking, *, after: int) -> None:
+        """Write the page and move the tracking record from ``after`` to its last event, in one transaction."""
+        with self._transaction(commit=True) as c:
+            self._advance_tracking(c, tracking, after)
+            if page.conversations:
+                c.executemany(
+                    self._statement(_UPSERT_CONVERSATION),
+                    [
+                        (
+                            str(row.conversation_id),
+                            row.tenant,
+                            row.chat_id,
+                            row.version,
+                            _json(row.messages),
+                            row.status,
+                            _time(row.updated_at),
+                        )
+                        for row in page.conversations.values()
+                    ],
+                )
+            entries = [
+                (
+                    str(key),
+                    entry.position,
+                    _time(entry.time),
+                    entry.actor,
+                    entry.kind,
+                    entry.summary,
+                    _json(entry.details),
+                    _json(list(entry.marks)),
+                )
+                for key, timeline in page.timeline.items()
+                for entry in timeline
+            ]
+            if entries:
+                c.executemany(self._statement(_INSERT_ENTRY), entries)
+            self._replace_inbox(c, page)
+
+    def _replace_inbox(self, c: Any, page: Page) -> None:
+        keys = [(str(key),) for key in page.approvals]
+        if keys:
+            c.executemany(self._statement(_DELETE_APPROVALS), keys)
+        approvals = [
+            (
+                str(key),
+                row.tool_call_id,
+                row.tenant,
+                row.chat_id,
+                row.message_id,
+                row.tool_name,
+                _json(row.input),
+                row.approval_id,
+                _time(row.requested_at),
+            )
+            for key, rows in page.approvals.items()
+            for row in rows
+        ]
+        if approvals:
+            c.executemany(self._statement(_INSERT_APPROVAL), approvals)
+        keys = [(str(key),) for key in page.continuations]
+        if keys:
+            c.executemany(self._statement(_DELETE_CONTINUATION), keys)
+        continuations = [
+            (
+                str(key),
+                row.tenant,
+                row.chat_id,
+                row.request_id,
+                row.message_id,
+                row.cause,
+                _time(row.requested_at),
+                row.claimed_by,
+                _time(row.lease_until) if row.lease_until else None,
+            )
+            for key, row in page.continuations.items()
+            if row is not None
+        ]
+        if continuations:
+            c.executemany(self._statement(_INSERT_CONTINUATION), continuations)
+
+    def conversation(self, conversation_id: UUID) -> ConversationView | None:
+        """The conversation's row, or None if it was never projected."""
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(_SELECT_CONVERSATION), (str(conversation_id),))
+            row = c.fetchone()
+        if row is None:
+            return None
+        return ConversationView(row["version"], row["messages"], row["status"])
+
+    def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
+        """Timeline entries of one conversation, in order."""
+        where = ["conversation_id = ?", "position > ?"]
+        params: list[Any] = [str(conversation_id), query.after]
+        if query.kinds is not None:
+            kinds = list(query.kinds)
+            if not kinds:
+                return []
+            where.append(f"kind IN ({', '.join('?' for _ in kinds)})")
+            params.extend(kinds)
+        if query.actor is not None:
+            where.append("actor = ?")
+            params.append(query.actor)
+        statement = (
+            "SELECT position, recorded_at, actor, kind, summary, details, marks FROM {timeline}"
+            f" WHERE {' AND '.join(where)} ORDER BY position"
+        )
+        if query.limit is not None:
+            statement += " LIMIT ?"
+            params.append(query.limit)
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(statement), params)
+            rows = c.fetchall()
+        return [
+            TimelineEntry(
+                position=row["position"],
+                time=datetime.fromisoformat(row["recorded_at"]),
+                actor=row["actor"],
+                kind=row["kind"],
+                summary=row["summary"],
+                details=json.loads(row["details"]),
+                marks=tuple(json.loads(row["marks"])),
+            )
+            for row in rows
+        ]
+
+    def pending_approvals(self, tenant: str) -> list[PendingApproval]:
+        """The tenant's tool calls awaiting approval, oldest first."""
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(_SELECT_APPROVALS), (tenant,))
+            rows = c.fetchall()
+        return [
+            PendingApproval(
+                row["tenant"],
+                row["chat_id"],
+                row["message_id"],
+                row["tool_call_id"],
+                row["tool_name"],
+                json.loads(row["input"]),
+                row["approval_id"],
+                datetime.fromisoformat(row["requested_at"]),
+            )
+            for row in rows
+        ]
+
+    def pending_continuations(self, tenant: str) -> list[ContinuationRequest]:
+        """The tenant's pending continuation requests, oldest first."""
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(_SELECT_CONTINUATIONS), (tenant,))
+            rows = c.fetchall()
+        return [
+            ContinuationRequest(
+                row["tenant"],
+                row["chat_id"],
+                row["request_id"],
+                row["message_id"],
+                row["cause"],
+                datetime.fromisoformat(row["requested_at"]),
+                row["claimed_by"],
+                _parse_time(row["lease_until"]),
+            )
+            for row in rows
+        ]
+
+    def reset(self, application_name: str) -> None:
+        """Empty every read model and forget the tracking position, in one transaction."""
+        with self._transaction(commit=True) as c:
+            for name in TABLES:
+                c.execute(self._statement(f"DELETE FROM {{{name}}}"))
+            c.execute(self._statement(_DELETE_TRACKING), (application_name,))
+
+    def _advance_tracking(self, c: Any, tracking: Tracking, after: int) -> None:
+        """Compare-and-set the tracking record: ``after`` -> ``tracking.notification_id``.
+
+        Stricter than ``eventsourcing``'s guarded upsert (which only checks that
+        the position grows): a projector whose cached state predates a rebuild
+        or another projector's page cannot write over their work.
+        """
+        if after == 0:
+            c.execute(
+                self._statement(_INSERT_TRACKING),
+                (tracking.application_name, tracking.notification_id),
+            )
+            if c.fetchone() is None:
+                raise IntegrityError("another projector applied the first events meanwhile")
+            return
+        c.execute(
+            self._statement(_ADVANCE_TRACKING),
+            (tracking.notification_id, tracking.application_name, after),
+        )
+        if c.fetchone() is None:
+            raise IntegrityError(
+                f"read models moved past position {after} meanwhile (another projector or a rebuild)"
+            )
+
+    def counts(self) -> dict[str, int]:
+        """Rows per read model."""
+        found = {}
+        with self._transaction(commit=False) as c:
+            for name in TABLES:
+                c.execute(self._statement(f"SELECT COUNT(*) AS n FROM {{{name}}}"))
+                found[name] = c.fetchone()["n"]
+        return found
+
+
+class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
+    """The read models in the store's SQLite database."""
+
+    def construct_create_table_statements(self) -> list[str]:
+        """eventsourcing's tracking table, then the read models' tables."""
+        statements = super().construct_create_table_statements()
+        names = {**TABLES, "approvals_by_tenant": "chatledger_pending_approvals_by_tenant"}
+        names["continuations_by_tenant"] = "chatledger_pending_continuations_by_tenant"
+        return [*statements, *(statement.format(**names) for statement in _DDL)]
+
+    def _statement(self, template: str) -> str:
+        return template.format(**TABLES, tracking="tracking")
+
+
+
+class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
+    """The read models in the store's PostgreSQL schema."""
+
+    def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
+        super().__init__(datastore, tracking_table_name="chatledger_tracking", **kwargs)
+        schema = datastore.schema
+        self._names: dict[str, sql.Composable] = {
+            name: sql.Identifier(schema, table) for name, table in TABLES.items()
+        }
+        self._names["tracking"] = sql.Identifier(schema, self.tracking_table_name)
+        indexes = {
+            "approvals_by_tenant": sql.Identifier("chatledger_pending_approvals_by_tenant"),
+            "continuations_by_tenant": sql.Identifier("chatledger_pending_continuations_by_tenant"),
+        }
+        tables = {name: self._names[name] for name in TABLES}
+        self.sql_create_statements.extend(
+            sql.SQL(statement).format(**tables, **indexes) for statement in _DDL
+        )
+        self._cache: dict[str, sql.Composed] = {}
+
+    def _statement(self, template: str) -> sql.Composed:
+        statement = self._cache.get(template)
+        if statement is None:
+            statement = sql.SQL(template.replace("?", "%s")).format(**self._names)
+            self._cache[template] = statement
+        return statement
+
+
+
+def open_read_models(log: Any, backend: str) -> ReadModelView:
+    """The read models next to ``log`` (a ``ConversationLog``), tables created on first use."""
+    view: ReadModelView
+    if backend == "sqlite":
+        view = SQLiteReadModels(log.recorder.datastore)
+    elif backend == "postgres":
+        view = PostgresReadModels(log.recorder.datastore)
+    else:
+        return memory_read_models()
+    view.create_table()  # type: ignore[attr-defined]
+    return view
+
+
+def memory_read_models() -> SQLiteReadModels:
+    """Read models for a ``memory://`` store: an in-memory SQLite database of their own."""
+    name = f"file:chatledger-read-models-{uuid.uuid4().hex}?mode=memory&cache=shared"
+    view = SQLiteReadModels(SQLiteDatastore(name))
+    view.create_table()
+    return view

@@ -1,0 +1,159 @@
+"""The read models' rows, what one page of events changes in them, and the view interface that stores them.
+
+Three read models are kept together, in one set of tables, behind one
+``eventsourcing`` tracking position (so they always agree with each other):
+
+- **conversations**: per conversation, its UIMessages and status as of its
+  latest projected version (``messages()`` reads this instead of replaying);
+- **timeline**: one audit entry per event (``history()``);
+- **inbox**: the tool calls awaiting approval and the pending continuation
+  requests, across conversations (``pending_approvals()``,
+  ``pending_continuations()``).
+
+A ``ReadModelView`` is an ``eventsourcing`` tracking recorder: ``apply_page``
+writes a page of changes and the tracking record of its last event in one
+transaction, so each event is applied exactly once even when two projectors
+race (the loser's transaction fails on the tracking record and rolls back).
+The SQL implementations live in ``chatledger.adapters.views``.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import Tracking, TrackingRecorder
+
+from chatledger.domain.timeline import TimelineEntry
+
+__all__ = [
+    "ConversationRow",
+    "ConversationView",
+    "ContinuationRequest",
+    "HistoryQuery",
+    "Page",
+    "PendingApproval",
+    "ReadModelView",
+]
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """A tool call awaiting a human's approval."""
+
+    tenant: str
+    chat_id: str
+    message_id: str
+    tool_call_id: str
+    tool_name: str
+    input: Any
+    approval_id: str
+    requested_at: datetime
+    """When the approval was requested (UTC)."""
+
+    @property
+    def age_seconds(self) -> float:
+        """How long it has been waiting."""
+        return (datetime.now(UTC) - self.requested_at).total_seconds()
+
+
+@dataclass(frozen=True)
+class ContinuationRequest:
+    """A request for the model to continue a turn, not yet fulfilled (claimed or not)."""
+
+    tenant: str
+    chat_id: str
+    request_id: str
+    message_id: str
+    cause: str
+    requested_at: datetime
+    claimed_by: str | None = None
+    lease_until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    """One conversation as of ``version``: what the conversations read model holds."""
+
+    conversation_id: UUID
+    tenant: str
+    chat_id: str
+    version: int
+    messages: list[dict[str, Any]]
+    status: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ConversationView:
+    """A conversation as read back from the read model (its messages still as JSON text)."""
+
+    version: int
+    messages_json: str
+    status: str
+
+
+@dataclass
+class Page:
+    """Everything one page of events changes, keyed by conversation."""
+
+    conversations: dict[UUID, ConversationRow] = field(default_factory=dict)
+    timeline: dict[UUID, list[TimelineEntry]] = field(default_factory=dict)
+    approvals: dict[UUID, list[PendingApproval]] = field(default_factory=dict)
+    """The conversation's full set of pending approvals after the page (replaces the old set)."""
+    continuations: dict[UUID, ContinuationRequest | None] = field(default_factory=dict)
+    """The conversation's pending continuation after the page, or None (replaces the old one)."""
+    events: int = 0
+    """How many events the page held."""
+
+
+@dataclass(frozen=True)
+class HistoryQuery:
+    """Which timeline entries to read."""
+
+    kinds: Sequence[str] | None = None
+    actor: str | None = None
+    after: int = 0
+    """Only entries after this position."""
+    limit: int | None = None
+
+
+class ReadModelView(TrackingRecorder):
+    """Storage of the read models (an ``eventsourcing`` tracking recorder)."""
+
+    @abstractmethod
+    def apply_page(self, page: Page, tracking: Tracking, *, after: int) -> None:
+        """Write the page and move the tracking position from ``after`` to ``tracking``, in one transaction.
+
+        Raises ``eventsourcing.persistence.IntegrityError`` (and writes
+        nothing) when the stored position is no longer ``after``: another
+        projector applied events meanwhile, or the view was reset.
+        """
+
+    @abstractmethod
+    def conversation(self, conversation_id: UUID) -> ConversationView | None:
+        """The conversation's row, or None if it was never projected."""
+
+    @abstractmethod
+    def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
+        """Timeline entries of one conversation, in order."""
+
+    @abstractmethod
+    def pending_approvals(self, tenant: str) -> list[PendingApproval]:
+        """The tenant's tool calls awaiting approval, oldest first."""
+
+    @abstractmethod
+    def pending_continuations(self, tenant: str) -> list[ContinuationRequest]:
+        """The tenant's pending continuation requests, oldest first."""
+
+    @abstractmethod
+    def reset(self, application_name: str) -> None:
+        """Empty every read model and forget the tracking position, in one transaction."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """Rows per read model (for ``rebuild`` reports and tests)."""
