@@ -318,11 +318,12 @@ def _audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.jsonl:
         write_jsonl(entries, out)
         return 0
+    width = max((len(entry.actor or "-") for entry in entries), default=1)
     for entry in entries:
         marks = f" [{', '.join(entry.marks)}]" if entry.marks else ""
         when = entry.time.strftime("%Y-%m-%d %H:%M:%S")
         print(
-            f"{entry.position:>6}  {when}  {entry.actor or '-':<16} {entry.kind:<22} "
+            f"{entry.position:>6}  {when}  {entry.actor or '-':<{width}}  {entry.kind:<22} "
             f"{entry.summary}{marks}",
             file=out,
         )
@@ -393,25 +394,32 @@ def _add_rebuild(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
-    started = time.perf_counter()
-    with _open(args) as store, tqdm(unit=" events", desc="rebuilding", file=sys.stderr) as bar:
+    with _open(args) as store:
+        head = store.head()
+        with tqdm(total=head, unit=" events", desc="rebuilding", file=sys.stderr) as bar:
 
-        def progress(position: int, head: int) -> None:
-            bar.total = head
-            bar.update(position - bar.n)
+            def progress(position: int, head: int) -> None:
+                bar.total = head
+                bar.update(position - bar.n)
 
-        applied = store.rebuild(progress=progress)
-        counts = store._view.counts()
-    seconds = time.perf_counter() - started
+            started = time.perf_counter()
+            applied = store.rebuild(progress=progress)
+            seconds = time.perf_counter() - started
+        counts = store.read_model_counts()
     rate = f" ({applied / seconds:,.0f} events/s)" if seconds > 0 and applied else ""
     print(
-        f"rebuilt the read models from {applied:,} events in {seconds:.1f} s{rate}: "
-        f"{counts['conversations']:,} conversations, {counts['timeline']:,} timeline entries, "
-        f"{counts['approvals']:,} pending approvals, "
-        f"{counts['continuations']:,} pending continuations",
+        f"rebuilt the read models from {_count(applied, 'event')} in {seconds:.1f} s{rate}: "
+        f"{_count(counts['conversations'], 'conversation')}, "
+        f"{_count(counts['timeline'], 'timeline entry', 'timeline entries')}, "
+        f"{_count(counts['approvals'], 'pending approval')}, "
+        f"{_count(counts['continuations'], 'pending continuation')}",
         file=out,
     )
     return 0
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def _add_project(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -440,14 +448,14 @@ def _add_project(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _project(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as store:
         if args.once:
-            print(f"applied {store.catch_up():,} events", file=out)
+            print(f"applied {_count(store.catch_up(), 'event')}", file=out)
             return 0
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         print(f"projecting {store.config.display}; Ctrl-C to stop", file=out, flush=True)
 
         def report(applied: int) -> None:
-            print(f"applied {applied:,} events", file=out, flush=True)
+            print(f"applied {_count(applied, 'event')}", file=out, flush=True)
 
         try:
             project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)

@@ -347,6 +347,14 @@ class ConversationStore(ToolActions, Inbox, Audit):
         """Drop the read models and rebuild them from the whole log; returns how many events were applied."""
         return self._projector.rebuild(progress=progress)
 
+    def head(self) -> int:
+        """The id of the last event recorded in the whole store (0 when empty)."""
+        return int(self._log.recorder.max_notification_id() or 0)
+
+    def read_model_counts(self) -> dict[str, int]:
+        """Rows per read model: conversations, timeline, approvals, continuations."""
+        return self._view.counts()
+
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""
         return self._load(tenant or self.tenant, chat_id).version

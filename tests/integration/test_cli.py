@@ -323,9 +323,74 @@ def test_bad_usage_exits_with_code_2_from_the_real_process(run: Run) -> None:
     assert "the following arguments are required: CHAT" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["demo", "show", "ingest"])
+@pytest.mark.parametrize("command", ["demo", "show", "ingest", "audit", "convert", "rebuild", "project"])
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``COMMAND --help`` explains the command and its store options."""
     assert main([command, "--help"]) == 0
     shown = capsys.readouterr().out
     assert "--url" in shown and "--tenant" in shown and "CHATLEDGER_URL" in shown
+
+
+def test_audit_prints_one_line_per_event_with_the_denial_and_its_reason(
+    run: Run, demo: Demo
+) -> None:
+    """The timeline names who denied which tool and why; batches with replays are marked."""
+    result = run("audit", demo.chat, "--url", demo.url)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    with ConversationStore.open(demo.url) as store:
+        assert len(lines) == store.version(demo.chat)
+    denial = [line for line in lines if "approval-responded" in line]
+    assert len(denial) == 1
+    assert "denied `delete_file`" in denial[0] and DENIAL_REASON[:30] in denial[0]
+    assert any("[replay]" in line for line in lines)
+
+
+def test_audit_jsonl_exports_every_entry_and_filters_by_kind(run: Run, demo: Demo) -> None:
+    """--jsonl gives one JSON object per line; --kind keeps only that kind."""
+    result = run("audit", demo.chat, "--url", demo.url, "--jsonl", "--kind", "stream-opened")
+    assert result.returncode == 0, result.stderr
+    entries = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(entries) == 2
+    assert {entry["kind"] for entry in entries} == {"stream-opened"}
+    bad = run("audit", demo.chat, "--url", demo.url, "--kind", "nonsense")
+    assert bad.returncode == 1 and "unknown timeline kind" in bad.stderr
+
+
+def test_rebuild_reports_what_it_rebuilt_and_changes_no_read(run: Run, demo: Demo) -> None:
+    """A rebuild replays the whole log into the read models; reads give the same answers."""
+    before = run("show", demo.chat, "--url", demo.url, "--json").stdout
+    audit_before = run("audit", demo.chat, "--url", demo.url, "--jsonl").stdout
+    result = run("rebuild", "--url", demo.url)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"rebuilt the read models from \d+ events", result.stdout)
+    assert "1 conversation," in result.stdout
+    assert run("show", demo.chat, "--url", demo.url, "--json").stdout == before
+    assert run("audit", demo.chat, "--url", demo.url, "--jsonl").stdout == audit_before
+
+
+def test_project_once_catches_up_and_says_how_much(run: Run, url: str) -> None:
+    """`project --once` applies what is pending and exits."""
+    with ConversationStore.open(url) as store:
+        store.start_conversation("c1")
+    result = run("project", "--url", url, "--once")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "applied 1 event"
+    assert run("project", "--url", url, "--once").stdout.strip() == "applied 0 events"
+
+
+def test_convert_prints_the_denial_as_an_anthropic_tool_result(run: Run, demo: Demo) -> None:
+    """The denied call of the demo reaches the model as an error result carrying the reason."""
+    result = run("convert", demo.chat, "--url", demo.url, "--format", "anthropic")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    results = [
+        block
+        for message in payload["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert len(results) == 1
+    assert results[0]["is_error"] is True
+    assert DENIAL_REASON in json.dumps(results[0]["content"])
