@@ -131,6 +131,8 @@ class ConversationStore(ToolActions, Inbox, Audit):
         """Release database connections."""
         self._flusher.stop()
         self._log.close()
+        if self.config.backend == "memory":  # the read models have a database of their own
+            self._view.datastore.close()  # type: ignore[attr-defined]
 
     def __enter__(self) -> ConversationStore:
         return self

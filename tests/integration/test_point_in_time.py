@@ -1,0 +1,73 @@
+"""Point in time (issue 4): messages() and model_messages() as the conversation stood at a version or time,
+also across regenerate and edit cuts, on every backend."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from chatledger import ConversationStore
+
+
+def _user(mid: str, text: str) -> dict[str, Any]:
+    return {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def _answer(store: ConversationStore, chat: str, mid: str, text: str) -> None:
+    store.ingest(
+        chat,
+        [
+            {"type": "start", "messageId": mid},
+            {"type": "text-start", "id": "t"},
+            {"type": "text-delta", "id": "t", "delta": text},
+            {"type": "text-end", "id": "t"},
+            {"type": "finish"},
+        ],
+    )
+
+
+def _texts(model_messages: list[dict[str, Any]]) -> list[str]:
+    found = []
+    for message in model_messages:
+        content = message["content"]
+        if isinstance(content, str):
+            found.append(content)
+        else:
+            found.extend(part["text"] for part in content if part.get("type") == "text")
+    return found
+
+
+def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: ConversationStore) -> None:
+    """After regenerate and edit, the current view drops the cut messages; earlier points keep them."""
+    chat = "pit"
+    store.start_conversation(chat)
+    store.append_message(chat, _user("u1", "first question"))
+    _answer(store, chat, "a1", "first answer")
+    before_cut = store.version(chat)
+    time.sleep(0.01)
+    moment = datetime.now(UTC)
+    time.sleep(0.01)
+    store.regenerate(chat)
+    _answer(store, chat, "a2", "second answer")
+    after_regenerate = store.version(chat)
+    store.edit(chat, "u1", _user("u2", "edited question"))
+
+    assert _texts(store.model_messages(chat)) == ["edited question"]
+    assert _texts(store.model_messages(chat, at_version=before_cut)) == [
+        "first question",
+        "first answer",
+    ]
+    assert _texts(store.model_messages(chat, at_time=moment)) == ["first question", "first answer"]
+    assert _texts(store.model_messages(chat, at_version=after_regenerate)) == [
+        "first question",
+        "second answer",
+    ]
+    anthropic = store.model_messages(chat, "anthropic", at_version=before_cut)
+    assert [m["role"] for m in anthropic["messages"]] == ["user", "assistant"]
+    assert store.messages(chat, at_version=before_cut) == [
+        _user("u1", "first question"),
+        {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "first answer", "state": "done"}]},
+    ]
+    # now, from the read model, equals the log replayed up to the last version
+    assert store.messages(chat) == store.messages(chat, at_version=store.version(chat))
