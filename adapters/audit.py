@@ -49,7 +49,9 @@ class Audit:
         wanted = None if kinds is None else [kinds] if isinstance(kinds, str) else list(kinds)
         unknown = sorted(set(wanted or ()) - set(KINDS))
         if unknown:
-            raise ValueError(f"unknown timeline kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
+            raise ValueError(
+                f"unknown timeline kind(s) {unknown}; the kinds are {', '.join(KINDS)}"
+            )
         key = conversation_id(tenant, chat_id)
         self._projector.catch_up()
         if self._view.conversation(key) is None:
@@ -64,5 +66,3 @@ def write_jsonl(entries: Iterable[TimelineEntry], out: TextIO) -> int:
         out.write(json.dumps(entry.to_json()) + "\n")  # ASCII: lone surrogates survive
         count += 1
     return count
-
-

@@ -25,8 +25,8 @@ from typing import TextIO
 from chatledger.adapters.audit import write_jsonl
 from chatledger.adapters.chunk_files import read_chunks
 from chatledger.adapters.demo import record_demo
-from chatledger.adapters.render import render_ingest, render_messages
 from chatledger.adapters.projection_process import project_forever
+from chatledger.adapters.render import render_ingest, render_messages
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
@@ -457,8 +457,6 @@ def _project(args: argparse.Namespace, out: TextIO) -> int:
         def report(applied: int) -> None:
             print(f"applied {_count(applied, 'event')}", file=out, flush=True)
 
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)
-        except KeyboardInterrupt:
-            pass
     return 0

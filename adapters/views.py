@@ -343,7 +343,6 @@ class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
         return template.format(**TABLES, tracking="tracking")
 
 
-
 class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
     """The read models in the store's PostgreSQL schema."""
 
@@ -372,7 +371,6 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
         return statement
 
 
-
 def open_read_models(log: Any, backend: str) -> ReadModelView:
     """The read models next to ``log`` (a ``ConversationLog``), tables created on first use."""
     view: ReadModelView
@@ -382,7 +380,7 @@ def open_read_models(log: Any, backend: str) -> ReadModelView:
         view = PostgresReadModels(log.recorder.datastore)
     else:
         return memory_read_models()
-    view.create_table()  # type: ignore[attr-defined]
+    view.create_table()
     return view
 
 

@@ -213,4 +213,3 @@ def continuation_of(state: ConversationState) -> ContinuationRequest | None:
         data.get("claimedBy"),
         datetime.fromisoformat(lease) if lease else None,
     )
-

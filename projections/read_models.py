@@ -31,9 +31,9 @@ from eventsourcing.persistence import Tracking, TrackingRecorder
 from chatledger.domain.timeline import TimelineEntry
 
 __all__ = [
+    "ContinuationRequest",
     "ConversationRow",
     "ConversationView",
-    "ContinuationRequest",
     "HistoryQuery",
     "Page",
     "PendingApproval",

@@ -323,7 +323,9 @@ def test_bad_usage_exits_with_code_2_from_the_real_process(run: Run) -> None:
     assert "the following arguments are required: CHAT" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["demo", "show", "ingest", "audit", "convert", "rebuild", "project"])
+@pytest.mark.parametrize(
+    "command", ["demo", "show", "ingest", "audit", "convert", "rebuild", "project"]
+)
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``COMMAND --help`` explains the command and its store options."""
     assert main([command, "--help"]) == 0

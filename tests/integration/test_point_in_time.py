@@ -67,7 +67,11 @@ def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: Conversa
     assert [m["role"] for m in anthropic["messages"]] == ["user", "assistant"]
     assert store.messages(chat, at_version=before_cut) == [
         _user("u1", "first question"),
-        {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "first answer", "state": "done"}]},
+        {
+            "id": "a1",
+            "role": "assistant",
+            "parts": [{"type": "text", "text": "first answer", "state": "done"}],
+        },
     ]
     # now, from the read model, equals the log replayed up to the last version
     assert store.messages(chat) == store.messages(chat, at_version=store.version(chat))

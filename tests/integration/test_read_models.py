@@ -31,7 +31,9 @@ def _snapshot(store: ConversationStore, view: ReadModelView, chats: list[str]) -
         key = conversation_id(store.tenant, chat)
         row = view.conversation(key)
         found[chat] = {
-            "row": None if row is None else [row.version, json.loads(row.messages_json), row.status],
+            "row": None
+            if row is None
+            else [row.version, json.loads(row.messages_json), row.status],
             "timeline": [entry.to_json() for entry in view.history(key, HistoryQuery())],
         }
     found["approvals"] = [repr(a) for a in view.pending_approvals(store.tenant)]
@@ -119,7 +121,8 @@ def test_two_projectors_racing_apply_each_event_exactly_once(durable_backend: Ba
         for turn in range(15):
             for chat in chats:
                 writer.append_message(
-                    chat, {"id": f"u{turn}", "role": "user", "parts": [{"type": "text", "text": "x"}]}
+                    chat,
+                    {"id": f"u{turn}", "role": "user", "parts": [{"type": "text", "text": "x"}]},
                 )
     finally:
         stop.set()
@@ -138,7 +141,9 @@ def test_history_filters_and_exports_json_lines(store: ConversationStore) -> Non
     chat = "audited"
     store.start_conversation(chat, actor="user:alice")
     store.append_message(
-        chat, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}, actor="user:alice"
+        chat,
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        actor="user:alice",
     )
     store.ingest(
         chat,
