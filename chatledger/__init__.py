@@ -10,6 +10,7 @@ from chatledger.adapters.stream import StreamWriter
 from chatledger.domain.aggregate import ReceivedChunk
 from chatledger.domain.continuation import ConversationStatus, WaitingCall
 from chatledger.domain.conversation import Verdict
+from chatledger.domain.convert import FORMATS, to_model_messages
 from chatledger.domain.errors import (
     ApprovalConflictError,
     ChatLedgerError,
@@ -20,17 +21,21 @@ from chatledger.domain.errors import (
     InvalidChunkError,
     InvalidMessageError,
     InvalidToolOutputError,
+    MessageConversionError,
     NoOpenStreamError,
     OversizedInputError,
     StoreConfigurationError,
     StreamAlreadyOpenError,
     ToolCallNotReadyError,
+    UnansweredToolCallError,
     UnknownToolCallError,
 )
 from chatledger.domain.limits import Limits
+from chatledger.domain.timeline import TimelineEntry
 
 __all__ = [
     "DEFAULT_TENANT",
+    "FORMATS",
     "ActionResult",
     "ApprovalConflictError",
     "ChatLedgerError",
@@ -46,6 +51,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidToolOutputError",
     "Limits",
+    "MessageConversionError",
     "NoOpenStreamError",
     "OversizedInputError",
     "PendingApproval",
@@ -53,8 +59,11 @@ __all__ = [
     "StoreConfigurationError",
     "StreamAlreadyOpenError",
     "StreamWriter",
+    "TimelineEntry",
     "ToolCallNotReadyError",
+    "UnansweredToolCallError",
     "UnknownToolCallError",
     "Verdict",
     "WaitingCall",
+    "to_model_messages",
 ]
