@@ -12,7 +12,7 @@ from uuid import UUID
 
 from chatledger.adapters.actions import ToolActions
 from chatledger.adapters.audit import Audit
-from chatledger.adapters.cache import ConversationCache
+from chatledger.adapters.cache import ConversationCache, ReadCache
 from chatledger.adapters.config import StoreConfig, parse_url
 from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
@@ -81,6 +81,7 @@ class ConversationStore(ToolActions, Inbox, Audit):
             _create_schema(config)
         self._flusher = Flusher(self.batch.max_delay)
         self._cache = ConversationCache()
+        self._read_cache = ReadCache()
         try:
             self._log = ConversationLog(env={**config.env, **(env or {})})
         except Exception as error:  # database driver errors vary by backend
@@ -299,14 +300,20 @@ class ConversationStore(ToolActions, Inbox, Audit):
         if at_version is not None:
             return self._load(tenant, chat_id, at_version).state.messages
         key = conversation_id(tenant, chat_id)
-        row = self._view.conversation(key)
-        if row is None or self._log.has_events_after(key, row.version):
-            self._projector.catch_up()
+        cached = self._read_cache.get(key)
+        if cached is not None and not self._log.has_events_after(key, cached[0]):
+            text = cached[1]
+        else:
             row = self._view.conversation(key)
-            if row is None:
-                self._load(tenant, chat_id)  # raises ConversationNotFoundError
-                raise AssertionError("a stored conversation is missing from the read model")
-        messages: list[dict[str, Any]] = json.loads(row.messages_json)
+            if row is None or self._log.has_events_after(key, row.version):
+                self._projector.catch_up()
+                row = self._view.conversation(key)
+                if row is None:
+                    self._load(tenant, chat_id)  # raises ConversationNotFoundError
+                    raise AssertionError("a stored conversation is missing from the read model")
+            text = row.messages_json
+            self._read_cache.put(key, row.version, text)
+        messages: list[dict[str, Any]] = json.loads(text)
         return messages
 
     def model_messages(
