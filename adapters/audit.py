@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, TextIO
 
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.timeline import KINDS, TimelineEntry
+from chatledger.projections.projector import full_timeline
 from chatledger.projections.read_models import HistoryQuery
 
 if TYPE_CHECKING:
+    from chatledger.adapters.log import ConversationLog
     from chatledger.domain.aggregate import Conversation
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
@@ -25,6 +27,7 @@ class Audit:
         tenant: str
         _view: ReadModelView
         _projector: Projector
+        _log: ConversationLog
 
         def _load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation: ...
 
@@ -37,13 +40,16 @@ class Audit:
         actor: str | None = None,
         after: int = 0,
         limit: int | None = None,
+        full: bool = False,
     ) -> list[TimelineEntry]:
         """The conversation's audit timeline: one entry per event, in order.
 
         ``kinds`` keeps entries of those kinds (see ``chatledger.domain.timeline.KINDS``),
         ``actor`` those of one actor, ``after`` those after a position.
         Replayed and refused chunks show in the ``marks`` and ``details`` of
-        their batch's entry. Raises ConversationNotFoundError for an unknown chat.
+        their batch's entry. A batch's details list only those chunks (the
+        read model stays small); ``full=True`` lists every chunk, re-read from
+        the log. Raises ConversationNotFoundError for an unknown chat.
         """
         tenant = tenant or self.tenant
         wanted = None if kinds is None else [kinds] if isinstance(kinds, str) else list(kinds)
@@ -56,7 +62,12 @@ class Audit:
         self._projector.catch_up()
         if self._view.conversation(key) is None:
             self._load(tenant, chat_id)  # raises ConversationNotFoundError
-        return self._view.history(key, HistoryQuery(wanted, actor, after, limit))
+        entries = self._view.history(key, HistoryQuery(wanted, actor, after, limit))
+        batches = {entry.position for entry in entries if entry.details.get("compact")}
+        if not full or not batches:
+            return entries
+        fuller = full_timeline(self._log.events.get(key), batches)
+        return [fuller.get(entry.position, entry) for entry in entries]
 
 
 def write_jsonl(entries: Iterable[TimelineEntry], out: TextIO) -> int:

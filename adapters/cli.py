@@ -305,14 +305,18 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="only entries of this kind (repeatable), e.g. approval-responded, chunks",
     )
     parser.add_argument("--actor", help="only entries caused by this actor, e.g. user:alice")
-    parser.add_argument("--jsonl", action="store_true", help="print JSON Lines with details")
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="print JSON Lines with full details (every chunk of each batch)",
+    )
     parser.set_defaults(command=_audit)
 
 
 def _audit(args: argparse.Namespace, out: TextIO) -> int:
     with _open(args) as store:
         try:
-            entries = store.history(args.chat, kinds=args.kind, actor=args.actor)
+            entries = store.history(args.chat, kinds=args.kind, actor=args.actor, full=args.jsonl)
         except ValueError as error:
             raise CommandError(str(error)) from None
     if args.jsonl:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -62,7 +62,7 @@ from chatledger.domain.events import (
 )
 from chatledger.domain.tool_outputs import DEFAULT_DENIAL_TEXT
 
-__all__ = ["KINDS", "MARKS", "SUMMARY_LIMIT", "TimelineEntry", "describe"]
+__all__ = ["KINDS", "MARKS", "SUMMARY_LIMIT", "TimelineEntry", "compact", "describe"]
 
 KINDS: Final = (
     "conversation-started",
@@ -137,6 +137,26 @@ def describe(event: ConversationEvent, before: ConversationState) -> TimelineEnt
         details=details,
         marks=marks,
     )
+
+
+def compact(entry: TimelineEntry) -> TimelineEntry:
+    """The entry as the read model keeps it: a chunk batch lists only its replayed and refused chunks.
+
+    The applied chunks stay in the log (the event at ``position``); the
+    compact details count them by type (``chunkTypes``) and say
+    ``"compact": true``. ``describe`` gives the full details again.
+    """
+    rows = entry.details.get("chunks")
+    if entry.kind != "chunks" or not isinstance(rows, list):
+        return entry
+    types: dict[str, int] = {}
+    for row in rows:
+        chunk = row.get("chunk") if isinstance(row, dict) else None
+        kind = str(chunk.get("type")) if isinstance(chunk, dict) else "?"
+        types[kind] = types.get(kind, 0) + 1
+    kept = [row for row in rows if isinstance(row, dict) and row.get("verdict") != "applied"]
+    details = {**entry.details, "chunks": kept, "chunkTypes": types, "compact": True}
+    return replace(entry, details=details)
 
 
 # -- one describer per event class ------------------------------------------------

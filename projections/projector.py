@@ -28,7 +28,7 @@ from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import ConversationEvent
-from chatledger.domain.timeline import describe
+from chatledger.domain.timeline import TimelineEntry, compact, describe
 from chatledger.domain.tool_parts import is_tool_part, tool_name
 from chatledger.projections.read_models import (
     ContinuationRequest,
@@ -38,7 +38,14 @@ from chatledger.projections.read_models import (
     ReadModelView,
 )
 
-__all__ = ["EventLog", "Progress", "Projector", "approvals_of", "continuation_of"]
+__all__ = [
+    "EventLog",
+    "Progress",
+    "Projector",
+    "approvals_of",
+    "continuation_of",
+    "full_timeline",
+]
 
 _NOTHING = ConversationState(tenant="", chat_id="")
 """The state before a conversation's first event."""
@@ -136,7 +143,7 @@ class Projector:
             key = event.originator_id
             conversation = touched.get(key) or self._aggregate(key, event.originator_version - 1)
             before = conversation.state if conversation is not None else _NOTHING
-            entry = describe(event, before)
+            entry = compact(describe(event, before))
             conversation = event.mutate(conversation)
             assert conversation is not None
             touched[key] = conversation
@@ -213,3 +220,20 @@ def continuation_of(state: ConversationState) -> ContinuationRequest | None:
         data.get("claimedBy"),
         datetime.fromisoformat(lease) if lease else None,
     )
+
+
+def full_timeline(
+    events: Iterable[ConversationEvent], positions: set[int]
+) -> dict[int, TimelineEntry]:
+    """Full (not compact) timeline entries at ``positions``, from a conversation's events in order."""
+    found: dict[int, TimelineEntry] = {}
+    conversation: Conversation | None = None
+    last = max(positions, default=0)
+    for event in events:
+        if event.originator_version > last:
+            break
+        if event.originator_version in positions:
+            before = conversation.state if conversation is not None else _NOTHING
+            found[event.originator_version] = describe(event, before)
+        conversation = event.mutate(conversation)
+    return found

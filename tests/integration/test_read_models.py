@@ -164,7 +164,16 @@ def test_history_filters_and_exports_json_lines(store: ConversationStore) -> Non
     assert alice and all(entry.actor == "user:alice" for entry in alice)
     chunks = store.history(chat, kinds=["chunks"])
     assert chunks and all(entry.kind == "chunks" for entry in chunks)
-    assert any("refused" in entry.marks for entry in chunks)
+    batch = next(entry for entry in chunks if "refused" in entry.marks)
+    assert [row["verdict"] for row in batch.details["chunks"]] == ["refused"]  # compact
+    assert sum(batch.details["chunkTypes"].values()) == batch.details["count"]
+    full = {entry.position: entry for entry in store.history(chat, kinds=["chunks"], full=True)}
+    assert len(full) == len(chunks)
+    whole = full[batch.position]
+    assert [row["position"] for row in whole.details["chunks"]] == list(
+        range(whole.details["firstSeq"], whole.details["firstSeq"] + whole.details["count"])
+    )
+    assert whole.summary == batch.summary and whole.marks == batch.marks
     out = io.StringIO()
     assert write_jsonl(everything, out) == len(everything)
     lines = out.getvalue().splitlines()
