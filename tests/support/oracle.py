@@ -65,7 +65,9 @@ class Oracle:
         """Send several cases at once (faster) and return the answers in order."""
         assert self._proc.stdin is not None and self._proc.stdout is not None
         with self._lock:
-            payload = "".join(json.dumps(case, ensure_ascii=False) + "\n" for case in cases)
+            # ASCII escapes: JSON.parse reads them, and they carry lone surrogates,
+            # which UTF-8 text cannot (the pipe would fail to encode them).
+            payload = "".join(json.dumps(case) + "\n" for case in cases)
             # Write from a thread: a large batch could fill the pipe while the
             # oracle is blocked writing answers we have not read yet.
             writer = threading.Thread(target=self._write, args=(payload,))
