@@ -14,6 +14,7 @@ from chatledger.projections.read_models import HistoryQuery
 if TYPE_CHECKING:
     from chatledger.adapters.log import ConversationLog
     from chatledger.domain.aggregate import Conversation
+    from chatledger.domain.events import ConversationEvent
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
@@ -66,7 +67,8 @@ class Audit:
         batches = {entry.position for entry in entries if entry.details.get("compact")}
         if not full or not batches:
             return entries
-        fuller = full_timeline(self._log.events.get(key), batches)
+        events: Iterable[ConversationEvent] = self._log.events.get(key)  # type: ignore[assignment]
+        fuller = full_timeline(events, batches)
         return [fuller.get(entry.position, entry) for entry in entries]
 
 

@@ -14,6 +14,7 @@ from chatledger.adapters.actions import ToolActions
 from chatledger.adapters.audit import Audit
 from chatledger.adapters.cache import ConversationCache, ReadCache
 from chatledger.adapters.config import StoreConfig, parse_url
+from chatledger.adapters.follow import Following
 from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
 from chatledger.adapters.retry import RETRIES, back_off
@@ -54,7 +55,7 @@ class IngestReport:
     """Chunks refused, with the reason for each."""
 
 
-class ConversationStore(ToolActions, Inbox, Audit):
+class ConversationStore(ToolActions, Inbox, Audit, Following):
     """An event-sourced store of AI chat conversations.
 
     Open one with ``ConversationStore.open(url)``; it is safe to share between

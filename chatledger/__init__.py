@@ -4,6 +4,7 @@ Start with ``ConversationStore.open(url)``; see the README for a tour.
 """
 
 from chatledger.adapters.actions import ActionResult
+from chatledger.adapters.follow import FollowedChunk
 from chatledger.adapters.inbox import ContinuationRequest, PendingApproval
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
 from chatledger.adapters.stream import StreamWriter
@@ -18,6 +19,7 @@ from chatledger.domain.errors import (
     ContinuationNotPendingError,
     ConversationExistsError,
     ConversationNotFoundError,
+    FollowTimeoutError,
     InvalidChunkError,
     InvalidMessageError,
     InvalidToolOutputError,
@@ -46,6 +48,8 @@ __all__ = [
     "ConversationNotFoundError",
     "ConversationStatus",
     "ConversationStore",
+    "FollowTimeoutError",
+    "FollowedChunk",
     "IngestReport",
     "InvalidChunkError",
     "InvalidMessageError",

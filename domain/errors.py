@@ -9,6 +9,7 @@ __all__ = [
     "ContinuationNotPendingError",
     "ConversationExistsError",
     "ConversationNotFoundError",
+    "FollowTimeoutError",
     "InvalidChunkError",
     "InvalidInputError",
     "InvalidMessageError",
@@ -269,4 +270,22 @@ class UnansweredToolCallError(ChatLedgerError):
         super().__init__(
             f"tool call(s) {listed} in the last assistant message have no result yet "
             "(the turn is paused); answer them first, or pass unanswered='omit' to leave them out"
+        )
+
+
+class FollowTimeoutError(ChatLedgerError, TimeoutError):
+    """A follower waited ``seconds`` with nothing new in the conversation's log.
+
+    ``cursor`` is where to resume: the last chunk yielded, else the ``after``
+    given, else None (then resume with ``after=None``, from the stream's start).
+    """
+
+    def __init__(self, chat_id: str, stream_id: str, seconds: float, cursor: str | None) -> None:
+        self.chat_id = chat_id
+        self.stream_id = stream_id
+        self.seconds = seconds
+        self.cursor = cursor
+        super().__init__(
+            f"conversation {chat_id!r}: nothing new on stream {stream_id!r} for {seconds:g} s "
+            f"(resume with after={cursor!r})"
         )

@@ -1,0 +1,329 @@
+"""Live streams (SPEC §8): ``follow(chat, after=cursor)`` yields a stream's chunks from the durable log.
+
+A follower reads the conversation's events straight from the log (no
+separate buffer): the chunks of one stream, in stream order, then waits for
+the next committed batch until the stream's ``StreamClosed`` event, and
+returns. Replayed and refused chunks are recorded in the log but never
+yielded. Because it only reads the log, a follower in one process sees the
+chunks a writer in any other process commits: on PostgreSQL it sleeps on
+``LISTEN`` (the channel ``eventsourcing`` NOTIFYs on every insert), on SQLite
+and in memory it polls.
+
+**Which stream.** ``after=None`` follows the stream that is open now from its
+start, or, when none is open, replays the last stream (closed) and returns;
+a conversation that never had a stream yields nothing. ``after=cursor``
+follows the cursor's stream from just after that chunk, to its close; a
+later stream is not followed (call ``follow`` again, with ``after=None``).
+
+**Cursors** are opaque strings (each ``FollowedChunk.cursor``), safe in an SSE
+``id:`` line. They read ``<stream id>:<position>:<version>``: the stream, the
+chunk's position in it, and the version of the ``ChunksReceived`` event that
+holds it (where reading resumes). They never expire: the log is append-only.
+
+**Waiting.** ``timeout`` bounds how long the follower waits with nothing new
+in the conversation's log; then it raises ``FollowTimeoutError``, which carries
+the cursor to resume from. Without it the follower waits until the stream
+closes (a stream a crashed writer left open waits until someone closes it
+with ``close_stream(..., "interrupted")``).
+
+**Resources.** The follower reads through the store's own connections; on
+PostgreSQL it also holds one dedicated LISTEN connection (application name
+``chatledger-follow``), opened at the first ``next()`` and closed when the
+generator finishes, raises, or is closed (``close()``, or garbage collection).
+Close it from the thread that iterates it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+from uuid import UUID
+
+import psycopg
+from eventsourcing.persistence import PersistenceError
+from eventsourcing.utils import TopicError, resolve_topic
+from psycopg import sql
+
+from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.errors import (
+    ConversationNotFoundError,
+    FollowTimeoutError,
+    InvalidInputError,
+    StoreUnavailableError,
+)
+from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened
+
+if TYPE_CHECKING:
+    from eventsourcing.persistence import StoredEvent
+
+    from chatledger.adapters.store import ConversationStore
+
+__all__ = ["FollowTimeoutError", "FollowedChunk", "Following", "follow"]
+
+POLL_SECONDS = 0.02
+"""SQLite and memory: how often a waiting follower looks for new events."""
+POSTGRES_RECHECK_SECONDS = 1.0
+"""PostgreSQL: the longest wait without a NOTIFY before looking anyway (a safety net)."""
+_PAGE = 256
+"""Events read per query."""
+_APPLICATION_NAME = "chatledger-follow"
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedChunk:
+    """One chunk of a followed stream, as recorded (JSON, unknown keys kept)."""
+
+    cursor: str
+    """Pass it back as ``follow(..., after=cursor)`` to resume right after this chunk."""
+    chunk: dict[str, Any]
+    """The AI SDK UI message chunk, exactly as received."""
+    stream_id: str
+    """The stream it arrived on."""
+    position: int
+    """Its position in the stream (from 0; replayed and refused chunks take positions too)."""
+
+
+@dataclass(frozen=True)
+class _Start:
+    """Where a follower starts: after event ``version``, skipping positions up to ``position``."""
+
+    stream_id: str
+    version: int
+    position: int
+    cursor: str | None
+
+
+def follow(
+    store: ConversationStore,
+    chat_id: str,
+    *,
+    after: str | None = None,
+    tenant: str | None = None,
+    timeout: float | None = None,
+    poll_seconds: float | None = None,
+) -> Generator[FollowedChunk, None, None]:
+    """Yield the chunks of the conversation's stream after ``after``, waiting for new ones until it closes.
+
+    See the module docstring for which stream, the cursor, and waiting. The
+    conversation, the cursor and the stream to follow are resolved now, so
+    ``ConversationNotFoundError`` (unknown chat) and ``InvalidInputError``
+    (a cursor not of this conversation) are raised by this call, before any
+    iteration. ``poll_seconds`` is the polling period on SQLite and memory
+    (default 20 ms) and the safety re-check period on PostgreSQL (default 1 s).
+    """
+    if timeout is not None and timeout <= 0:
+        raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
+    if poll_seconds is not None and poll_seconds <= 0:
+        raise InvalidInputError(f"poll_seconds must be positive, not {poll_seconds!r}")
+    tenant = tenant or store.tenant
+    key = conversation_id(tenant, chat_id)
+    if not _select(store, key, limit=1):
+        raise ConversationNotFoundError(tenant, chat_id)
+    start = _last_stream(store, key) if after is None else _parse_cursor(store, key, after)
+    if start is None:
+        return _nothing()
+    postgres = store.config.backend == "postgres"
+    if poll_seconds is None:
+        poll_seconds = POSTGRES_RECHECK_SECONDS if postgres else POLL_SECONDS
+    return _follow(store, key, chat_id, start, timeout, poll_seconds, postgres)
+
+
+class Following:
+    """``ConversationStore`` mixin: ``follow()``, live chunks of a conversation's stream (SPEC §8)."""
+
+    def follow(
+        self,
+        chat_id: str,
+        *,
+        after: str | None = None,
+        tenant: str | None = None,
+        timeout: float | None = None,
+        poll_seconds: float | None = None,
+    ) -> Generator[FollowedChunk, None, None]:
+        """Yield, in order, the chunks appended to the conversation's stream after ``after``.
+
+        ``after=None`` follows the stream open now from its start (or replays
+        the last stream when none is open; nothing if there never was one);
+        ``after=`` a ``FollowedChunk.cursor`` resumes right after that chunk.
+        Waits for new chunks until the stream closes, then returns; replayed
+        and refused chunks are not yielded. ``timeout`` (seconds with nothing
+        new) raises ``FollowTimeoutError``. Close the generator to release its
+        connection. Details: ``chatledger.adapters.follow``.
+        """
+        return follow(
+            cast("ConversationStore", self),
+            chat_id,
+            after=after,
+            tenant=tenant,
+            timeout=timeout,
+            poll_seconds=poll_seconds,
+        )
+
+
+# -- where to start -----------------------------------------------------------
+
+
+def _last_stream(store: ConversationStore, key: UUID) -> _Start | None:
+    """The last ``StreamOpened`` of the conversation (open or not), found by reading back by topic."""
+    below: int | None = None
+    while True:
+        page = _select(store, key, lte=below, desc=True, limit=_PAGE)
+        for stored in page:
+            if _kind(stored.topic) is StreamOpened:
+                opened = cast(StreamOpened, _decode(store, stored))
+                return _Start(opened.stream_id, opened.originator_version, -1, None)
+        if len(page) < _PAGE:
+            return None
+        below = page[-1].originator_version - 1
+
+
+def _parse_cursor(store: ConversationStore, key: UUID, cursor: str) -> _Start:
+    """Check ``cursor`` names a chunk of this conversation's log; start right after it."""
+    try:
+        stream_id, position_text, version_text = cursor.rsplit(":", 2)
+        position, version = int(position_text), int(version_text)
+    except (AttributeError, ValueError):
+        raise InvalidInputError(f"not a follow cursor: {cursor!r}") from None
+    found = _select(store, key, gt=version - 1, lte=version) if version > 0 else []
+    if found and _kind(found[0].topic) is ChunksReceived:
+        batch = cast(ChunksReceived, _decode(store, found[0]))
+        if batch.stream_id == stream_id and 0 <= position - batch.first_seq < len(batch.chunks):
+            return _Start(stream_id, version - 1, position, cursor)
+    raise InvalidInputError(f"cursor {cursor!r} names no chunk of this conversation")
+
+
+def _nothing() -> Generator[FollowedChunk, None, None]:
+    """A follower with no stream to follow."""
+    yield from ()
+
+
+# -- following -----------------------------------------------------------------
+
+
+def _follow(
+    store: ConversationStore,
+    key: UUID,
+    chat_id: str,
+    start: _Start,
+    timeout: float | None,
+    poll_seconds: float,
+    postgres: bool,
+) -> Generator[FollowedChunk, None, None]:
+    """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes."""
+    stream_id, version, skip_to = start.stream_id, start.version, start.position
+    cursor = start.cursor
+    listener = _listen(store) if postgres else None  # LISTEN before reading: no NOTIFY is missed
+    try:
+        news_at = time.monotonic()
+        while True:
+            page = _select(store, key, gt=version, limit=_PAGE)
+            if page:
+                news_at = time.monotonic()
+            for stored in page:
+                version = stored.originator_version
+                kind = _kind(stored.topic)
+                if kind is ChunksReceived:
+                    batch = cast(ChunksReceived, _decode(store, stored))
+                    if batch.stream_id != stream_id:
+                        continue
+                    skipped = set(batch.replays)
+                    skipped.update(index for index, _ in batch.refusals)
+                    for index, chunk in enumerate(batch.chunks):
+                        position = batch.first_seq + index
+                        if index in skipped or position <= skip_to:
+                            continue
+                        cursor = f"{stream_id}:{position}:{version}"
+                        yield FollowedChunk(cursor, chunk, stream_id, position)
+                elif kind is StreamClosed:
+                    if cast(StreamClosed, _decode(store, stored)).stream_id == stream_id:
+                        return
+                elif (
+                    kind is StreamOpened
+                    and cast(StreamOpened, _decode(store, stored)).stream_id != stream_id
+                ):
+                    return  # cannot happen while ours is open (one stream at a time): do not stray
+            if len(page) == _PAGE:
+                continue  # more to read now
+            wait = poll_seconds
+            if timeout is not None:
+                left = timeout - (time.monotonic() - news_at)
+                if left <= 0:
+                    raise FollowTimeoutError(chat_id, stream_id, timeout, cursor)
+                wait = min(wait, left)
+            if listener is None:
+                time.sleep(wait)
+            else:
+                _wait_for_notify(listener, wait)
+    finally:
+        if listener is not None:
+            listener.close()
+
+
+def _listen(store: ConversationStore) -> psycopg.Connection[Any]:
+    """A dedicated autocommit connection LISTENing on the event table's NOTIFY channel."""
+    recorder: Any = store._log.recorder
+    env = store.config.env
+    try:
+        connection = psycopg.connect(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env["POSTGRES_HOST"],
+            port=int(env["POSTGRES_PORT"]),
+            user=env["POSTGRES_USER"],
+            password=env.get("POSTGRES_PASSWORD") or None,
+            connect_timeout=int(env.get("POSTGRES_CONNECT_TIMEOUT") or 5),
+            application_name=_APPLICATION_NAME,
+            autocommit=True,
+        )
+    except psycopg.Error as error:
+        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
+    try:
+        connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(recorder.channel_name)))
+    except psycopg.Error as error:
+        connection.close()
+        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
+    return connection
+
+
+def _wait_for_notify(listener: psycopg.Connection[Any], seconds: float) -> None:
+    """Sleep until a NOTIFY arrives (any conversation: the caller re-reads its own) or ``seconds`` pass."""
+    try:
+        for _ in listener.notifies(timeout=seconds, stop_after=1):
+            pass
+    except psycopg.Error as error:
+        raise StoreUnavailableError(
+            f"lost the connection listening for new events: {error}"
+        ) from error
+
+
+# -- reading the log -------------------------------------------------------------
+
+
+def _select(
+    store: ConversationStore,
+    key: UUID,
+    *,
+    gt: int | None = None,
+    lte: int | None = None,
+    desc: bool = False,
+    limit: int | None = None,
+) -> list[StoredEvent]:
+    """Stored events of one conversation (one indexed query); database failures as StoreUnavailableError."""
+    try:
+        return list(store._log.recorder.select_events(key, gt=gt, lte=lte, desc=desc, limit=limit))
+    except (PersistenceError, psycopg.Error, OSError) as error:
+        raise StoreUnavailableError(f"cannot read the log: {error}") from error
+
+
+def _kind(topic: str) -> type | None:
+    """The event class a stored topic names (old, registered topics too), without decoding the event."""
+    try:
+        return cast(type, resolve_topic(topic))
+    except TopicError:  # a topic this code does not know: not an event the follower needs
+        return None
+
+
+def _decode(store: ConversationStore, stored: StoredEvent) -> Any:
+    """The domain event (decrypted, decompressed, upcast) of a stored event."""
+    return store._log.mapper.to_domain_event(stored)

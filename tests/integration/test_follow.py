@@ -1,0 +1,304 @@
+"""``follow(chat, after=cursor)`` (SPEC §8): live chunks of a stream, from the durable log.
+
+A follower yields the applied chunks of one stream in order (never replays or
+refusals), waits for new ones until the stream closes, resumes from a cursor,
+and sees what another process writes (SQLite by polling, PostgreSQL by
+LISTEN/NOTIFY).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.follow import FollowedChunk, Following, FollowTimeoutError, follow
+from chatledger.adapters.stream import StreamWriter
+from chatledger.domain.conversation import Verdict
+from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
+from tests.integration.conftest import Backend
+
+Chunk = dict[str, Any]
+
+
+def _user(chat: str) -> Chunk:
+    return {"id": f"u-{chat}", "role": "user", "parts": [{"type": "text", "text": "hello"}]}
+
+
+def _reply(deltas: int = 20) -> list[Chunk]:
+    """A reply with one replayed chunk (a known tool call started again) and one refused chunk."""
+    chunks: list[Chunk] = [
+        {"type": "start"},
+        {"type": "start-step"},
+        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search"},
+        {
+            "type": "tool-input-available",
+            "toolCallId": "call_1",
+            "toolName": "search",
+            "input": {"q": "weather"},
+        },
+        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search"},  # replay
+        {"type": "text-start", "id": "t1"},
+    ]
+    for i in range(deltas):
+        chunks.append({"type": "text-delta", "id": "t1", "delta": f"w{i} "})
+        if i == deltas // 2:
+            chunks.append({"type": "text-delta", "id": "no-such-part", "delta": "x"})  # refused
+    chunks += [{"type": "text-end", "id": "t1"}, {"type": "finish-step"}, {"type": "finish"}]
+    return chunks
+
+
+def _new_chat(store: ConversationStore, chat: str) -> None:
+    store.start_conversation(chat)
+    store.append_message(chat, _user(chat))
+
+
+def _write(
+    stream: StreamWriter, chunks: list[Chunk], *, pause: float = 0.0
+) -> list[tuple[int, Chunk]]:
+    """Append ``chunks`` (``pause`` seconds apart); return (position, chunk) of the applied ones."""
+    applied: list[tuple[int, Chunk]] = []
+    for chunk in chunks:
+        received = stream.append(chunk)
+        if received.verdict is Verdict.APPLIED:
+            applied.append((received.position, chunk))
+        if pause:
+            time.sleep(pause)
+    return applied
+
+
+def _seen(followed: list[FollowedChunk]) -> list[tuple[int, Chunk]]:
+    return [(item.position, item.chunk) for item in followed]
+
+
+def _in_thread(chunks: Iterator[FollowedChunk]) -> tuple[threading.Thread, list[FollowedChunk]]:
+    got: list[FollowedChunk] = []
+    thread = threading.Thread(target=lambda: got.extend(chunks), daemon=True)
+    thread.start()
+    return thread, got
+
+
+def test_a_follower_thread_sees_the_applied_chunks_in_order_and_ends_at_close(
+    backend: Backend,
+) -> None:
+    """A follower (through a second store where the backend allows) started once the stream is
+    open yields exactly the applied chunks, in stream order, across many small commits, and
+    returns when the stream closes; the replayed and the refused chunk are not yielded."""
+    writer = backend.open(batch_chunks=4)
+    reader = backend.other_store(writer)
+    _new_chat(writer, "live")
+    stream = writer.open_stream("live")
+    thread, got = _in_thread(follow(reader, "live", timeout=20))
+    chunks = _reply()
+    applied = _write(stream, chunks, pause=0.003)
+    assert len(applied) == len(chunks) - 2  # one replay, one refusal
+    time.sleep(0.1)
+    assert thread.is_alive(), "the follower must wait while the stream is open"
+    stream.close()
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+    assert _seen(got) == applied
+    assert {item.stream_id for item in got} == {stream.stream_id}
+
+
+def test_resume_from_a_cursor_mid_stream(backend: Backend) -> None:
+    """A follower that stopped mid-batch resumes right after its last chunk and gets exactly the
+    rest, including chunks committed after it stopped; any cursor works, any number of times."""
+    store = backend.open(batch_chunks=64, batch_ms=10_000)  # big batches: cursors fall mid-batch
+    _new_chat(store, "resume")
+    chunks = _reply(40)
+    stream = store.open_stream("resume")
+    applied = _write(stream, chunks[:30])
+    stream.flush()
+    first = follow(store, "resume")
+    seen = [next(first) for _ in range(12)]
+    first.close()
+    applied += _write(stream, chunks[30:])
+    stream.close()
+
+    rest = list(follow(store, "resume", after=seen[-1].cursor))
+    assert _seen(seen) + _seen(rest) == applied
+    everything = list(follow(store, "resume"))
+    for index, item in enumerate(everything):
+        assert _seen(list(follow(store, "resume", after=item.cursor))) == applied[index + 1 :]
+
+
+def test_after_the_stream_closed_the_whole_last_stream_is_replayed(backend: Backend) -> None:
+    """With no open stream, ``after=None`` replays the last stream (not earlier ones) and ends;
+    a conversation without streams yields nothing."""
+    store = backend.open()
+    _new_chat(store, "done")
+    assert list(follow(store, "done")) == []
+    store.ingest("done", [{"type": "start"}, *_text("first answer")])
+    store.append_message("done", {**_user("done"), "id": "u2"})
+    last = [{"type": "start"}, *_text("second answer")]
+    store.ingest("done", last)
+    followed = list(follow(store, "done"))
+    assert [item.chunk for item in followed] == last
+    assert [item.position for item in followed] == list(range(len(last)))
+
+
+def test_a_long_stream_is_read_in_pages(backend: Backend) -> None:
+    """A stream of more events than one read (one event per chunk) is found and read whole,
+    live and after its close, with other events in between ignored."""
+    store = backend.open(batch_chunks=1)
+    _new_chat(store, "long")
+    stream = store.open_stream("long")
+    thread, live = _in_thread(follow(store, "long", timeout=20))
+    applied = _write(stream, _reply(300))
+    stream.close()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+    assert _seen(live) == applied
+    assert _seen(list(follow(store, "long"))) == applied
+    store.append_message("long", {**_user("long"), "id": "u2"})
+    assert _seen(list(follow(store, "long", after=live[150].cursor))) == applied[151:]
+
+
+def test_unknown_chats_and_bad_cursors_are_refused_at_the_call(backend: Backend) -> None:
+    store = backend.open()
+    with pytest.raises(ConversationNotFoundError):
+        follow(store, "nobody")
+    _new_chat(store, "a")
+    _new_chat(store, "b")
+    store.ingest("a", [{"type": "start"}, *_text("hi")])
+    store.ingest("b", [{"type": "start"}, *_text("hi")])
+    cursor_of_a = next(follow(store, "a")).cursor
+    for bad in ["", "nonsense", "s_x:1:2", cursor_of_a.replace(":0:", ":99:"), "s:1:0"]:
+        with pytest.raises(InvalidInputError):
+            follow(store, "a", after=bad)
+    with pytest.raises(InvalidInputError):
+        follow(store, "b", after=cursor_of_a)
+
+
+def test_timeout_raises_with_the_cursor_to_resume_from(backend: Backend) -> None:
+    store = backend.open(batch_chunks=1)
+    _new_chat(store, "quiet")
+    stream = store.open_stream("quiet")
+    stream.append({"type": "start"})
+    follower = follow(store, "quiet", timeout=0.3)
+    first = next(follower)
+    started = time.monotonic()
+    with pytest.raises(FollowTimeoutError) as raised:
+        next(follower)
+    assert 0.25 <= time.monotonic() - started < 5
+    assert raised.value.cursor == first.cursor
+    stream.append({"type": "text-start", "id": "t"})
+    stream.close()
+    resumed = list(follow(store, "quiet", after=raised.value.cursor, timeout=5))
+    assert [item.chunk for item in resumed] == [{"type": "text-start", "id": "t"}]
+
+
+def test_the_store_method_follows() -> None:
+    """``ConversationStore.follow`` is the function, as a method."""
+    with ConversationStore.open("memory://") as store:
+        assert isinstance(store, Following)
+        _new_chat(store, "mixin")
+        chunks = [{"type": "start"}, *_text("hello")]
+        store.ingest("mixin", chunks, continuation=False)
+        assert [item.chunk for item in store.follow("mixin", timeout=5)] == chunks
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from chatledger import ConversationStore
+    from chatledger.adapters.follow import follow
+
+    url, chat, poll = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    with ConversationStore.open(url) as store:
+        chunks = follow(store, chat, timeout=30, poll_seconds=poll)
+        print("ready", flush=True)
+        for item in chunks:
+            print(json.dumps([item.position, item.chunk]), flush=True)
+    print("end", flush=True)
+    """
+)
+
+
+def test_a_follower_in_another_process_sees_this_process_write(durable_backend: Backend) -> None:
+    """A follower process sees the chunks as this process commits them and ends at the close.
+    On PostgreSQL its safety re-check is 60 s, so finishing quickly proves NOTIFY woke it."""
+    store = durable_backend.open(batch_chunks=1)
+    _new_chat(store, "other")
+    stream = store.open_stream("other")
+    poll = "60" if durable_backend.name == "postgres" else "0.02"
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, durable_backend.url, "other", poll],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        started = time.monotonic()
+        applied = _write(stream, _reply(), pause=0.005)
+        stream.close()
+        out, err = child.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            child.kill()
+    assert child.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[-1] == "end"
+    assert [tuple(json.loads(line)) for line in lines[:-1]] == applied
+    assert time.monotonic() - started < 15
+
+
+def test_closing_a_follower_releases_its_listen_connection(postgres_backend: Backend) -> None:
+    store = postgres_backend.open(batch_chunks=1)
+    _new_chat(store, "conn")
+    stream = store.open_stream("conn")
+    stream.append({"type": "start"})
+    before = _listeners(store)
+    follower = follow(store, "conn")
+    assert next(follower).chunk == {"type": "start"}
+    assert _listeners(store) == before + 1
+    follower.close()
+    _eventually(lambda: _listeners(store) == before)
+    stream.close()
+
+
+def _listeners(store: ConversationStore) -> int:
+    env = store.config.env
+    with psycopg.connect(
+        dbname=env["POSTGRES_DBNAME"],
+        host=env["POSTGRES_HOST"],
+        port=int(env["POSTGRES_PORT"]),
+        user=env["POSTGRES_USER"],
+        autocommit=True,
+    ) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chatledger-follow'"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _eventually(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+def _text(text: str) -> list[Chunk]:
+    return [
+        {"type": "text-start", "id": "t"},
+        *({"type": "text-delta", "id": "t", "delta": word} for word in text.split()),
+        {"type": "text-end", "id": "t"},
+        {"type": "finish"},
+    ]
