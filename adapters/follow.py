@@ -44,8 +44,8 @@ from uuid import UUID
 import psycopg
 from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import TopicError, resolve_topic
-from psycopg import sql
 
+from chatledger.adapters.notify import listen
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ConversationNotFoundError,
@@ -214,7 +214,9 @@ def _follow(
     """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes."""
     stream_id, version, skip_to = start.stream_id, start.version, start.position
     cursor = start.cursor
-    listener = _listen(store) if postgres else None  # LISTEN before reading: no NOTIFY is missed
+    listener = (
+        listen(store, _APPLICATION_NAME) if postgres else None
+    )  # LISTEN before reading: no NOTIFY is missed
     try:
         news_at = time.monotonic()
         while True:
@@ -259,31 +261,6 @@ def _follow(
     finally:
         if listener is not None:
             listener.close()
-
-
-def _listen(store: ConversationStore) -> psycopg.Connection[Any]:
-    """A dedicated autocommit connection LISTENing on the event table's NOTIFY channel."""
-    recorder: Any = store._log.recorder
-    env = store.config.env
-    try:
-        connection = psycopg.connect(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env["POSTGRES_HOST"],
-            port=int(env["POSTGRES_PORT"]),
-            user=env["POSTGRES_USER"],
-            password=env.get("POSTGRES_PASSWORD") or None,
-            connect_timeout=int(env.get("POSTGRES_CONNECT_TIMEOUT") or 5),
-            application_name=_APPLICATION_NAME,
-            autocommit=True,
-        )
-    except psycopg.Error as error:
-        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
-    try:
-        connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(recorder.channel_name)))
-    except psycopg.Error as error:
-        connection.close()
-        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
-    return connection
 
 
 def _wait_for_notify(listener: psycopg.Connection[Any], seconds: float) -> None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import psycopg
-from psycopg import sql
+from chatledger.adapters.notify import listen
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -33,7 +32,7 @@ def project_forever(
     ``on_catch_up`` is called with the number of events applied each time
     some were.
     """
-    listener = _listen(store) if store.config.backend == "postgres" else None
+    listener = listen(store, "chatledger-project") if store.config.backend == "postgres" else None
     try:
         while not stop.is_set():
             applied = store.catch_up()
@@ -47,19 +46,3 @@ def project_forever(
     finally:
         if listener is not None:
             listener.close()
-
-
-def _listen(store: ConversationStore) -> Any:
-    """A connection LISTENing on the event table's channel."""
-    recorder: Any = store._log.recorder
-    env = store.config.env
-    connection = psycopg.connect(
-        dbname=env["POSTGRES_DBNAME"],
-        host=env["POSTGRES_HOST"],
-        port=int(env["POSTGRES_PORT"]),
-        user=env["POSTGRES_USER"],
-        password=env.get("POSTGRES_PASSWORD") or None,
-        autocommit=True,
-    )
-    connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(recorder.channel_name)))
-    return connection

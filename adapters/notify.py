@@ -1,0 +1,44 @@
+"""Waking on new events: a PostgreSQL connection LISTENing to the channel ``eventsourcing`` NOTIFYs on each insert."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg import sql
+
+from chatledger.domain.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store import ConversationStore
+
+__all__ = ["listen"]
+
+
+def listen(store: ConversationStore, application_name: str) -> psycopg.Connection[Any]:
+    """A dedicated autocommit connection LISTENing on the event table's NOTIFY channel.
+
+    Every insert into the log (any conversation) notifies it; callers re-read
+    what concerns them. ``application_name`` shows in ``pg_stat_activity``.
+    """
+    recorder: Any = store._log.recorder
+    env = store.config.env
+    try:
+        connection = psycopg.connect(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env["POSTGRES_HOST"],
+            port=int(env["POSTGRES_PORT"]),
+            user=env["POSTGRES_USER"],
+            password=env.get("POSTGRES_PASSWORD") or None,
+            connect_timeout=int(env.get("POSTGRES_CONNECT_TIMEOUT") or 5),
+            application_name=application_name,
+            autocommit=True,
+        )
+    except psycopg.Error as error:
+        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
+    try:
+        connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(recorder.channel_name)))
+    except psycopg.Error as error:
+        connection.close()
+        raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
+    return connection
