@@ -164,6 +164,34 @@ class ToolActions:
         self._act(chat_id, tenant, decide)
         return counts[-1]
 
+    def cut(
+        self,
+        chat_id: str,
+        from_message_id: str,
+        *,
+        trigger: str = "cut",
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> int:
+        """Cut ``from_message_id`` (any role) and every later message from the view.
+
+        The general form of ``regenerate`` and ``edit``, for stores of other
+        frameworks (``trigger`` names why, in the audit). The cut messages stay
+        in the log. Returns how many messages were cut.
+        """
+        counts: list[int] = []
+
+        def decide(conversation: Conversation) -> None:
+            counts.append(
+                conversation.cut_messages(
+                    from_message_id, trigger=trigger, reason=reason, actor=actor
+                )
+            )
+
+        self._act(chat_id, tenant, decide)
+        return counts[-1]
+
     def edit(
         self,
         chat_id: str,

@@ -75,3 +75,19 @@ def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: Conversa
     ]
     # now, from the read model, equals the log replayed up to the last version
     assert store.messages(chat) == store.messages(chat, at_version=store.version(chat))
+
+
+def test_cut_removes_any_message_from_the_view_and_the_log_keeps_it(
+    store: ConversationStore,
+) -> None:
+    """``cut`` (used by framework stores) cuts a user message too; the audit names its trigger."""
+    chat = "cut"
+    store.start_conversation(chat)
+    store.append_message(chat, _user("u1", "keep"))
+    store.append_message(chat, _user("u2", "drop"))
+    before = store.version(chat)
+    assert store.cut(chat, "u2", trigger="pop-item", actor="agent:test") == 1
+    assert [m["id"] for m in store.messages(chat)] == ["u1"]
+    assert [m["id"] for m in store.messages(chat, at_version=before)] == ["u1", "u2"]
+    entry = store.history(chat, kinds=["messages-cut"])[0]
+    assert entry.actor == "agent:test" and "pop-item" in entry.summary
