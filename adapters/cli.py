@@ -17,10 +17,10 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from chatledger.adapters.audit import write_jsonl
 from chatledger.adapters.chunk_files import read_chunks
@@ -38,6 +38,7 @@ from chatledger.domain.errors import (
 __all__ = ["build_parser", "main"]
 
 _PROG = "chatledger"
+T = TypeVar("T")
 
 
 class CommandError(Exception):
@@ -261,7 +262,7 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
         try:
             report = store.ingest(
                 args.chat,
-                [record.chunk for record in records],
+                _progress((record.chunk for record in records), len(records), "ingesting"),
                 actor=args.actor,
                 continuation=args.continuation,
             )
@@ -272,6 +273,18 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
             ) from None
     print(render_ingest(args.chat, report.message_id, file_format, records, report), file=out)
     return 0
+
+
+def _progress(items: Iterable[T], total: int, what: str) -> Iterable[T]:
+    """``items`` with a progress bar on stderr when there are many and stderr is a terminal."""
+    from tqdm import tqdm
+
+    if total < _PROGRESS_FROM:
+        return items
+    return tqdm(items, total=total, desc=what, unit=" chunks", file=sys.stderr, disable=None)
+
+
+_PROGRESS_FROM = 1_000
 
 
 def _read_text(name: str) -> str:
