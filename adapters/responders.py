@@ -1,0 +1,131 @@
+"""Responders: what answers a conversation in the HTTP app (SPEC §9, "the model is a pluggable responder").
+
+A responder is given the conversation as the store holds it (its UIMessages,
+after the request's user message, approvals and tool outputs were recorded)
+and the trigger, and yields AI SDK v6 UI message chunks: what
+``streamText(...).toUIMessageStream()`` sends. The HTTP app stores every chunk
+and streams it to the client; the responder never touches the store.
+
+A responder may be an async generator (a model SDK with an async client) or a
+plain generator (a blocking client: the app iterates it in a worker thread).
+
+``ScriptedResponder`` replays recorded chunk streams in order, for tests and
+demos.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from chatledger.adapters.demo import continuation_chunks, first_turn_chunks
+
+__all__ = [
+    "Responder",
+    "ResponderRequest",
+    "ScriptExhaustedError",
+    "ScriptedResponder",
+    "demo_responder",
+]
+
+Chunk = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ResponderRequest:
+    """What a responder is asked to answer."""
+
+    chat_id: str
+    """The conversation."""
+    tenant: str
+    """Its tenant."""
+    messages: list[dict[str, Any]]
+    """The conversation's UIMessages as stored now (a continued assistant message is the last one)."""
+    trigger: str
+    """``submit-message`` (a new user message), ``regenerate-message`` or ``continuation``
+    (the same assistant message continues after approvals or tool outputs)."""
+    message_id: str
+    """The id of the assistant message being written (on a continuation: the continued one)."""
+    body: dict[str, Any] = field(default_factory=dict)
+    """The request's JSON body as the client sent it (custom ``body`` fields of the transport too)."""
+
+
+@runtime_checkable
+class Responder(Protocol):
+    """Answers a conversation with a stream of UI message chunks (dicts)."""
+
+    def respond(self, request: ResponderRequest) -> AsyncIterator[Chunk] | Iterator[Chunk]:
+        """Yield the chunks of the answer; an exception ends the stream with an ``error`` chunk."""
+        ...
+
+
+class ScriptExhaustedError(RuntimeError):
+    """A ``ScriptedResponder`` was asked for more answers than it was given."""
+
+
+class ScriptedResponder:
+    """Replays recorded chunk streams, one per request, in order.
+
+    ``scripts`` is a list of answers, each a list of chunks. With ``cycle`` the
+    answers start over after the last one; otherwise one more request raises
+    ``ScriptExhaustedError`` (the app turns it into an ``error`` chunk).
+    ``delay`` sleeps between chunks (seconds), to look like a model streaming.
+    Every request is kept in ``requests``.
+    """
+
+    def __init__(
+        self,
+        scripts: Iterable[Iterable[Chunk]],
+        *,
+        delay: float = 0.0,
+        cycle: bool = False,
+        actor: str = "agent:scripted",
+    ) -> None:
+        self.scripts: list[list[Chunk]] = [list(script) for script in scripts]
+        self.delay = delay
+        self.cycle = cycle
+        self.actor = actor
+        """Recorded as the author of the streams this responder writes."""
+        self.requests: list[ResponderRequest] = []
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @property
+    def remaining(self) -> int:
+        """Answers not used yet (without ``cycle``)."""
+        return max(len(self.scripts) - self._next, 0)
+
+    def respond(self, request: ResponderRequest) -> AsyncIterator[Chunk]:
+        """The next recorded answer (deep-copied: the store takes ownership of the chunks)."""
+        with self._lock:
+            self.requests.append(request)
+            index = self._next
+            self._next += 1
+        if self.cycle and self.scripts:
+            index %= len(self.scripts)
+        script = self.scripts[index] if index < len(self.scripts) else None
+        return self._play(script, index)
+
+    async def _play(self, script: list[Chunk] | None, index: int) -> AsyncIterator[Chunk]:
+        if script is None:
+            raise ScriptExhaustedError(
+                f"scripted responder has {len(self.scripts)} answer(s); request {index + 1} has none"
+            )
+        for position, chunk in enumerate(script):
+            if position and self.delay:
+                await asyncio.sleep(self.delay)
+            yield copy.deepcopy(chunk)
+
+
+def demo_responder(*, delay: float = 0.0, cycle: bool = True) -> ScriptedResponder:
+    """The demo turn (``chatledger.adapters.demo``): a call awaiting approval, then the answer after it."""
+    return ScriptedResponder(
+        [first_turn_chunks(), continuation_chunks()],
+        delay=delay,
+        cycle=cycle,
+        actor="agent:ops-assistant",
+    )

@@ -1,0 +1,903 @@
+"""The HTTP adapter (SPEC §9) against real stores: the AI SDK ``useChat`` wire conventions.
+
+Requests go through ``httpx.ASGITransport`` into the app, which writes to a
+real SQLite file (and PostgreSQL for the main flow). The main flow is the
+demo turn as a ``useChat`` client drives it: send, a streamed answer ending on
+a tool call awaiting approval, the denial sent back inside ``messages``, the
+continuation streamed, and the final messages equal to the store's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from chatledger import ConversationStore
+from chatledger.adapters import demo
+from chatledger.adapters.http_app import create_app, openapi_document
+from chatledger.adapters.responders import (
+    Responder,
+    ResponderRequest,
+    ScriptedResponder,
+    ScriptExhaustedError,
+    demo_responder,
+)
+from tests.integration.conftest import Backend
+from tests.support.oracle import ORACLE_DIR, Oracle, ensure_installed
+
+pytestmark = pytest.mark.anyio
+
+Chunk = dict[str, Any]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
+    """A store on a fresh SQLite file."""
+    store = ConversationStore.open(f"sqlite:///{tmp_path / 'http.db'}")
+    yield store
+    store.close()
+
+
+@asynccontextmanager
+async def client_of(app: Starlette, token: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client talking to ``app`` in-process (with a bearer token if given)."""
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://chatledger.test", headers=headers, timeout=30
+    ) as client:
+        yield client
+
+
+def sse_events(response: httpx.Response) -> list[Chunk]:
+    """The chunks of an SSE answer, checked to follow the AI SDK framing (ends with ``[DONE]``)."""
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["cache-control"] == "no-cache"
+    data = []
+    for event in response.text.split("\n\n"):
+        lines = [line[6:] for line in event.split("\n") if line.startswith("data: ")]
+        if lines:
+            data.append("\n".join(lines))
+    assert data and data[-1] == "[DONE]", response.text[-200:]
+    return [json.loads(item) for item in data[:-1]]
+
+
+def send_body(chat_id: str, messages: list[Chunk], **extra: Any) -> dict[str, Any]:
+    """The body ``DefaultChatTransport`` posts."""
+    return {"id": chat_id, "messages": messages, "trigger": "submit-message", **extra}
+
+
+def answer_approval(
+    message: dict[str, Any], approval_id: str, approved: bool, reason: str | None = None
+) -> dict[str, Any]:
+    """What the SDK client's ``addToolApprovalResponse`` does to the assistant message."""
+    answered = copy.deepcopy(message)
+    for part in answered["parts"]:
+        if part.get("state") == "approval-requested" and part["approval"]["id"] == approval_id:
+            part["state"] = "approval-responded"
+            part["approval"] = {**part["approval"], "approved": approved, "reason": reason}
+    return answered
+
+
+def add_output(message: dict[str, Any], tool_call_id: str, output: Any) -> dict[str, Any]:
+    """What the SDK client's ``addToolOutput`` does to the assistant message."""
+    answered = copy.deepcopy(message)
+    for part in answered["parts"]:
+        if part.get("toolCallId") == tool_call_id:
+            part["state"] = "output-available"
+            part["output"] = output
+            part.pop("errorText", None)
+    return answered
+
+
+def error_of(response: httpx.Response, status: int, type_name: str) -> str:
+    """Check a JSON error answer; returns its message."""
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["type"] == type_name, error
+    assert isinstance(error["message"], str) and error["message"]
+    return str(error["message"])
+
+
+def text_turn(message_id: str, text: str, *, tool: Chunk | None = None) -> list[Chunk]:
+    """A small answer: one text part, then optionally one tool chunk, in one step."""
+    chunks: list[Chunk] = [
+        {"type": "start", "messageId": message_id},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "t1"},
+        {"type": "text-delta", "id": "t1", "delta": text},
+        {"type": "text-end", "id": "t1"},
+    ]
+    if tool is not None:
+        chunks.append(tool)
+    return [*chunks, {"type": "finish-step"}, {"type": "finish"}]
+
+
+def user(message_id: str, text: str) -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+# -- the main flow ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("via", ["messages", "endpoint"])
+async def test_send_deny_continue_like_use_chat(durable_backend: Backend, via: str) -> None:
+    """The demo turn through HTTP: the denial arrives inside ``messages`` or by the approvals endpoint."""
+    store = durable_backend.open()
+    responder = demo_responder(cycle=False)
+    app = create_app(store, responder=responder)
+    chat = "chat-http"
+    async with client_of(app) as client:
+        first = sse_events(
+            await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE]))
+        )
+        assert first == demo.first_turn_chunks()  # every chunk applied, sent as produced
+
+        status = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert status["status"] == "awaiting-approval"
+        assert status["waitingFor"][0]["approvalId"] == demo.APPROVAL_ID
+        inbox = (await client.get("/api/approvals")).json()["approvals"]
+        assert [(a["chatId"], a["toolCallId"]) for a in inbox] == [(chat, demo.TOOL_CALL_ID)]
+        assert (await client.get(f"/api/chat/{chat}/stream")).status_code == 204
+
+        shown = (await client.get(f"/api/chats/{chat}/messages")).json()["messages"]
+        assistant = shown[-1]
+        if via == "messages":
+            assistant = answer_approval(assistant, demo.APPROVAL_ID, False, demo.DENIAL_REASON)
+        else:
+            answered = await client.post(
+                f"/api/chats/{chat}/approvals",
+                json={
+                    "approvalId": demo.APPROVAL_ID,
+                    "approved": False,
+                    "reason": demo.DENIAL_REASON,
+                },
+            )
+            assert answered.json() == {
+                "toolCallId": demo.TOOL_CALL_ID,
+                "changed": True,
+                "state": "output-denied",
+                "continuationRequested": True,
+            }
+        second = sse_events(
+            await client.post(
+                "/api/chat",
+                json=send_body(chat, [demo.USER_MESSAGE, assistant], messageId=demo.MESSAGE_ID),
+            )
+        )
+        # The provider's replay of the earlier call is recorded, not sent: the
+        # client would regress its tool part with it (ai-sdk-v6.md §c.3).
+        replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
+        assert second == [c for c in demo.continuation_chunks() if c["type"] not in replayed]
+
+        final = (await client.get(f"/api/chats/{chat}/messages")).json()
+        assert final == {"id": chat, "messages": store.messages(chat)}
+        assert (await client.get(f"/api/chat/{chat}/stream")).status_code == 204
+        status = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+        history = (
+            await client.get(f"/api/chats/{chat}/history", params={"kind": "approval-responded"})
+        ).json()["entries"]
+        assert [(e["actor"], e["marks"]) for e in history] == [("http-client:default", ["denied"])]
+
+    part = store.messages(chat)[-1]["parts"]
+    denied = next(p for p in part if p.get("toolCallId") == demo.TOOL_CALL_ID)
+    assert denied["state"] == "output-denied"
+    assert denied["approval"] == {
+        "id": demo.APPROVAL_ID,
+        "approved": False,
+        "reason": demo.DENIAL_REASON,
+    }
+    # The same conversation as the demo recorded straight into the store.
+    demo.record_demo(store, "direct")
+    assert store.messages(chat) == store.messages("direct")
+    assert [r.trigger for r in responder.requests] == ["submit-message", "continuation"]
+    assert responder.requests[0].messages == [demo.USER_MESSAGE]
+    assert responder.requests[1].message_id == demo.MESSAGE_ID
+
+
+@pytest.mark.oracle
+async def test_the_real_sdk_folds_the_streams_into_the_stored_messages(
+    sqlite_store: ConversationStore, oracle: Oracle
+) -> None:
+    """``readUIMessageStream`` over what the app streams gives the messages the store holds."""
+    app = create_app(sqlite_store, responder=demo_responder(cycle=False))
+    async with client_of(app) as client:
+        first = sse_events(await client.post("/api/chat", json=send_body("c", [demo.USER_MESSAGE])))
+        folded = oracle.read(first)
+        assert folded["ok"], folded
+        assert folded["message"] == sqlite_store.messages("c")[-1]
+
+        answered = answer_approval(folded["message"], demo.APPROVAL_ID, False, "no")
+        body = send_body("c", [demo.USER_MESSAGE, answered], messageId=demo.MESSAGE_ID)
+        second = sse_events(await client.post("/api/chat", json=body))
+        continued = oracle.read(second, message=answered)
+        assert continued["ok"], continued
+        assert continued["message"] == sqlite_store.messages("c")[-1]
+
+
+async def test_tool_output_inside_messages_continues_the_turn(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A client-side tool's output (``addToolOutput``) sent in ``messages`` is recorded, then answered."""
+    call = {
+        "type": "tool-input-available",
+        "toolCallId": "call-w",
+        "toolName": "weather",
+        "input": {"city": "Oslo"},
+    }
+    responder = ScriptedResponder(
+        [text_turn("a1", "Checking.", tool=call), text_turn("a1", "It is sunny.")]
+    )
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        question = user("u1", "Weather in Oslo?")
+        sse_events(await client.post("/api/chat", json=send_body("w", [question])))
+        status = (await client.get("/api/chats/w/status")).json()
+        assert status["status"] == "awaiting-tool-output"
+
+        assistant = (await client.get("/api/chats/w/messages")).json()["messages"][-1]
+        answered = add_output(assistant, "call-w", {"sky": "clear"})
+        body = send_body("w", [question, answered], messageId="a1")
+        second = sse_events(await client.post("/api/chat", json=body))
+        assert second[0] == {"type": "start", "messageId": "a1"}
+
+    messages = sqlite_store.messages("w")
+    assert [m["id"] for m in messages] == ["u1", "a1"]
+    parts = messages[-1]["parts"]
+    tool = next(p for p in parts if p.get("toolCallId") == "call-w")
+    assert (tool["state"], tool["output"]) == ("output-available", {"sky": "clear"})
+    assert parts[-1]["type"] == "text" and parts[-1]["text"] == "It is sunny."
+    assert responder.requests[-1].trigger == "continuation"
+
+
+async def test_custom_denial_as_tool_error_inside_messages(sqlite_store: ConversationStore) -> None:
+    """An ``output-error`` the client gives (a custom denial) is recorded; the turn continues."""
+    call = {
+        "type": "tool-input-available",
+        "toolCallId": "call-x",
+        "toolName": "wipe",
+        "input": {},
+    }
+    responder = ScriptedResponder(
+        [text_turn("a1", "Wiping?", tool=call), text_turn("a1", "Not wiping then.")]
+    )
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        question = user("u1", "Wipe it")
+        sse_events(await client.post("/api/chat", json=send_body("e", [question])))
+        assistant = (await client.get("/api/chats/e/messages")).json()["messages"][-1]
+        for part in assistant["parts"]:
+            if part.get("toolCallId") == "call-x":
+                part.update(state="output-error", errorText="User said no: keep it.")
+        body = send_body("e", [question, assistant], messageId="a1")
+        second = sse_events(await client.post("/api/chat", json=body))
+        assert [c["type"] for c in second][-2:] == ["finish-step", "finish"]
+    tool = next(
+        p for p in sqlite_store.messages("e")[-1]["parts"] if p.get("toolCallId") == "call-x"
+    )
+    assert (tool["state"], tool["errorText"]) == ("output-error", "User said no: keep it.")
+
+
+async def test_a_new_answer_never_takes_an_existing_message_id(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A responder ``start`` naming an id the conversation already has is stored without it."""
+    responder = ScriptedResponder([text_turn("a1", "One."), text_turn("a1", "Two.")])
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body("d", [user("u1", "1")])))
+        shown = (await client.get("/api/chats/d/messages")).json()["messages"]
+        body = send_body("d", [*shown, user("u2", "2")])
+        events = sse_events(await client.post("/api/chat", json=body))
+        assert events[0]["type"] == "start" and events[0]["messageId"] != "a1"
+    ids = [m["id"] for m in sqlite_store.messages("d")]
+    assert ids == ["u1", "a1", "u2", events[0]["messageId"]]
+
+
+async def test_a_result_for_an_earlier_message_is_stored_not_streamed(
+    sqlite_store: ConversationStore,
+) -> None:
+    """The store puts it on the earlier part (SPEC §3.3); the SDK client could not fold it."""
+    call = {
+        "type": "tool-input-available",
+        "toolCallId": "call-old",
+        "toolName": "lookup",
+        "input": {"q": "x"},
+    }
+    late = {"type": "tool-output-available", "toolCallId": "call-old", "output": {"found": 1}}
+    second = text_turn("a2", "Moving on.")
+    responder = ScriptedResponder(
+        [text_turn("a1", "Looking.", tool=call), [*second[:2], late, *second[2:]]]
+    )
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body("late", [user("u1", "?")])))
+        shown = (await client.get("/api/chats/late/messages")).json()["messages"]
+        body = send_body("late", [*shown, user("u2", "Never mind.")])
+        events = sse_events(await client.post("/api/chat", json=body))
+        assert events == second
+    earlier = sqlite_store.messages("late")[1]
+    tool = next(p for p in earlier["parts"] if p.get("toolCallId") == "call-old")
+    assert (tool["state"], tool["output"]) == ("output-available", {"found": 1})
+
+
+async def test_regenerate_and_edit(sqlite_store: ConversationStore) -> None:
+    """``regenerate-message`` cuts the answer and streams a new one; a changed user message is an edit."""
+    responder = ScriptedResponder(
+        [text_turn("a1", "One."), text_turn("a2", "Two."), text_turn("a3", "Three.")]
+    )
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        question = user("u1", "Count?")
+        sse_events(await client.post("/api/chat", json=send_body("r", [question])))
+        body = {
+            "id": "r",
+            "messages": [question],
+            "trigger": "regenerate-message",
+            "messageId": "a1",
+        }
+        events = sse_events(await client.post("/api/chat", json=body))
+        assert events[0] == {"type": "start", "messageId": "a2"}
+        assert [m["id"] for m in sqlite_store.messages("r")] == ["u1", "a2"]
+        assert responder.requests[-1].trigger == "regenerate-message"
+        assert responder.requests[-1].messages == [question]
+
+        edited = user("u1", "Count again?")
+        sse_events(await client.post("/api/chat", json=send_body("r", [edited], messageId="u1")))
+        messages = sqlite_store.messages("r")
+        assert [m["id"] for m in messages] == ["u1", "a3"]
+        assert messages[0]["parts"][0]["text"] == "Count again?"
+        entries = (await client.get("/api/chats/r/history")).json()["entries"]
+        cuts = [e["position"] for e in entries if e["kind"] == "messages-cut"]
+        assert len(cuts) == 2
+        # Earlier answers stay in the log.
+        before = {"atVersion": cuts[0] - 1}
+        old = (await client.get("/api/chats/r/messages", params=before)).json()
+        assert [m["id"] for m in old["messages"]] == ["u1", "a1"]
+
+
+# -- resuming ----------------------------------------------------------------------------
+
+
+async def test_resume_replays_the_open_stream_from_its_start(
+    sqlite_store: ConversationStore,
+) -> None:
+    """``GET /api/chat/{id}/stream`` while the answer streams: the whole answer, from the log."""
+    responder = ScriptedResponder([demo.first_turn_chunks()], delay=0.02)
+    app = create_app(sqlite_store, responder=responder)
+    async with client_of(app) as client:
+        sending = asyncio.create_task(
+            client.post("/api/chat", json=send_body("live", [demo.USER_MESSAGE]))
+        )
+        for _ in range(500):
+            status = await client.get("/api/chats/live/status")
+            if status.status_code == 200 and status.json()["status"] == "streaming":
+                break
+            await asyncio.sleep(0.01)
+        else:
+            pytest.fail("the answer never started streaming")
+        resumed = await client.get("/api/chat/live/stream")
+        sent = sse_events(await sending)
+        assert sse_events(resumed) == sent == demo.first_turn_chunks()
+        assert "\nid: " in "\n" + resumed.text  # every resumed event carries its cursor
+
+        # A cursor resumes after it, even once the stream has closed.
+        cursors = [line[4:] for line in resumed.text.split("\n") if line.startswith("id: ")]
+        rest = await client.get("/api/chat/live/stream", params={"after": cursors[4]})
+        assert sse_events(rest) == sent[5:]
+        assert (await client.get("/api/chat/live/stream")).status_code == 204
+
+
+async def test_quiet_streams_send_keep_alive_comments(sqlite_store: ConversationStore) -> None:
+    """While nothing arrives, both the send and the resume answer send SSE comments, then go on."""
+    responder = ScriptedResponder([text_turn("a1", "Slow.")], delay=0.15)
+    app = create_app(sqlite_store, responder=responder, keepalive_seconds=0.05)
+    async with client_of(app) as client:
+        sent = await client.post("/api/chat", json=send_body("k", [user("u1", "hi")]))
+        assert ": keep-alive\n\n" in sent.text
+        assert sse_events(sent) == text_turn("a1", "Slow.")
+
+        sqlite_store.append_message("k", user("u2", "more"))
+        stream = sqlite_store.open_stream("k")
+
+        def write_slowly() -> None:
+            for chunk in text_turn("a2", "Later."):
+                time.sleep(0.12)
+                stream.append(chunk)
+            stream.close()
+
+        writer = asyncio.get_running_loop().run_in_executor(None, write_slowly)
+        resumed = await client.get("/api/chat/k/stream")
+        await writer
+        assert ": keep-alive\n\n" in resumed.text
+        assert sse_events(resumed) == text_turn("a2", "Later.")
+
+
+async def test_a_failing_responder_ends_the_stream_with_an_error(
+    sqlite_store: ConversationStore,
+) -> None:
+    """The client gets an ``error`` chunk; the stream is recorded as errored; the chat stays usable."""
+
+    def blocking(request: ResponderRequest) -> Iterator[Chunk]:
+        yield {"type": "start-step"}
+        raise RuntimeError("model exploded")
+
+    class Sync:
+        actor = "agent:sync"
+
+        def respond(self, request: ResponderRequest) -> Iterator[Chunk]:
+            return blocking(request)
+
+    app = create_app(sqlite_store, responder=Sync())
+    async with client_of(app) as client:
+        events = sse_events(await client.post("/api/chat", json=send_body("f", [user("u1", "hi")])))
+        assert events[0]["type"] == "start" and isinstance(events[0]["messageId"], str)
+        assert events[1:] == [
+            {"type": "start-step"},
+            {"type": "error", "errorText": "The responder failed."},
+        ]
+        status = (await client.get("/api/chats/f/status")).json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "errored")
+        assert "model exploded" in status["lastReason"]
+        assert sqlite_store.messages("f")[-1]["id"] == events[0]["messageId"]
+
+    exhausted = create_app(sqlite_store, responder=ScriptedResponder([]))
+    async with client_of(exhausted) as client:
+        events = sse_events(await client.post("/api/chat", json=send_body("f", [user("u2", "?")])))
+        assert [event["type"] for event in events] == ["start", "error"]
+        assert sqlite_store.messages("f")[-1]["id"] == events[0]["messageId"]
+
+
+# -- JSON endpoints and errors ---------------------------------------------------------------
+
+
+async def test_json_endpoints_and_error_mapping(sqlite_store: ConversationStore) -> None:
+    """Model messages, approvals, tool outputs; chatledger errors as status codes with typed JSON."""
+    app = create_app(sqlite_store, responder=demo_responder(cycle=False))
+    async with client_of(app) as client:
+        error_of(await client.get("/api/chats/nope/messages"), 404, "ConversationNotFoundError")
+        error_of(await client.get("/api/nowhere"), 404, "NotFoundError")
+        error_of(await client.get("/api/chat"), 405, "MethodNotAllowedError")
+        error_of(await client.get("/api/chat/nope/stream"), 404, "ConversationNotFoundError")
+        error_of(
+            await client.post("/api/chat", content=b"{not json", headers={"content-type": "x"}),
+            400,
+            "InvalidJSONError",
+        )
+        error_of(await client.post("/api/chat", json={"id": "x"}), 422, "InvalidRequestError")
+        error_of(
+            await client.post("/api/chat", json=send_body("x", [demo.USER_MESSAGE], trigger="go")),
+            422,
+            "InvalidRequestError",
+        )
+        bad_message = {"id": "u1", "role": "user", "parts": "not a list"}
+        error_of(
+            await client.post("/api/chat", json=send_body("x", [bad_message])),
+            422,
+            "InvalidMessageError",
+        )
+
+        sse_events(await client.post("/api/chat", json=send_body("j", [demo.USER_MESSAGE])))
+        # A paused turn: the providers' formats refuse it unless asked to omit the call.
+        paused = await client.get("/api/chats/j/model-messages", params={"format": "anthropic"})
+        error_of(paused, 409, "UnansweredToolCallError")
+        omitted = await client.get(
+            "/api/chats/j/model-messages", params={"format": "anthropic", "unanswered": "omit"}
+        )
+        assert omitted.json() == {
+            "format": "anthropic",
+            "messages": sqlite_store.model_messages("j", "anthropic", unanswered="omit"),
+        }
+        error_of(
+            await client.get("/api/chats/j/model-messages", params={"format": "cobol"}),
+            422,
+            "InvalidRequestError",
+        )
+        error_of(
+            await client.get("/api/chats/j/history", params={"kind": "gossip"}),
+            422,
+            "InvalidRequestError",
+        )
+        # Nothing to continue while the call awaits its approval.
+        assistant = sqlite_store.messages("j")[-1]
+        body = send_body("j", [demo.USER_MESSAGE, assistant], messageId=demo.MESSAGE_ID)
+        error_of(await client.post("/api/chat", json=body), 409, "NothingToContinueError")
+        # Tool outputs: unknown call, not ready, bad body.
+        error_of(
+            await client.post(
+                "/api/chats/j/tool-outputs", json={"toolCallId": "ghost", "output": 1}
+            ),
+            404,
+            "UnknownToolCallError",
+        )
+        error_of(
+            await client.post("/api/chats/j/tool-outputs", json={"toolCallId": "x"}),
+            422,
+            "InvalidRequestError",
+        )
+        approve = {"approvalId": demo.APPROVAL_ID, "approved": True}
+        first = await client.post("/api/chats/j/approvals", json=approve)
+        assert first.json()["changed"] is True and first.json()["state"] == "approval-responded"
+        again = await client.post("/api/chats/j/approvals", json=approve)
+        assert again.json()["changed"] is False
+        error_of(
+            await client.post("/api/chats/j/approvals", json={**approve, "approved": False}),
+            409,
+            "ApprovalConflictError",
+        )
+        # A contradicting answer inside messages is refused the same way.
+        denied = answer_approval(assistant, demo.APPROVAL_ID, False, "no")
+        body = send_body("j", [demo.USER_MESSAGE, denied], messageId=demo.MESSAGE_ID)
+        error_of(await client.post("/api/chat", json=body), 409, "ApprovalConflictError")
+        # The approved call ran on the client: its output, then the continuation.
+        output = await client.post(
+            "/api/chats/j/tool-outputs",
+            json={
+                "toolCallId": demo.TOOL_CALL_ID,
+                "output": {"deleted": 12},
+                "autoContinue": False,
+            },
+        )
+        assert output.json() == {
+            "toolCallId": demo.TOOL_CALL_ID,
+            "changed": True,
+            "state": "output-available",
+            "continuationRequested": False,
+        }
+        assert (await client.get("/api/chats/j/status")).json()["status"] == "ready-to-continue"
+        assert (await client.get("/api/approvals")).json() == {"approvals": []}
+        ai_sdk = await client.get("/api/chats/j/model-messages")
+        assert ai_sdk.json()["messages"] == sqlite_store.model_messages("j")
+        error_of(
+            await client.get("/api/chats/j/messages", params={"atVersion": "x"}),
+            422,
+            "InvalidRequestError",
+        )
+
+
+async def test_chat_ids_with_slashes_and_body_limit(sqlite_store: ConversationStore) -> None:
+    """Any chat id works in the paths (percent-encoded, as the SDK does); huge bodies get 413."""
+    app = create_app(
+        sqlite_store, responder=ScriptedResponder([text_turn("a1", "Hi.")]), max_body_bytes=5000
+    )
+    chat = "team/a b?c"
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body(chat, [user("u1", "hi")])))
+        path = quote(chat, safe="")
+        shown = (await client.get(f"/api/chats/{path}/messages")).json()
+        assert shown == {"id": chat, "messages": sqlite_store.messages(chat)}
+        assert (await client.get(f"/api/chat/{path}/stream")).status_code == 204
+        huge = send_body(chat, [user("u2", "x" * 6000)])
+        error_of(await client.post("/api/chat", json=huge), 413, "RequestTooLargeError")
+
+
+async def test_one_open_stream_per_conversation(sqlite_store: ConversationStore) -> None:
+    """A send while an answer is streaming is refused with 409."""
+    sqlite_store.start_conversation("busy")
+    sqlite_store.append_message("busy", user("u1", "hi"))
+    with sqlite_store.open_stream("busy") as stream:
+        stream.append({"type": "start", "messageId": "a1"})
+        app = create_app(sqlite_store, responder=ScriptedResponder([]))
+        async with client_of(app) as client:
+            response = await client.post("/api/chat", json=send_body("busy", [user("u2", "?")]))
+            error_of(response, 409, "StreamAlreadyOpenError")
+
+
+async def test_scripted_responder_plays_its_answers_in_order() -> None:
+    """Each request gets the next answer (a copy); ``cycle`` starts over; without it, it runs out."""
+    request = ResponderRequest("c", "t", [], "submit-message", "m")
+    scripted = ScriptedResponder([[{"type": "start"}], [{"type": "finish"}]])
+    first = [chunk async for chunk in scripted.respond(request)]
+    first[0]["type"] = "changed by the store"
+    assert [chunk async for chunk in scripted.respond(request)] == [{"type": "finish"}]
+    assert scripted.remaining == 0 and len(scripted.requests) == 2
+    with pytest.raises(ScriptExhaustedError):
+        [chunk async for chunk in scripted.respond(request)]
+    assert scripted.scripts[0] == [{"type": "start"}]
+    looping = demo_responder()
+    answers = [[c async for c in looping.respond(request)] for _ in range(3)]
+    assert answers == [
+        demo.first_turn_chunks(),
+        demo.continuation_chunks(),
+        demo.first_turn_chunks(),
+    ]
+    assert isinstance(looping, Responder)
+
+
+# -- tenancy and the description ----------------------------------------------------------------
+
+
+async def test_tenants_are_isolated(sqlite_store: ConversationStore) -> None:
+    """Bearer tokens map to tenants; one tenant never reads or writes another's conversation."""
+    tokens = {"token-acme": "acme", "token-globex": "globex"}
+    responder = ScriptedResponder([demo.first_turn_chunks(), text_turn("g1", "Hello globex.")])
+    app = create_app(sqlite_store, responder=responder, tokens=tokens)
+    chat = "shared-name"
+    async with client_of(app) as anonymous:
+        missing = await anonymous.get(f"/api/chats/{chat}/messages")
+        error_of(missing, 401, "UnauthorizedError")
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        error_of(
+            await anonymous.post("/api/chat", json=send_body(chat, [])), 401, "UnauthorizedError"
+        )
+        assert (await anonymous.get("/openapi.json")).status_code == 200
+    async with client_of(app, "wrong") as stranger:
+        error_of(await stranger.get("/api/approvals"), 401, "UnauthorizedError")
+
+    async with client_of(app, "token-acme") as acme, client_of(app, "token-globex") as globex:
+        sse_events(await acme.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+        for path in ("messages", "status", "history", "model-messages"):
+            error_of(
+                await globex.get(f"/api/chats/{chat}/{path}"), 404, "ConversationNotFoundError"
+            )
+        error_of(await globex.get(f"/api/chat/{chat}/stream"), 404, "ConversationNotFoundError")
+        deny = {"approvalId": demo.APPROVAL_ID, "approved": False}
+        error_of(
+            await globex.post(f"/api/chats/{chat}/approvals", json=deny),
+            404,
+            "ConversationNotFoundError",
+        )
+        error_of(
+            await globex.post(
+                f"/api/chats/{chat}/tool-outputs",
+                json={"toolCallId": demo.TOOL_CALL_ID, "output": 1},
+            ),
+            404,
+            "ConversationNotFoundError",
+        )
+        assert (await globex.get("/api/approvals")).json() == {"approvals": []}
+        assert len((await acme.get("/api/approvals")).json()["approvals"]) == 1
+
+        # The same chat id for globex is a conversation of its own.
+        sse_events(await globex.post("/api/chat", json=send_body(chat, [user("g-u1", "Hi")])))
+        mine = (await globex.get(f"/api/chats/{chat}/messages")).json()["messages"]
+        assert [m["id"] for m in mine] == ["g-u1", "g1"]
+        theirs = (await acme.get(f"/api/chats/{chat}/messages")).json()["messages"]
+        assert [m["id"] for m in theirs] == [demo.USER_MESSAGE["id"], demo.MESSAGE_ID]
+
+    assert sqlite_store.messages(chat, tenant="acme") == theirs
+    assert sqlite_store.status(chat, tenant="acme").status == "awaiting-approval"
+    assert {r.tenant for r in responder.requests} == {"acme", "globex"}
+    actors = {
+        e.actor for e in sqlite_store.history(chat, tenant="acme", kinds=["message-appended"])
+    }
+    assert actors == {"http-client:acme"}
+
+
+async def test_openapi_lists_every_route(sqlite_store: ConversationStore) -> None:
+    """``GET /openapi.json`` describes each route and method of the app."""
+    app = create_app(sqlite_store, responder=ScriptedResponder([]))
+    async with client_of(app) as client:
+        document = (await client.get("/openapi.json")).json()
+    assert document == json.loads(json.dumps(openapi_document()))
+    assert document["openapi"].startswith("3.")
+    routes = [route for route in app.routes if isinstance(route, Route)]
+    described = {
+        (path, method.upper()) for path, item in document["paths"].items() for method in item
+    }
+    served = {
+        (route.path.replace("{chat_id:path}", "{id}"), method)
+        for route in routes
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+    assert served == described
+
+
+# -- a real server: uvicorn in a subprocess, the real AI SDK client -----------------------------
+
+SERVER = """
+import sys
+from chatledger.adapters.http_app import serve
+from chatledger.adapters.responders import demo_responder
+
+serve(sys.argv[1], "127.0.0.1", int(sys.argv[2]), responder=demo_responder(delay=0.02),
+      tokens={"token-node": "node-tenant"}, log_level="warning")
+"""
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``serve()`` in a subprocess on a free port: (base URL, store URL); the demo responder answers."""
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, url, str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/openapi.json", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.communicate(timeout=5)[0] if process.poll() is not None else ""
+                pytest.fail(f"the server did not start:\n{output}")
+            time.sleep(0.05)
+        yield base, url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_a_disconnected_client_resumes_from_the_log(live_server: tuple[str, str]) -> None:
+    """The answer goes on after the client hangs up; resuming gives it whole from its start."""
+    base, url = live_server
+    headers = {"authorization": "Bearer token-node"}
+    with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+        body = send_body("hangup", [demo.USER_MESSAGE])
+        with client.stream("POST", "/api/chat", json=body) as response:
+            assert response.status_code == 200
+            first = next(response.iter_lines())
+            assert json.loads(first.removeprefix("data: "))["type"] == "start"
+        resumed = client.get("/api/chat/hangup/stream")
+        if resumed.status_code == 200:  # still streaming when asked: the whole answer, live
+            assert sse_events(resumed) == demo.first_turn_chunks()
+        else:  # a slow machine: it had already finished
+            assert resumed.status_code == 204
+        for _ in range(300):
+            status = client.get("/api/chats/hangup/status").json()
+            if status["status"] != "streaming":
+                break
+            time.sleep(0.02)
+        assert (status["status"], status["lastOutcome"]) == ("awaiting-approval", "finished")
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        assert store.messages("hangup")[-1]["parts"][-1]["state"] == "approval-requested"
+
+
+NODE_CLIENT = """
+import { AbstractChat, DefaultChatTransport,
+         lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+
+class Chat extends AbstractChat {
+  constructor(init) {
+    let messages = init.messages ?? [];
+    const snapshot = x => structuredClone(x);
+    const state = {
+      status: 'ready', error: undefined,
+      get messages() { return messages; },
+      set messages(m) { messages = [...m]; },
+      pushMessage: m => (messages = [...messages, m]),
+      popMessage: () => (messages = messages.slice(0, -1)),
+      replaceMessage: (i, m) =>
+        (messages = [...messages.slice(0, i), snapshot(m), ...messages.slice(i + 1)]),
+      snapshot,
+    };
+    super({ ...init, state });
+  }
+}
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+const settle = async chat => {
+  await sleep(20);
+  for (let i = 0; i < 1000 && (chat.status === 'submitted' || chat.status === 'streaming'); i++) {
+    await sleep(10);
+  }
+};
+let counter = 0;
+const chat = new Chat({
+  id: 'node-chat',
+  generateId: () => `client-${++counter}`,
+  transport: new DefaultChatTransport({
+    api: `${process.env.CHATLEDGER_BASE}/api/chat`,
+    headers: { authorization: 'Bearer token-node' },
+  }),
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+});
+const report = {};
+const sending = chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+// Another client (a reloaded page) resumes the answer while it streams.
+for (let i = 0; i < 1000 && chat.status !== 'streaming'; i++) await sleep(5);
+const other = new Chat({
+  id: 'node-chat',
+  messages: [structuredClone(chat.messages[0])],
+  transport: new DefaultChatTransport({
+    api: `${process.env.CHATLEDGER_BASE}/api/chat`,
+    headers: { authorization: 'Bearer token-node' },
+  }),
+});
+report.streamingWhenResumed = chat.status;
+await other.resumeStream();
+await sending;
+await settle(chat);
+await settle(other);
+report.paused = structuredClone(chat.messages);
+report.resumed = { status: other.status, messages: other.messages };
+const part = chat.lastMessage.parts.find(p => p.state === 'approval-requested');
+await chat.addToolApprovalResponse({
+  id: part.approval.id, approved: false, reason: process.env.CHATLEDGER_REASON,
+});
+// The SDK sends the continuation by itself, without awaiting: wait for its answer.
+const answered = () =>
+  chat.status === 'ready' && chat.lastMessage.parts.some(p => p.state === 'output-denied');
+for (let i = 0; i < 1000 && !answered(); i++) await sleep(10);
+await settle(chat);
+await chat.resumeStream();
+await settle(chat);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+"""
+
+
+@pytest.mark.oracle
+def test_the_real_ai_sdk_client_against_the_server(live_server: tuple[str, str]) -> None:
+    """``AbstractChat`` + ``DefaultChatTransport`` (ai@6.0.326) against ``serve()``: the whole demo turn.
+
+    The client sends, gets the call awaiting approval, denies it with a reason
+    (``addToolApprovalResponse``), sends the continuation by itself
+    (``lastAssistantMessageIsCompleteWithApprovalResponses``), and resumes (204:
+    nothing to resume). Its messages end equal to the store's. A second client
+    resuming while the first answer streams gets the same message.
+    """
+    ensure_installed()
+    base, url = live_server
+    text = demo.USER_MESSAGE["parts"][0]["text"]
+    result = subprocess.run(
+        ["node", "--input-type=module", "-e", NODE_CLIENT],
+        cwd=ORACLE_DIR,
+        env={
+            **os.environ,
+            "CHATLEDGER_BASE": base,
+            "CHATLEDGER_TEXT": text,
+            "CHATLEDGER_REASON": demo.DENIAL_REASON,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (report["status"], report["error"]) == ("ready", None)
+    assert report["streamingWhenResumed"] == "streaming", report
+    assert report["resumed"] == {"status": "ready", "messages": report["paused"]}
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("node-chat")
+        paused_at = next(
+            e.position for e in store.history("node-chat", kinds=["approval-responded"])
+        )
+        assert report["paused"] == store.messages("node-chat", at_version=paused_at - 1)
+        assert report["messages"] == stored
+        assert [m["id"] for m in stored] == ["client-1", demo.MESSAGE_ID]
+        denied = next(p for p in stored[-1]["parts"] if p.get("toolCallId") == demo.TOOL_CALL_ID)
+        assert denied["state"] == "output-denied"
+        assert denied["approval"]["reason"] == demo.DENIAL_REASON
+        assert store.status("node-chat").status == "idle"
