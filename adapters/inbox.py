@@ -52,16 +52,28 @@ class Inbox:
         return self._view.pending_continuations(tenant or self.tenant)
 
     def claim_continuation(
-        self, worker: str, *, lease_seconds: float = 60.0, tenant: str | None = None
+        self,
+        worker: str,
+        *,
+        lease_seconds: float = 60.0,
+        tenant: str | None = None,
+        chat_id: str | None = None,
+        min_age_seconds: float = 0.0,
     ) -> ContinuationRequest | None:
         """Take the oldest unclaimed (or lease-expired) request; exactly one worker wins each.
 
         Then open its stream with ``open_stream(chat_id, request_id=...)``
-        within the lease; that fulfils the request.
+        within the lease; that fulfils the request. ``chat_id`` takes only
+        that conversation's request; ``min_age_seconds`` leaves alone requests
+        younger than that (a request its own writer is about to fulfil).
         """
         now = datetime.now(UTC)
         for request in self.pending_continuations(tenant=tenant):
             if request.lease_until is not None and request.lease_until > now:
+                continue
+            if chat_id is not None and request.chat_id != chat_id:
+                continue
+            if (now - request.requested_at).total_seconds() < min_age_seconds:
                 continue
             won: list[bool] = []
 

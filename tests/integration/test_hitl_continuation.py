@@ -234,6 +234,22 @@ def test_claim_continuation_gives_each_request_to_one_worker_until_its_lease_exp
     assert (retaken.request_id, retaken.claimed_by) == (claimed.request_id, "worker-2")
 
 
+def test_claim_continuation_by_chat_and_by_age(store: ConversationStore) -> None:
+    """``chat_id`` takes only that chat's request; ``min_age_seconds`` leaves young requests alone."""
+    paused_turn(store, "first", [DELETE])
+    paused_turn(store, "second", [DELETE])
+    store.respond_to_approval("first", approval_id=DELETE.approval_id, approved=True)
+    store.respond_to_approval("second", approval_id=DELETE.approval_id, approved=True)
+
+    assert store.claim_continuation("worker-1", min_age_seconds=60) is None
+    claimed = store.claim_continuation("worker-1", chat_id="second")
+    assert claimed is not None and claimed.chat_id == "second"
+    assert store.claim_continuation("worker-1", chat_id="second") is None
+    time.sleep(0.2)
+    aged = store.claim_continuation("worker-2", min_age_seconds=0.1)
+    assert aged is not None and aged.chat_id == "first"
+
+
 def test_opening_the_continuation_stream_fulfils_the_request(store: ConversationStore) -> None:
     """``open_stream(request_id=...)`` dequeues it; the same id cannot open again."""
     paused_turn(store, "chat", [DELETE])
