@@ -48,8 +48,10 @@ import dataclasses
 import hmac
 import json
 import logging
+import os
+import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +91,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.timeline import KINDS
 from chatledger.domain.tool_parts import is_terminal, is_tool_part
+from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
 
@@ -353,12 +356,18 @@ class _ChatApp:
         *,
         keepalive_seconds: float,
         max_body_bytes: int,
+        continuation_poll_seconds: float | None,
+        continuation_grace_seconds: float,
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
         self.responder = responder
         self.tokens = tokens
         self.keepalive_seconds = keepalive_seconds
+        self.continuation_poll_seconds = continuation_poll_seconds
+        self.continuation_grace_seconds = continuation_grace_seconds
+        self.worker = f"http:{socket.gethostname()}:{os.getpid()}"
+        """The name this process claims continuation requests under."""
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
         self.tasks: set[asyncio.Task[None]] = set()
         """Responder runs in progress (they outlive their HTTP response)."""
@@ -608,12 +617,78 @@ class _ChatApp:
     def _stream_turn(self, turn: _Turn) -> Response:
         """Start the responder (it runs to its end on its own) and stream what it writes."""
         queue: asyncio.Queue[str | None] = asyncio.Queue()
-        task = asyncio.create_task(self._produce(turn, queue))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        self._spawn(self._produce(turn, queue))
         return StreamingResponse(
             self._drain(queue), media_type="text/event-stream", headers=SSE_HEADERS
         )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task the app waits for at shutdown."""
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    # -- continuations requested outside POST /api/chat ----------------------------------
+
+    def tenants(self) -> list[str]:
+        """The tenants this app serves (whose continuation requests it runs)."""
+        return sorted(set(self.tokens.values())) if self.tokens else [self.store.tenant]
+
+    async def _claim(
+        self, tenant: str, *, chat_id: str | None = None, min_age_seconds: float = 0.0
+    ) -> ContinuationRequest | None:
+        """Claim one pending continuation request (with a lease: one process of many wins it)."""
+        return await run_in_threadpool(
+            lambda: self.store.claim_continuation(
+                self.worker,
+                lease_seconds=max(60.0, 4 * self.keepalive_seconds),
+                tenant=tenant,
+                chat_id=chat_id,
+                min_age_seconds=min_age_seconds,
+            )
+        )
+
+    async def _continue(self, claimed: ContinuationRequest) -> None:
+        """Open the claimed request's stream and start the responder on it; clients follow the log."""
+        try:
+            turn = await run_in_threadpool(self._open_claimed, claimed)
+        except ChatLedgerError as error:  # its lease lapses and the sweep tries again
+            log.warning("could not continue chat %r: %s", claimed.chat_id, error)
+            return
+        # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
+        self._spawn(self._produce(turn, asyncio.Queue()))
+
+    def _open_claimed(self, claimed: ContinuationRequest) -> _Turn:
+        context = self.store.messages(claimed.chat_id, tenant=claimed.tenant)
+        writer = self.store.open_stream(
+            claimed.chat_id,
+            tenant=claimed.tenant,
+            actor=self.responder_actor,
+            request_id=claimed.request_id,
+        )
+        request = ResponderRequest(
+            claimed.chat_id, claimed.tenant, context, "continuation", writer.message_id
+        )
+        return _Turn(writer, request)
+
+    async def sweep_continuations(self) -> None:
+        """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
+
+        Requests younger than ``continuation_grace_seconds`` are left to the
+        process that recorded them (a ``POST /api/chat`` continuing its own
+        turn, or the endpoint that started one already); older ones were left
+        by a process that stopped, or recorded by another program.
+        """
+        assert self.continuation_poll_seconds is not None
+        grace = self.continuation_grace_seconds
+        while True:
+            for tenant in self.tenants():
+                try:
+                    while claimed := await self._claim(tenant, min_age_seconds=grace):
+                        await self._continue(claimed)
+                except (StoreUnavailableError, ConcurrentWriteError) as error:
+                    log.warning("continuation sweep for tenant %r: %s", tenant, error)
+            await asyncio.sleep(self.continuation_poll_seconds)
 
     async def _produce(self, turn: _Turn, queue: asyncio.Queue[str | None]) -> None:
         """Store every chunk of the responder's answer; queue the applied ones as SSE events."""
@@ -907,7 +982,7 @@ class _ChatApp:
                 tenant=tenant,
             )
         )
-        return JSONResponse(_action_json(result))
+        return await self._answered(tenant, request.path_params["chat_id"], result)
 
     async def add_tool_output(self, request: Request) -> Response:
         """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
@@ -932,6 +1007,22 @@ class _ChatApp:
                 tenant=tenant,
             )
         )
+        return await self._answered(tenant, request.path_params["chat_id"], result)
+
+    async def _answered(self, tenant: str, chat_id: str, result: ActionResult) -> Response:
+        """The action's JSON answer, once the continuation it requested (if any) is streaming.
+
+        So a client that resumes (``GET /api/chat/{id}/stream``) right after
+        the answer finds the continuation open.
+        """
+        if result.continuation_requested:
+            try:
+                claimed = await self._claim(tenant, chat_id=chat_id)
+            except ChatLedgerError as error:  # the sweep takes it once it is old enough
+                log.warning("could not claim the continuation of chat %r: %s", chat_id, error)
+            else:
+                if claimed is not None:
+                    await self._continue(claimed)
         return JSONResponse(_action_json(result))
 
     async def openapi(self, request: Request) -> Response:
@@ -971,6 +1062,8 @@ def create_app(
     tokens: dict[str, str] | None = None,
     keepalive_seconds: float = 15.0,
     max_body_bytes: int = 32_000_000,
+    continuation_poll_seconds: float | None = 2.0,
+    continuation_grace_seconds: float = 5.0,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -981,6 +1074,13 @@ def create_app(
     stream stays quiet before an SSE comment is sent; a request body over
     ``max_body_bytes`` is refused (413). ``app.state.chatledger``
     holds the store and the responder runs in progress (``tasks``).
+
+    Continuations: an approval or tool output given through the JSON
+    endpoints runs its continuation at once; besides, every
+    ``continuation_poll_seconds`` (None: never) the app claims and runs the
+    requests older than ``continuation_grace_seconds`` that nobody took (left
+    by a stopped process, or recorded by another program). Several processes
+    may serve one database: a claim goes to exactly one of them.
     """
     if tokens is not None and not all(isinstance(t, str) and t for t in tokens):
         raise ValueError("tokens must be non-empty strings")
@@ -994,13 +1094,22 @@ def create_app(
         tokens,
         keepalive_seconds=keepalive_seconds,
         max_body_bytes=max_body_bytes,
+        continuation_poll_seconds=continuation_poll_seconds,
+        continuation_grace_seconds=continuation_grace_seconds,
     )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        sweep = None
+        if continuation_poll_seconds is not None:
+            sweep = asyncio.create_task(chat.sweep_continuations())
         try:
             yield
         finally:
+            if sweep is not None:
+                sweep.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sweep
             if chat.tasks:  # let running answers finish into the log, briefly
                 await asyncio.wait(set(chat.tasks), timeout=10)
                 for task in list(chat.tasks):
@@ -1035,7 +1144,7 @@ def create_app(
 
 
 def serve(
-    url: str | None = None,
+    store_or_url: ConversationStore | str | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
@@ -1043,14 +1152,14 @@ def serve(
     tokens: dict[str, str] | None = None,
     log_level: str = "info",
 ) -> None:
-    """Serve the store at ``url`` over HTTP with uvicorn until interrupted (``chatledger serve``).
+    """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
     Without a ``responder`` the demo responder answers (the recorded demo turn
     and its continuation, in a loop): enough to try a client against.
     """
     import uvicorn
 
-    app = create_app(url, responder=responder or demo_responder(delay=0.05), tokens=tokens)
+    app = create_app(store_or_url, responder=responder or demo_responder(delay=0.05), tokens=tokens)
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 

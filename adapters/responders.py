@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from chatledger.adapters.demo import continuation_chunks, first_turn_chunks
 
 __all__ = [
+    "DemoResponder",
     "Responder",
     "ResponderRequest",
     "ScriptExhaustedError",
@@ -103,12 +104,17 @@ class ScriptedResponder:
         """The next recorded answer (deep-copied: the store takes ownership of the chunks)."""
         with self._lock:
             self.requests.append(request)
-            index = self._next
-            self._next += 1
+            index = self._pick(request)
         if self.cycle and self.scripts:
             index %= len(self.scripts)
         script = self.scripts[index] if index < len(self.scripts) else None
         return self._play(script, index)
+
+    def _pick(self, request: ResponderRequest) -> int:
+        """The index of the answer for ``request`` (the next one in order; under the lock)."""
+        index = self._next
+        self._next += 1
+        return index
 
     async def _play(self, script: list[Chunk] | None, index: int) -> AsyncIterator[Chunk]:
         if script is None:
@@ -121,11 +127,24 @@ class ScriptedResponder:
             yield copy.deepcopy(chunk)
 
 
-def demo_responder(*, delay: float = 0.0, cycle: bool = True) -> ScriptedResponder:
-    """The demo turn (``chatledger.adapters.demo``): a call awaiting approval, then the answer after it."""
-    return ScriptedResponder(
-        [first_turn_chunks(), continuation_chunks()],
-        delay=delay,
-        cycle=cycle,
-        actor="agent:ops-assistant",
-    )
+class DemoResponder(ScriptedResponder):
+    """The demo turn (``chatledger.adapters.demo``) for every conversation.
+
+    A new message gets the first turn (a ``delete_file`` call awaiting
+    approval); a continuation gets the answer after the denial. The answer
+    depends on the request only, so any number of server processes give the
+    same answers.
+    """
+
+    def __init__(self, *, delay: float = 0.0) -> None:
+        super().__init__(
+            [first_turn_chunks(), continuation_chunks()], delay=delay, actor="agent:ops-assistant"
+        )
+
+    def _pick(self, request: ResponderRequest) -> int:
+        return 1 if request.trigger == "continuation" else 0
+
+
+def demo_responder(*, delay: float = 0.0) -> DemoResponder:
+    """The demo turn for every conversation, ``delay`` seconds between chunks (see ``DemoResponder``)."""
+    return DemoResponder(delay=delay)

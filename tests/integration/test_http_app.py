@@ -18,7 +18,8 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -145,9 +146,13 @@ def user(message_id: str, text: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("via", ["messages", "endpoint"])
 async def test_send_deny_continue_like_use_chat(durable_backend: Backend, via: str) -> None:
-    """The demo turn through HTTP: the denial arrives inside ``messages`` or by the approvals endpoint."""
+    """The demo turn through HTTP: the denial arrives inside ``messages`` or by the approvals endpoint.
+
+    Through the endpoint with ``autoContinue: false`` the client then asks for
+    the continuation itself, as ``useChat`` does.
+    """
     store = durable_backend.open()
-    responder = demo_responder(cycle=False)
+    responder = demo_responder()
     app = create_app(store, responder=responder)
     chat = "chat-http"
     async with client_of(app) as client:
@@ -174,14 +179,17 @@ async def test_send_deny_continue_like_use_chat(durable_backend: Backend, via: s
                     "approvalId": demo.APPROVAL_ID,
                     "approved": False,
                     "reason": demo.DENIAL_REASON,
+                    "autoContinue": False,
                 },
             )
             assert answered.json() == {
                 "toolCallId": demo.TOOL_CALL_ID,
                 "changed": True,
                 "state": "output-denied",
-                "continuationRequested": True,
+                "continuationRequested": False,
             }
+            status = (await client.get(f"/api/chats/{chat}/status")).json()
+            assert status["status"] == "ready-to-continue"
         second = sse_events(
             await client.post(
                 "/api/chat",
@@ -219,12 +227,71 @@ async def test_send_deny_continue_like_use_chat(durable_backend: Backend, via: s
     assert responder.requests[1].message_id == demo.MESSAGE_ID
 
 
+async def test_an_approval_by_the_endpoint_continues_the_turn_in_the_background(
+    sqlite_store: ConversationStore,
+) -> None:
+    """The approvals endpoint runs the continuation itself; a client follows it with resume."""
+    responder = demo_responder(delay=0.01)
+    app = create_app(sqlite_store, responder=responder)
+    chat = "by-endpoint"
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+        deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": demo.DENIAL_REASON}
+        answered = await client.post(f"/api/chats/{chat}/approvals", json=deny)
+        assert answered.json()["continuationRequested"] is True
+        resumed = await client.get(f"/api/chat/{chat}/stream")
+        assert resumed.status_code == 200, "the continuation should be streaming"
+        # The log holds the provider's replays (the earlier call, its denial) as
+        # replays: resume sends only what was applied.
+        replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
+        replayed.add("tool-output-denied")
+        assert sse_events(resumed) == [
+            c for c in demo.continuation_chunks() if c["type"] not in replayed
+        ]
+        status = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+    assert [r.trigger for r in responder.requests] == ["submit-message", "continuation"]
+    assert sqlite_store.pending_continuations() == []
+    demo.record_demo(sqlite_store, "direct")
+    assert sqlite_store.messages(chat) == sqlite_store.messages("direct")
+
+
+async def test_the_sweep_runs_continuations_nobody_took(sqlite_store: ConversationStore) -> None:
+    """A request recorded by another program (here: the store directly) is claimed and run."""
+    responder = demo_responder()
+    app = create_app(
+        sqlite_store,
+        responder=responder,
+        continuation_poll_seconds=0.05,
+        continuation_grace_seconds=0.2,
+    )
+    chat = "swept"
+    sqlite_store.start_conversation(chat)
+    sqlite_store.append_message(chat, demo.USER_MESSAGE)
+    sqlite_store.ingest(chat, demo.first_turn_chunks(), actor="agent:elsewhere")
+    sqlite_store.respond_to_approval(
+        chat, approval_id=demo.APPROVAL_ID, approved=False, reason="no", actor="alice"
+    )
+    (pending,) = sqlite_store.pending_continuations()
+    async with app.router.lifespan_context(app):
+        for _ in range(200):
+            if sqlite_store.status(chat).status == "idle":
+                break
+            await asyncio.sleep(0.02)
+    assert sqlite_store.status(chat).last_outcome == "finished"
+    assert sqlite_store.pending_continuations() == []
+    (request,) = responder.requests
+    assert (request.trigger, request.message_id) == ("continuation", pending.message_id)
+    opened = sqlite_store.history(chat, kinds=["stream-opened"])[-1]
+    assert opened.actor == responder.actor
+
+
 @pytest.mark.oracle
 async def test_the_real_sdk_folds_the_streams_into_the_stored_messages(
     sqlite_store: ConversationStore, oracle: Oracle
 ) -> None:
     """``readUIMessageStream`` over what the app streams gives the messages the store holds."""
-    app = create_app(sqlite_store, responder=demo_responder(cycle=False))
+    app = create_app(sqlite_store, responder=demo_responder())
     async with client_of(app) as client:
         first = sse_events(await client.post("/api/chat", json=send_body("c", [demo.USER_MESSAGE])))
         folded = oracle.read(first)
@@ -477,7 +544,7 @@ async def test_a_failing_responder_ends_the_stream_with_an_error(
 
 async def test_json_endpoints_and_error_mapping(sqlite_store: ConversationStore) -> None:
     """Model messages, approvals, tool outputs; chatledger errors as status codes with typed JSON."""
-    app = create_app(sqlite_store, responder=demo_responder(cycle=False))
+    app = create_app(sqlite_store, responder=demo_responder())
     async with client_of(app) as client:
         error_of(await client.get("/api/chats/nope/messages"), 404, "ConversationNotFoundError")
         error_of(await client.get("/api/nowhere"), 404, "NotFoundError")
@@ -539,7 +606,7 @@ async def test_json_endpoints_and_error_mapping(sqlite_store: ConversationStore)
             422,
             "InvalidRequestError",
         )
-        approve = {"approvalId": demo.APPROVAL_ID, "approved": True}
+        approve = {"approvalId": demo.APPROVAL_ID, "approved": True, "autoContinue": False}
         first = await client.post("/api/chats/j/approvals", json=approve)
         assert first.json()["changed"] is True and first.json()["state"] == "approval-responded"
         again = await client.post("/api/chats/j/approvals", json=approve)
@@ -618,14 +685,19 @@ async def test_scripted_responder_plays_its_answers_in_order() -> None:
     with pytest.raises(ScriptExhaustedError):
         [chunk async for chunk in scripted.respond(request)]
     assert scripted.scripts[0] == [{"type": "start"}]
-    looping = demo_responder()
-    answers = [[c async for c in looping.respond(request)] for _ in range(3)]
+    looping = ScriptedResponder([[{"type": "start"}], [{"type": "finish"}]], cycle=True)
+    answers = [[c["type"] async for c in looping.respond(request)] for _ in range(3)]
+    assert answers == [["start"], ["finish"], ["start"]]
+    # The demo answers by trigger, whatever came before (so every server process agrees).
+    demo_bot = demo_responder()
+    continuing = ResponderRequest("c", "t", [], "continuation", "m")
+    answers = [[c async for c in demo_bot.respond(r)] for r in (continuing, request, continuing)]
     assert answers == [
-        demo.first_turn_chunks(),
         demo.continuation_chunks(),
         demo.first_turn_chunks(),
+        demo.continuation_chunks(),
     ]
-    assert isinstance(looping, Responder)
+    assert isinstance(demo_bot, Responder)
 
 
 # -- tenancy and the description ----------------------------------------------------------------
@@ -710,29 +782,21 @@ async def test_openapi_lists_every_route(sqlite_store: ConversationStore) -> Non
 
 # -- a real server: uvicorn in a subprocess, the real AI SDK client -----------------------------
 
-SERVER = """
-import sys
-from chatledger.adapters.http_app import serve
-from chatledger.adapters.responders import demo_responder
 
-serve(sys.argv[1], "127.0.0.1", int(sys.argv[2]), responder=demo_responder(delay=0.02),
-      tokens={"token-node": "node-tenant"}, log_level="warning")
-"""
+@contextmanager
+def running_server(url: str, *options: str) -> Iterator[str]:
+    """``chatledger serve`` on ``url`` in a subprocess, on a free port; yields its base URL.
 
-
-@pytest.fixture
-def live_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """``serve()`` in a subprocess on a free port: (base URL, store URL); the demo responder answers."""
-    url = f"sqlite:///{tmp_path / 'live.db'}"
+    The demo responder answers (``--delay 0.02`` unless ``options`` say
+    otherwise); the token ``token-node`` is tenant ``node-tenant``.
+    """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, url, str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
+    command += ["--token", "token-node=node-tenant", "--log-level", "warning"]
+    command += options or ("--delay", "0.02")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -746,14 +810,22 @@ def live_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
                 output = process.communicate(timeout=5)[0] if process.poll() is not None else ""
                 pytest.fail(f"the server did not start:\n{output}")
             time.sleep(0.05)
-        yield base, url
+        yield base
     finally:
         process.terminate()
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """``chatledger serve`` in a subprocess on a SQLite file: (base URL, store URL)."""
+    url = f"sqlite:///{tmp_path / 'live.db'}"
+    with running_server(url) as base:
+        yield base, url
 
 
 def test_a_disconnected_client_resumes_from_the_log(live_server: tuple[str, str]) -> None:
@@ -901,3 +973,68 @@ def test_the_real_ai_sdk_client_against_the_server(live_server: tuple[str, str])
         assert denied["state"] == "output-denied"
         assert denied["approval"]["reason"] == demo.DENIAL_REASON
         assert store.status("node-chat").status == "idle"
+
+
+@pytest.mark.postgres
+def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None:
+    """Two ``chatledger serve`` processes share one database.
+
+    A turn streamed through one is followed (resumed from its start) through
+    the other while it streams; an approval answered through the other's
+    endpoint continues it there, and the first server's resume follows that
+    continuation; a denial sent inside ``messages`` (the ``useChat`` way)
+    through the other server continues a turn the first one streamed.
+    """
+    url = postgres_backend.url
+    deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": demo.DENIAL_REASON}
+    replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
+    headers = {"authorization": "Bearer token-node"}
+    slow = ("--delay", "0.05")
+    with (
+        running_server(url, *slow) as one,
+        running_server(url, *slow) as two,
+        httpx.Client(headers=headers, timeout=60) as client,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        # 1. Streamed through one, followed through two while it streams.
+        sending = pool.submit(
+            lambda: client.post(f"{one}/api/chat", json=send_body("shared", [demo.USER_MESSAGE]))
+        )
+        for _ in range(500):
+            status = client.get(f"{two}/api/chats/shared/status")
+            if status.status_code == 200 and status.json()["status"] == "streaming":
+                break
+            time.sleep(0.01)
+        followed = client.get(f"{two}/api/chat/shared/stream")
+        assert followed.status_code == 200, "the turn should still be streaming"
+        assert sse_events(followed) == demo.first_turn_chunks()
+        assert sse_events(sending.result()) == demo.first_turn_chunks()
+
+        # 2. Denied through two's endpoint: two continues it; one's resume follows.
+        answered = client.post(f"{two}/api/chats/shared/approvals", json=deny)
+        assert answered.json()["continuationRequested"] is True
+        resumed = client.get(f"{one}/api/chat/shared/stream")
+        assert resumed.status_code == 200, "the continuation should be streaming"
+        assert sse_events(resumed) == [
+            c
+            for c in demo.continuation_chunks()
+            if c["type"] not in {*replayed, "tool-output-denied"}
+        ]
+
+        # 3. The useChat way: streamed through one, denial inside messages through two.
+        sse_events(client.post(f"{one}/api/chat", json=send_body("other", [demo.USER_MESSAGE])))
+        paused = client.get(f"{two}/api/chats/other/messages").json()["messages"]
+        denied = answer_approval(paused[-1], demo.APPROVAL_ID, False, demo.DENIAL_REASON)
+        body = send_body("other", [demo.USER_MESSAGE, denied], messageId=demo.MESSAGE_ID)
+        continued = sse_events(client.post(f"{two}/api/chat", json=body))
+        assert continued == [c for c in demo.continuation_chunks() if c["type"] not in replayed]
+        for chat in ("shared", "other"):
+            status = client.get(f"{one}/api/chats/{chat}/status").json()
+            assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        demo.record_demo(store, "direct")
+        assert store.messages("shared") == store.messages("other") == store.messages("direct")
+        claims = store.history("shared", kinds=["continuation-claimed"])
+        assert len(claims) == 1 and claims[0].actor.startswith("http:")
+        assert store.pending_continuations() == []
