@@ -1,4 +1,4 @@
-"""The ``chatledger`` command line: demo, show, ingest, audit, convert, rebuild and project.
+"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild and project.
 
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
 ``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import signal
@@ -27,6 +28,7 @@ from chatledger.adapters.chunk_files import read_chunks
 from chatledger.adapters.demo import record_demo
 from chatledger.adapters.projection_process import project_forever
 from chatledger.adapters.render import render_ingest, render_messages
+from chatledger.adapters.responders import Responder, demo_responder
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_store_options(parser, suppress=False)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    _add_serve(commands)
     _add_demo(commands)
     _add_show(commands)
     _add_ingest(commands)
@@ -106,14 +109,153 @@ def _subparser(
     name: str,
     help_: str,
     description: str,
+    epilog: str | None = None,
 ) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=help_, description=description)
+    parser = commands.add_parser(name, help=help_, description=description, epilog=epilog)
     _add_store_options(parser, suppress=True)
     return parser
 
 
 def _open(args: argparse.Namespace) -> ConversationStore:
     return ConversationStore.open(args.url, tenant=args.tenant)
+
+
+# -- serve ------------------------------------------------------------------------
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "serve",
+        "serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
+        "Run the HTTP server until interrupted: POST /api/chat streams answers the way the AI "
+        "SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
+        "/api/chat/ID/stream resumes an open answer from the log; JSON endpoints answer "
+        "approvals and tool outputs and read messages, status, the audit history, the approvals "
+        "inbox and model messages. /openapi.json describes them all. Several servers may share "
+        "one PostgreSQL database.",
+        epilog="Example: chatledger serve --port 8000 --token s3cret=acme "
+        "--responder myapp.bot:agent",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN=TENANT",
+        help="accept 'Authorization: Bearer TOKEN' for TENANT (repeatable; also "
+        "$CHATLEDGER_TOKENS, comma-separated). Without any, every request is --tenant "
+        "and needs no token",
+    )
+    parser.add_argument(
+        "--responder",
+        default="demo",
+        metavar="demo|MODULE:NAME",
+        help="what answers: 'demo' (the recorded demo turn; the default), or a Python object "
+        "MODULE:NAME that is a responder, a pydantic_ai.Agent, or a function returning one",
+    )
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.05,
+        metavar="SECONDS",
+        help="pause between the demo responder's chunks, to look like a model (default: 0.05)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level (default: info)",
+    )
+    parser.set_defaults(command=_serve)
+
+
+def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    from chatledger.adapters.http_app import serve
+
+    tokens = _tokens([*_env_tokens(), *(args.token or [])])
+    responder = _responder(args.responder, args.delay)
+    with _open(args) as store:
+        where = store.config.display
+        base = f"http://{args.host}:{args.port}"
+        tenants = ", ".join(sorted(set(tokens.values()))) if tokens else args.tenant
+        print(
+            f"chatledger serving {where} at {base} (tenants: {tenants}); "
+            f"API description at {base}/openapi.json; Ctrl-C to stop",
+            file=out,
+            flush=True,
+        )
+        if tokens is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"{_PROG}: warning: listening on {args.host} without --token: anyone who can "
+                f"reach it reads and writes tenant {args.tenant!r}",
+                file=sys.stderr,
+            )
+        serve(
+            store,
+            args.host,
+            args.port,
+            responder=responder,
+            tokens=tokens,
+            log_level=args.log_level,
+        )
+    return 0
+
+
+def _env_tokens() -> list[str]:
+    return [item for item in os.environ.get("CHATLEDGER_TOKENS", "").split(",") if item.strip()]
+
+
+def _tokens(pairs: list[str]) -> dict[str, str] | None:
+    """``TOKEN=TENANT`` pairs as a table (None when there are none)."""
+    tokens: dict[str, str] = {}
+    for pair in pairs:
+        token, equals, tenant = pair.strip().partition("=")
+        if not equals or not token or not tenant:
+            raise CommandError(f"--token takes TOKEN=TENANT, got {pair!r}")
+        tokens[token] = tenant
+    return tokens or None
+
+
+def _responder(spec: str, delay: float) -> Responder:
+    """The responder named by ``--responder``: ``demo`` or ``MODULE:NAME``."""
+    if spec == "demo":
+        return demo_responder(delay=delay)
+    module_name, colon, name = spec.partition(":")
+    if not colon or not module_name or not name:
+        raise CommandError(f"--responder takes 'demo' or MODULE:NAME, got {spec!r}")
+    try:
+        found: object = importlib.import_module(module_name)
+        for attribute in name.split("."):
+            found = getattr(found, attribute)
+    except (ImportError, AttributeError) as error:
+        raise CommandError(f"--responder {spec}: cannot import it ({error})") from error
+    if not hasattr(found, "respond") and callable(found) and not _is_agent(found):
+        try:
+            found = found()
+        except Exception as error:
+            raise CommandError(
+                f"--responder {spec}: calling it to make the responder failed: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+    if _is_agent(found):
+        from chatledger.adapters.pydantic_ai_responder import PydanticAIResponder
+
+        found = PydanticAIResponder(found)  # type: ignore[arg-type]
+    if not isinstance(found, Responder):
+        raise CommandError(
+            f"--responder {spec}: {type(found).__name__} is not a responder (it needs a "
+            "respond(request) method yielding UI message chunks) nor a pydantic_ai.Agent"
+        )
+    return found
+
+
+def _is_agent(value: object) -> bool:
+    """Whether ``value`` is a ``pydantic_ai.Agent`` (without importing Pydantic AI if it is absent)."""
+    module = sys.modules.get("pydantic_ai")
+    return module is not None and isinstance(value, module.Agent)
 
 
 # -- demo -------------------------------------------------------------------------

@@ -324,7 +324,7 @@ def test_bad_usage_exits_with_code_2_from_the_real_process(run: Run) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["demo", "show", "ingest", "audit", "convert", "rebuild", "project"]
+    "command", ["serve", "demo", "show", "ingest", "audit", "convert", "rebuild", "project"]
 )
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``COMMAND --help`` explains the command and its store options."""
@@ -396,3 +396,49 @@ def test_convert_prints_the_denial_as_an_anthropic_tool_result(run: Run, demo: D
     assert len(results) == 1
     assert results[0]["is_error"] is True
     assert DENIAL_REASON in json.dumps(results[0]["content"])
+
+
+# -- serve -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["--token", "no-equals-sign"], "--token takes TOKEN=TENANT, got 'no-equals-sign'"),
+        (["--responder", "nowhere"], "--responder takes 'demo' or MODULE:NAME, got 'nowhere'"),
+        (
+            ["--responder", "no_such_module_x:bot"],
+            "--responder no_such_module_x:bot: cannot import",
+        ),
+        (["--responder", "json:dumps"], "json:dumps: calling it to make the responder failed"),
+        (["--responder", "os:sep"], "str is not a responder"),
+    ],
+)
+def test_serve_refuses_bad_options_in_one_line(
+    run: Run, url: str, args: list[str], names: str
+) -> None:
+    """A bad token pair or responder is one clear line before anything listens."""
+    result = run("serve", "--url", url, "--port", "1", *args)
+    assert names in _clean_error(result)
+
+
+def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
+    """``--responder MODULE:NAME`` takes a responder object or a function returning one."""
+    from chatledger.adapters.cli import _responder
+    from chatledger.adapters.responders import DemoResponder, ScriptedResponder
+
+    (tmp_path / "my_bot.py").write_text(
+        "from chatledger.adapters.responders import ScriptedResponder\n"
+        "bot = ScriptedResponder([[{'type': 'start'}]])\n"
+        "def make():\n    return ScriptedResponder([], actor='agent:made')\n"
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        made = _responder("my_bot:make", 0.0)
+        assert isinstance(made, ScriptedResponder) and made.actor == "agent:made"
+        loaded = _responder("my_bot:bot", 0.0)
+        assert isinstance(loaded, ScriptedResponder) and loaded.scripts == [[{"type": "start"}]]
+        demo = _responder("demo", 0.25)
+        assert isinstance(demo, DemoResponder) and demo.delay == 0.25
+    finally:
+        sys.path.remove(str(tmp_path))
