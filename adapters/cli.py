@@ -150,6 +150,13 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "and needs no token",
     )
     parser.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let browser pages from ORIGIN call the server, e.g. http://localhost:3000 "
+        "(repeatable; '*' for any)",
+    )
+    parser.add_argument(
         "--responder",
         default="demo",
         metavar="demo|MODULE:NAME",
@@ -199,6 +206,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             args.port,
             responder=responder,
             tokens=tokens,
+            cors_origins=args.cors_origin or (),
             log_level=args.log_level,
         )
     return 0

@@ -51,7 +51,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +59,8 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -1064,6 +1066,7 @@ def create_app(
     max_body_bytes: int = 32_000_000,
     continuation_poll_seconds: float | None = 2.0,
     continuation_grace_seconds: float = 5.0,
+    cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -1081,6 +1084,9 @@ def create_app(
     requests older than ``continuation_grace_seconds`` that nobody took (left
     by a stopped process, or recorded by another program). Several processes
     may serve one database: a claim goes to exactly one of them.
+
+    ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
+    the app, e.g. a ``useChat`` front end served from another port.
     """
     if tokens is not None and not all(isinstance(t, str) and t for t in tokens):
         raise ValueError("tokens must be non-empty strings")
@@ -1129,8 +1135,20 @@ def create_app(
         Route("/api/approvals", chat.approvals, methods=["GET"]),
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "last-event-id"],
+                expose_headers=["x-vercel-ai-ui-message-stream"],
+            )
+        )
     app = Starlette(
         routes=routes,
+        middleware=middleware,
         exception_handlers={
             HTTPProblem: _on_problem,
             HTTPException: _on_http_exception,
@@ -1150,6 +1168,7 @@ def serve(
     *,
     responder: Responder | None = None,
     tokens: dict[str, str] | None = None,
+    cors_origins: Sequence[str] = (),
     log_level: str = "info",
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
@@ -1159,7 +1178,12 @@ def serve(
     """
     import uvicorn
 
-    app = create_app(store_or_url, responder=responder or demo_responder(delay=0.05), tokens=tokens)
+    app = create_app(
+        store_or_url,
+        responder=responder or demo_responder(delay=0.05),
+        tokens=tokens,
+        cors_origins=cors_origins,
+    )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 

@@ -1038,3 +1038,34 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
         claims = store.history("shared", kinds=["continuation-claimed"])
         assert len(claims) == 1 and claims[0].actor.startswith("http:")
         assert store.pending_continuations() == []
+
+
+async def test_cors_lets_only_the_named_origins_in(sqlite_store: ConversationStore) -> None:
+    """A browser front end on another origin may call the app when its origin is named."""
+    app = create_app(
+        sqlite_store,
+        responder=ScriptedResponder([text_turn("a1", "Hi.")]),
+        cors_origins=["http://localhost:3000"],
+    )
+    preflight = {
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,authorization",
+    }
+    async with client_of(app) as client:
+        allowed = await client.options(
+            "/api/chat", headers={"origin": "http://localhost:3000", **preflight}
+        )
+        assert allowed.status_code == 200
+        assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"
+        refused = await client.options(
+            "/api/chat", headers={"origin": "http://evil.test", **preflight}
+        )
+        assert refused.status_code == 400
+        answer = await client.post(
+            "/api/chat",
+            json=send_body("c", [user("u1", "hi")]),
+            headers={"origin": "http://localhost:3000"},
+        )
+        assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert "x-vercel-ai-ui-message-stream" in answer.headers["access-control-expose-headers"]
+        assert [c["type"] for c in sse_events(answer)][-1] == "finish"
