@@ -186,6 +186,8 @@ class ConversationState:
             existing = self.tool_part(tool_call_id)
             if existing is not None and is_replay(chunk, existing):
                 return Verdict.REPLAY
+        if chunk["type"] == "start" and not stream.continuation:
+            self._check_new_message_id(chunk.get("messageId"), stream.message_index, position)
         parts_before = len(stream.fold.parts)
         try:
             stream.fold.apply(chunk)
@@ -197,6 +199,19 @@ class ConversationState:
             self.approval_calls[chunk["approvalId"]] = chunk["toolCallId"]
         stream.message_bytes += chunk_cost(chunk) if cost is None else cost
         return Verdict.APPLIED
+
+    def _check_new_message_id(self, message_id: Any, index: int, position: int) -> None:
+        """A new message cannot take the id of another message of the conversation."""
+        if message_id is None:
+            return
+        for other, message in enumerate(self.messages):
+            if other != index and message["id"] == message_id:
+                raise InvalidChunkError(
+                    f"start names message {message_id!r}, the id of message {other + 1} of this "
+                    "conversation: a new message needs an id of its own (leave messageId out "
+                    "to keep the one the stream opened with)",
+                    chunk_type="start",
+                ).at(position)
 
     def skip_position(self) -> int:
         """Consume a stream position for a chunk refused before folding; return it."""

@@ -343,6 +343,25 @@ def test_a_stream_left_open_by_a_crashed_process_can_be_closed_as_interrupted(
         assert resumed.message_id == crashed["message_id"]
 
 
+def test_a_new_message_cannot_take_the_id_of_an_earlier_one(store: ConversationStore) -> None:
+    """``start.messageId`` naming an existing message is refused; the stream goes on under its own id."""
+    store.start_conversation("chat")
+    store.append_message("chat", user("u1"))
+    with store.open_stream("chat", actor=BOT) as stream:
+        refused = stream.append({"type": "start", "messageId": "u1"})
+        assert refused.error is not None
+        assert "'u1', the id of message 1" in str(refused.error)
+        assert refused.error.chunk_type == "start" and refused.error.position == 0
+        for chunk in [{"type": "start"}, *REPLY[1:]]:
+            assert stream.append(chunk).error is None
+        own_id = stream.message_id
+    shown = store.messages("chat")
+    assert [m["id"] for m in shown] == ["u1", own_id]
+    assert shown[0] == user("u1")
+    refusals = [e for e in store.history("chat") if "refused" in e.marks]
+    assert len(refusals) == 1
+
+
 def test_a_continuation_writes_into_the_same_assistant_message(store: ConversationStore) -> None:
     """A continuation stream extends the last assistant message and ignores ``start.messageId``."""
     store.start_conversation("chat")
