@@ -425,12 +425,16 @@ def test_serve_refuses_bad_options_in_one_line(
 def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
     """``--responder MODULE:NAME`` takes a responder object or a function returning one."""
     from chatledger.adapters.cli import _responder
+    from chatledger.adapters.pydantic_ai_responder import PydanticAIResponder
     from chatledger.adapters.responders import DemoResponder, ScriptedResponder
 
     (tmp_path / "my_bot.py").write_text(
         "from chatledger.adapters.responders import ScriptedResponder\n"
         "bot = ScriptedResponder([[{'type': 'start'}]])\n"
         "def make():\n    return ScriptedResponder([], actor='agent:made')\n"
+        "from pydantic_ai import Agent\n"
+        "from pydantic_ai.models.test import TestModel\n"
+        "agent = Agent(TestModel(), name='ops')\n"
     )
     sys.path.insert(0, str(tmp_path))
     try:
@@ -438,6 +442,8 @@ def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
         assert isinstance(made, ScriptedResponder) and made.actor == "agent:made"
         loaded = _responder("my_bot:bot", 0.0)
         assert isinstance(loaded, ScriptedResponder) and loaded.scripts == [[{"type": "start"}]]
+        wrapped = _responder("my_bot:agent", 0.0)
+        assert isinstance(wrapped, PydanticAIResponder) and wrapped.agent.name == "ops"
         demo = _responder("demo", 0.25)
         assert isinstance(demo, DemoResponder) and demo.delay == 0.25
     finally:
