@@ -853,7 +853,7 @@ def test_a_disconnected_client_resumes_from_the_log(live_server: tuple[str, str]
         assert store.messages("hangup")[-1]["parts"][-1]["state"] == "approval-requested"
 
 
-NODE_CLIENT = """
+NODE_CHAT = """
 import { AbstractChat, DefaultChatTransport,
          lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 
@@ -882,6 +882,12 @@ const settle = async chat => {
     await sleep(10);
   }
 };
+"""
+"""A chat object of the real SDK (``AbstractChat`` with plain state, as ``useChat`` keeps it)."""
+
+NODE_CLIENT = (
+    NODE_CHAT
+    + """
 let counter = 0;
 const chat = new Chat({
   id: 'node-chat',
@@ -927,6 +933,33 @@ report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
 report.messages = chat.messages;
 console.log(JSON.stringify(report));
 """
+)
+
+NODE_CUT = (
+    NODE_CHAT
+    + """
+const transport = () => new DefaultChatTransport({
+  api: `${process.env.CHATLEDGER_BASE}/api/chat`,
+  headers: { authorization: 'Bearer token-node' },
+});
+const chat = new Chat({ id: 'cut-chat', transport: transport() });
+const report = {};
+const sending = chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+const hasText = () => chat.lastMessage?.role === 'assistant' &&
+  chat.lastMessage.parts.some(p => p.type === 'text' && p.text);
+for (let i = 0; i < 2000 && !hasText(); i++) await sleep(5);
+report.partsWhenCut = structuredClone(chat.lastMessage.parts);
+await chat.stop();              // aborts the fetch: the connection is cut mid-stream
+await sending;
+report.statusAfterCut = chat.status;
+await chat.resumeStream();       // GET /api/chat/cut-chat/stream: the answer from its start
+await settle(chat);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+"""
+)
 
 
 @pytest.mark.oracle
@@ -1069,3 +1102,39 @@ async def test_cors_lets_only_the_named_origins_in(sqlite_store: ConversationSto
         assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
         assert "x-vercel-ai-ui-message-stream" in answer.headers["access-control-expose-headers"]
         assert [c["type"] for c in sse_events(answer)][-1] == "finish"
+
+
+@pytest.mark.oracle
+def test_the_real_ai_sdk_client_resumes_after_its_connection_is_cut(tmp_path: Path) -> None:
+    """The SDK client stops reading mid-answer (``chat.stop()`` aborts the fetch), then resumes.
+
+    The server goes on storing the answer; ``resumeStream()`` replays it from
+    its start and the client's message ends equal to the stored one.
+    """
+    ensure_installed()
+    url = f"sqlite:///{tmp_path / 'cut.db'}"
+    with running_server(url, "--delay", "0.1") as base:
+        result = subprocess.run(
+            ["node", "--input-type=module", "-e", NODE_CUT],
+            cwd=ORACLE_DIR,
+            env={
+                **os.environ,
+                "CHATLEDGER_BASE": base,
+                "CHATLEDGER_TEXT": demo.USER_MESSAGE["parts"][0]["text"],
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["statusAfterCut"] == "ready"
+    assert not any(p["type"].startswith("tool-") for p in report["partsWhenCut"]), "cut too late"
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("cut-chat")
+        assert report["messages"] == stored
+        assert stored[-1]["parts"][-1]["state"] == "approval-requested"
+        opened = store.history("cut-chat", kinds=["stream-closed"])
+        assert [e.summary.rsplit(": ", 1)[-1] for e in opened] == ["finished"]
