@@ -157,3 +157,17 @@ def store(backend: Backend) -> ConversationStore:
 def postgres_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     """A fresh PostgreSQL schema (for what only PostgreSQL does, e.g. LISTEN/NOTIFY)."""
     yield from _backend(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
+    """A store on a fresh SQLite file (for tests that need one real file, not every backend)."""
+    store = ConversationStore.open(f"sqlite:///{tmp_path / 'chatledger.db'}")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The async tests (``pytest.mark.anyio``) run on asyncio."""
+    return "asyncio"

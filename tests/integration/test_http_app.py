@@ -47,19 +47,6 @@ pytestmark = pytest.mark.anyio
 Chunk = dict[str, Any]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
-    """A store on a fresh SQLite file."""
-    store = ConversationStore.open(f"sqlite:///{tmp_path / 'http.db'}")
-    yield store
-    store.close()
-
-
 @asynccontextmanager
 async def client_of(app: Starlette, token: str | None = None) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client talking to ``app`` in-process (with a bearer token if given)."""

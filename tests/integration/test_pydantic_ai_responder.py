@@ -17,7 +17,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -61,19 +60,6 @@ PAUSED_TYPES = [
     "finish",
 ]
 """The first turn as streamed: the call, then its approval request; the run pauses."""
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[ConversationStore]:
-    """A store on a fresh SQLite file."""
-    store = ConversationStore.open(f"sqlite:///{tmp_path / 'x.db'}")
-    yield store
-    store.close()
 
 
 @pytest.fixture(autouse=True)
