@@ -38,6 +38,11 @@ unavailable.
 request is the store's default tenant.
 
 The store is synchronous; the app calls it from worker threads.
+
+This module holds the endpoints and the app; beside it, ``http_use_chat``
+records what a ``useChat`` request adds, ``http_sse`` frames the stream,
+``http_requests`` reads bodies and parameters, ``http_errors`` maps errors to
+statuses and ``http_openapi`` describes the API.
 """
 
 from __future__ import annotations
@@ -46,7 +51,6 @@ import asyncio
 import contextlib
 import dataclasses
 import hmac
-import json
 import logging
 import os
 import socket
@@ -58,7 +62,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -67,245 +70,42 @@ from starlette.routing import Route
 
 from chatledger.adapters.actions import ActionResult
 from chatledger.adapters.follow import FollowedChunk
+from chatledger.adapters.http_errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
+from chatledger.adapters.http_openapi import openapi_document
+from chatledger.adapters.http_requests import (
+    auto_continue_field,
+    bool_param,
+    int_param,
+    read_body,
+    string_field,
+)
+from chatledger.adapters.http_sse import (
+    DONE,
+    KEEP_ALIVE,
+    RESULT_CHUNKS,
+    SSE_HEADERS,
+    deliver,
+    sse_event,
+    with_message_id,
+)
+from chatledger.adapters.http_use_chat import TRIGGERS, ClientChanges
 from chatledger.adapters.responders import Responder, ResponderRequest, demo_responder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.stream import StreamWriter
 from chatledger.domain.continuation import ConversationStatus
-from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
-    ApprovalConflictError,
     ChatLedgerError,
     ConcurrentWriteError,
-    ContinuationNotPendingError,
-    ConversationExistsError,
-    ConversationNotFoundError,
     FollowTimeoutError,
-    InvalidInputError,
-    MessageConversionError,
-    NoOpenStreamError,
-    OversizedInputError,
     StoreUnavailableError,
-    StreamAlreadyOpenError,
-    ToolCallNotReadyError,
-    UnansweredToolCallError,
-    UnknownToolCallError,
 )
 from chatledger.domain.timeline import KINDS
-from chatledger.domain.tool_parts import is_terminal, is_tool_part
 from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
 
 log = logging.getLogger("chatledger.http")
-
-SSE_HEADERS = {
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-    "x-vercel-ai-ui-message-stream": "v1",
-    "x-accel-buffering": "no",
-}
-"""The response headers of the AI SDK's UI message stream (ai-sdk-v6.md §g)."""
-
-_DONE = "data: [DONE]\n\n"
-_KEEP_ALIVE = ": keep-alive\n\n"
-_TRIGGERS = ("submit-message", "regenerate-message")
-
-_STATUS_OF_ERROR: tuple[tuple[type[Exception], int], ...] = (
-    (ConversationNotFoundError, 404),
-    (UnknownToolCallError, 404),
-    (OversizedInputError, 413),
-    (InvalidInputError, 422),
-    (MessageConversionError, 422),
-    (ConversationExistsError, 409),
-    (StreamAlreadyOpenError, 409),
-    (NoOpenStreamError, 409),
-    (ConcurrentWriteError, 409),
-    (ApprovalConflictError, 409),
-    (ToolCallNotReadyError, 409),
-    (ContinuationNotPendingError, 409),
-    (UnansweredToolCallError, 409),
-    (StoreUnavailableError, 503),
-    (FollowTimeoutError, 504),
-)
-"""chatledger errors to HTTP statuses, most specific first (anything else: 500)."""
-
-
-class HTTPProblem(Exception):
-    """An error answered as JSON ``{"error": {"type", "message"}}`` with ``status``."""
-
-    def __init__(
-        self, status: int, type_name: str, message: str, headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.type_name = type_name
-        self.message = message
-        self.headers = headers
-
-
-def status_for(error: Exception) -> int:
-    """The HTTP status a chatledger error is answered with."""
-    for kind, status in _STATUS_OF_ERROR:
-        if isinstance(error, kind):
-            return status
-    return 500
-
-
-def _error_response(status: int, type_name: str, message: str, headers: Any = None) -> Response:
-    return JSONResponse(
-        {"error": {"type": type_name, "message": message}}, status_code=status, headers=headers
-    )
-
-
-async def _on_problem(request: Request, error: Exception) -> Response:
-    assert isinstance(error, HTTPProblem)
-    return _error_response(error.status, error.type_name, error.message, error.headers)
-
-
-async def _on_http_exception(request: Request, error: Exception) -> Response:
-    assert isinstance(error, HTTPException)
-    names = {404: "NotFoundError", 405: "MethodNotAllowedError"}
-    type_name = names.get(error.status_code, "HTTPError")
-    return _error_response(error.status_code, type_name, str(error.detail), error.headers)
-
-
-async def _on_unexpected(request: Request, error: Exception) -> Response:
-    log.error("%s %s failed", request.method, request.url.path, exc_info=error)
-    return _error_response(500, "InternalServerError", "the server failed; see its log")
-
-
-async def _on_chatledger_error(request: Request, error: Exception) -> Response:
-    status = status_for(error)
-    if status >= 500:
-        log.error("%s %s failed: %r", request.method, request.url.path, error)
-    return _error_response(status, type(error).__name__, str(error))
-
-
-# -- request helpers -------------------------------------------------------------
-
-
-async def _body(request: Request, limit: int) -> dict[str, Any]:
-    """The JSON object body (413 over ``limit`` bytes, 400 if it is not JSON, 422 if not an object)."""
-    too_large = HTTPProblem(
-        413, "RequestTooLargeError", f"the request body is over the limit of {limit} bytes"
-    )
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large
-    received = bytearray()
-    async for piece in request.stream():
-        received += piece
-        if len(received) > limit:
-            raise too_large
-    try:
-        body = json.loads(received)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise HTTPProblem(400, "InvalidJSONError", f"the body is not JSON: {error}") from None
-    if not isinstance(body, dict):
-        raise HTTPProblem(422, "InvalidRequestError", "the body must be a JSON object")
-    return body
-
-
-def _invalid(message: str) -> HTTPProblem:
-    return HTTPProblem(422, "InvalidRequestError", message)
-
-
-def _string(body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
-    value = body.get(key)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value:
-        raise _invalid(f"{key!r} must be a non-empty string")
-    return value
-
-
-def _int_param(request: Request, name: str) -> int | None:
-    text = request.query_params.get(name)
-    if text is None or text == "":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise _invalid(f"query parameter {name!r} must be an integer, not {text!r}") from None
-
-
-def _bool_param(request: Request, name: str) -> bool:
-    text = request.query_params.get(name, "").lower()
-    if text in ("", "0", "false", "no"):
-        return False
-    if text in ("1", "true", "yes"):
-        return True
-    raise _invalid(f"query parameter {name!r} must be true or false, not {text!r}")
-
-
-def _sse(chunk: Any, event_id: str | None = None) -> str:
-    """One SSE event carrying ``chunk`` as JSON (ASCII: any string survives)."""
-    data = json.dumps(chunk, separators=(",", ":"))
-    return f"id: {event_id}\ndata: {data}\n\n" if event_id else f"data: {data}\n\n"
-
-
-def _with_message_id(chunk: Any, message_id: str) -> Any:
-    """A ``start`` chunk as the client must see it: with the stored assistant message's id."""
-    if isinstance(chunk, dict) and chunk.get("type") == "start":
-        return {**chunk, "messageId": message_id}
-    return chunk
-
-
-_RESULT_CHUNKS = frozenset({"tool-output-available", "tool-output-error", "tool-output-denied"})
-
-
-def _deliver(writer: StreamWriter, chunk: Any) -> str | None:
-    """Store one chunk; the SSE event the client must get for it, if any (a worker thread).
-
-    Applied chunks are sent (a ``start`` with the stored message id), except
-    a result for a tool call of an earlier message: the store applies it there
-    (SPEC §3.3) but the client's fold only looks in the message it streams.
-    Replayed and refused chunks are not sent, as the SDK would regress its
-    parts with them; a replayed result of a call of this message is sent as
-    the result the store holds, so the client's part reaches the stored state
-    (e.g. ``output-denied`` after a denial the client still shows as
-    ``approval-responded``).
-    """
-    received = writer.append(chunk)
-    if received.verdict is Verdict.REFUSED:
-        log.warning("chunk refused on stream %s: %s", writer.stream_id, received.error)
-        return None
-    message_id = writer.message_id
-    kind = chunk.get("type") if isinstance(chunk, dict) else None
-    call = chunk.get("toolCallId") if isinstance(chunk, dict) else None
-    if kind not in _RESULT_CHUNKS or not isinstance(call, str):
-        return (
-            _sse(_with_message_id(chunk, message_id))
-            if received.verdict is Verdict.APPLIED
-            else None
-        )
-    message = next(
-        (m for m in reversed(writer.conversation.state.messages) if m["id"] == message_id), None
-    )
-    part = next((p for p in (message or {}).get("parts", []) if p.get("toolCallId") == call), None)
-    if part is None:
-        return None
-    if received.verdict is Verdict.APPLIED:
-        return _sse(chunk)
-    stored = _result_chunk(part)
-    return _sse(stored) if stored is not None else None
-
-
-def _result_chunk(part: dict[str, Any]) -> dict[str, Any] | None:
-    """The chunk that brings a client's tool part to the stored result (None when it has none)."""
-    call, state = part["toolCallId"], part.get("state")
-    if state == "output-denied":
-        return {"type": "tool-output-denied", "toolCallId": call}
-    if state == "output-error":
-        return {"type": "tool-output-error", "toolCallId": call, "errorText": part.get("errorText")}
-    if state == "output-available" and "output" in part:
-        chunk = {"type": "tool-output-available", "toolCallId": call, "output": part["output"]}
-        if part.get("preliminary"):
-            chunk["preliminary"] = True
-        return chunk
-    return None
-
 
 # -- JSON views ---------------------------------------------------------------------
 
@@ -403,19 +203,19 @@ class _ChatApp:
     async def chat(self, request: Request) -> Response:
         """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
         tenant = self.tenant(request)
-        body = await _body(request, self.max_body_bytes)
-        chat_id = _string(body, "id")
+        body = await read_body(request, self.max_body_bytes)
+        chat_id = string_field(body, "id")
         assert chat_id is not None
         trigger = body.get("trigger", "submit-message")
-        if trigger not in _TRIGGERS:
-            raise _invalid(f"'trigger' must be one of {', '.join(_TRIGGERS)}, not {trigger!r}")
-        message_id = _string(body, "messageId", required=False)
+        if trigger not in TRIGGERS:
+            raise invalid(f"'trigger' must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
+        message_id = string_field(body, "messageId", required=False)
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(
             isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str)
             for m in messages
         ):
-            raise _invalid("'messages' must be a list of UI messages, each with an id and a role")
+            raise invalid("'messages' must be a list of UI messages, each with an id and a role")
         turn = await run_in_threadpool(
             self._prepare, tenant, chat_id, messages, trigger, message_id, body
         )
@@ -431,188 +231,21 @@ class _ChatApp:
         body: dict[str, Any],
     ) -> _Turn:
         """Record the client's additions and open the stream the responder will write (a worker thread)."""
-        store, actor = self.store, self.actor(tenant)
-        if trigger != "regenerate-message" and not messages:
-            raise _invalid("'messages' is empty: there is nothing to answer")
-        with contextlib.suppress(ConversationExistsError):
-            store.start_conversation(chat_id, tenant=tenant, actor=actor)
-        status = store.status(chat_id, tenant=tenant)
-        if status.stream_id is not None:
-            raise StreamAlreadyOpenError(chat_id, status.stream_id)
-        stored = store.messages(chat_id, tenant=tenant)
-        continuation, request_id = False, None
-        if trigger == "regenerate-message":
-            self._regenerate(tenant, chat_id, messages, message_id, stored)
-        else:
-            last = messages[-1]
-            client_assistant = next(
-                (m for m in reversed(messages) if m["role"] == "assistant"), None
-            )
-            if client_assistant is not None:
-                self._record_answers(
-                    tenant,
-                    chat_id,
-                    client_assistant,
-                    stored,
-                    continuing=last["role"] == "assistant",
-                )
-            if last["role"] == "user":
-                self._record_user_message(tenant, chat_id, last, stored)
-            elif last["role"] == "assistant":
-                request_id = self._continuable(tenant, chat_id, last)
-                continuation = True
-                trigger = "continuation"
-            else:
-                raise _invalid(
-                    f"the last message must be a user or an assistant message, not {last['role']!r}"
-                )
-        context = store.messages(chat_id, tenant=tenant)
-        writer = store.open_stream(
+        changes = ClientChanges(self.store, tenant, chat_id, self.actor(tenant))
+        answer = changes.record(messages, trigger, message_id)
+        context = self.store.messages(chat_id, tenant=tenant)
+        writer = self.store.open_stream(
             chat_id,
             tenant=tenant,
             actor=self.responder_actor,
-            continuation=continuation,
-            trigger=trigger,
-            request_id=request_id,
+            continuation=answer.continuation,
+            trigger=answer.trigger,
+            request_id=answer.request_id,
         )
         return _Turn(
             writer,
-            ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body),
+            ResponderRequest(chat_id, tenant, context, answer.trigger, writer.message_id, body),
         )
-
-    def _regenerate(
-        self,
-        tenant: str,
-        chat_id: str,
-        messages: list[dict[str, Any]],
-        message_id: str | None,
-        stored: list[dict[str, Any]],
-    ) -> None:
-        """Cut the answer to regenerate: ``messageId``, else whatever follows the client's last message."""
-        store, actor = self.store, self.actor(tenant)
-        if message_id is not None:
-            store.regenerate(chat_id, message_id, actor=actor, tenant=tenant)
-            return
-        stored_ids = {m["id"] for m in stored}
-        last_known = next((m["id"] for m in reversed(messages) if m["id"] in stored_ids), None)
-        if last_known is not None:
-            store.regenerate(chat_id, last_known, actor=actor, tenant=tenant)
-        elif stored and stored[-1]["role"] == "assistant":
-            store.regenerate(chat_id, actor=actor, tenant=tenant)
-        if not store.messages(chat_id, tenant=tenant):
-            raise _invalid("nothing to regenerate: the conversation has no message to answer")
-
-    def _record_user_message(
-        self, tenant: str, chat_id: str, message: dict[str, Any], stored: list[dict[str, Any]]
-    ) -> None:
-        """Append a new user message; an already stored one is an edit (or a retry if it is the last)."""
-        store, actor = self.store, self.actor(tenant)
-        index = next((i for i, m in enumerate(stored) if m["id"] == message["id"]), None)
-        if index is None:
-            store.append_message(chat_id, message, tenant=tenant, actor=actor)
-        elif index == len(stored) - 1 and stored[index] == message:
-            return  # the same request again: answer it, record nothing new
-        else:
-            store.edit(chat_id, message["id"], message, tenant=tenant, actor=actor)
-
-    def _record_answers(
-        self,
-        tenant: str,
-        chat_id: str,
-        client_message: dict[str, Any],
-        stored: list[dict[str, Any]],
-        *,
-        continuing: bool,
-    ) -> None:
-        """Record approval answers and tool outputs the client's assistant message has and the store lacks.
-
-        The store stays authoritative: parts it already answered keep their
-        answer (a contradicting approval is refused with 409); tool calls it
-        does not know are ignored. When the client asks to continue, the
-        answers may request the continuation (SPEC §4.3); otherwise they do not.
-        """
-        known = next((m for m in stored if m["id"] == client_message["id"]), None)
-        if known is None:
-            return
-        parts = {
-            p["toolCallId"]: p
-            for p in known.get("parts", [])
-            if isinstance(p, dict) and is_tool_part(p) and "toolCallId" in p
-        }
-        store, actor = self.store, self.actor(tenant)
-        for part in client_message.get("parts") or []:
-            if not isinstance(part, dict) or not is_tool_part(part):
-                continue
-            call = part.get("toolCallId")
-            mine = parts.get(call) if isinstance(call, str) else None
-            if mine is None:
-                continue
-            assert isinstance(call, str)
-            state, before = part.get("state"), mine.get("state")
-            given = part.get("approval")
-            approval: dict[str, Any] = given if isinstance(given, dict) else {}
-            approved = approval.get("approved")
-            if state in ("approval-responded", "output-denied") and isinstance(approved, bool):
-                recorded = (mine.get("approval") or {}).get("approved")
-                if before == "approval-requested" or (
-                    before in ("approval-responded", "output-denied") and recorded != approved
-                ):
-                    approval_id = (
-                        approval.get("id") if isinstance(approval.get("id"), str) else None
-                    )
-                    reason = approval.get("reason")
-                    store.respond_to_approval(
-                        chat_id,
-                        approved=approved,
-                        approval_id=approval_id,
-                        tool_call_id=None if approval_id else call,
-                        reason=reason if isinstance(reason, str) else None,
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-            elif state in ("output-available", "output-error") and not is_terminal(mine):
-                if state == "output-available":
-                    store.add_tool_output(
-                        chat_id,
-                        call,
-                        output=part.get("output"),
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-                else:
-                    error_text = part.get("errorText")
-                    store.add_tool_output(
-                        chat_id,
-                        call,
-                        state="output-error",
-                        error_text=error_text if isinstance(error_text, str) else None,
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-
-    def _continuable(self, tenant: str, chat_id: str, message: dict[str, Any]) -> str | None:
-        """Check the turn of ``message`` can continue now; returns its pending continuation request."""
-        stored = self.store.messages(chat_id, tenant=tenant)
-        if not stored or stored[-1]["id"] != message["id"]:
-            raise HTTPProblem(
-                409,
-                "OutOfDateError",
-                f"message {message['id']!r} is not the conversation's last message; "
-                "reload the messages (GET /api/chats/{id}/messages)",
-            )
-        status = self.store.status(chat_id, tenant=tenant)
-        if status.status != "ready-to-continue":
-            waiting = ", ".join(call.tool_call_id for call in status.waiting_for)
-            detail = f" (waiting for {waiting})" if waiting else ""
-            raise HTTPProblem(
-                409,
-                "NothingToContinueError",
-                f"the turn cannot continue: the conversation is {status.status}{detail}",
-            )
-        return status.continuation_request
 
     # -- running the responder ----------------------------------------------------------
 
@@ -748,7 +381,7 @@ class _ChatApp:
     @staticmethod
     async def _forward(writer: StreamWriter, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
         """Store ``chunk``; queue the event the client gets for it. True if there was one."""
-        event = await asyncio.to_thread(_deliver, writer, chunk)
+        event = await asyncio.to_thread(deliver, writer, chunk)
         if event is None:
             return False
         queue.put_nowait(event)
@@ -759,10 +392,10 @@ class _ChatApp:
             try:
                 event = await asyncio.wait_for(queue.get(), self.keepalive_seconds)
             except TimeoutError:
-                yield _KEEP_ALIVE
+                yield KEEP_ALIVE
                 continue
             if event is None:
-                yield _DONE
+                yield DONE
                 return
             yield event
 
@@ -805,14 +438,14 @@ class _ChatApp:
             while True:
                 item = await queue.get()
                 if item is None:
-                    yield _DONE
+                    yield DONE
                     return
-                if item is _KEEP_ALIVE:
-                    yield _KEEP_ALIVE
+                if item is KEEP_ALIVE:
+                    yield KEEP_ALIVE
                 elif isinstance(item, FollowedChunk):
-                    yield _sse(item.chunk, item.cursor)
+                    yield sse_event(item.chunk, item.cursor)
                 else:
-                    yield _sse({"type": "error", "errorText": str(item)})
+                    yield sse_event({"type": "error", "errorText": str(item)})
         finally:
             stop.set()
 
@@ -842,7 +475,7 @@ class _ChatApp:
                             return
                     return
                 except FollowTimeoutError as idle:
-                    put(_KEEP_ALIVE)
+                    put(KEEP_ALIVE)
                     follower = self.store.follow(
                         chat_id, after=idle.cursor, tenant=tenant, timeout=self.keepalive_seconds
                     )
@@ -864,14 +497,14 @@ class _ChatApp:
         """
         chunk = item.chunk
         kind = chunk.get("type") if isinstance(chunk, dict) else None
-        if kind != "start" and kind not in _RESULT_CHUNKS:
+        if kind != "start" and kind not in RESULT_CHUNKS:
             return item
         stored = self.store.messages(chat_id, tenant=tenant)
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
         if message is None:
             return item
         if kind == "start":
-            return dataclasses.replace(item, chunk=_with_message_id(chunk, message["id"]))
+            return dataclasses.replace(item, chunk=with_message_id(chunk, message["id"]))
         call = chunk.get("toolCallId")
         if any(p.get("toolCallId") == call for p in message.get("parts", [])):
             return item
@@ -883,7 +516,7 @@ class _ChatApp:
         """``GET /api/chats/{id}/messages[?atVersion=N]``: the UIMessages."""
         tenant = self.tenant(request)
         chat_id = request.path_params["chat_id"]
-        at_version = _int_param(request, "atVersion")
+        at_version = int_param(request, "atVersion")
         found = await run_in_threadpool(
             self.store.messages, chat_id, tenant=tenant, at_version=at_version
         )
@@ -903,16 +536,16 @@ class _ChatApp:
         kinds = request.query_params.getlist("kind") or None
         unknown = sorted(set(kinds or ()) - set(KINDS))
         if unknown:
-            raise _invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
+            raise invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
         entries = await run_in_threadpool(
             self.store.history,
             request.path_params["chat_id"],
             tenant=tenant,
             kinds=kinds,
             actor=request.query_params.get("actor") or None,
-            after=_int_param(request, "after") or 0,
-            limit=_int_param(request, "limit"),
-            full=_bool_param(request, "full"),
+            after=int_param(request, "after") or 0,
+            limit=int_param(request, "limit"),
+            full=bool_param(request, "full"),
         )
         return JSONResponse({"entries": [entry.to_json() for entry in entries]})
 
@@ -921,17 +554,17 @@ class _ChatApp:
         tenant = self.tenant(request)
         format_ = request.query_params.get("format", "ai-sdk")
         if format_ not in FORMATS:
-            raise _invalid(f"unknown format {format_!r}; use one of {', '.join(FORMATS)}")
+            raise invalid(f"unknown format {format_!r}; use one of {', '.join(FORMATS)}")
         unanswered = request.query_params.get("unanswered", "refuse")
         if unanswered not in ("refuse", "omit"):
-            raise _invalid(f"'unanswered' must be refuse or omit, not {unanswered!r}")
+            raise invalid(f"'unanswered' must be refuse or omit, not {unanswered!r}")
         converted = await run_in_threadpool(
             self.store.model_messages,
             request.path_params["chat_id"],
             format_,
             tenant=tenant,
-            at_version=_int_param(request, "atVersion"),
-            ignore_incomplete_tool_calls=_bool_param(request, "ignoreIncompleteToolCalls"),
+            at_version=int_param(request, "atVersion"),
+            ignore_incomplete_tool_calls=bool_param(request, "ignoreIncompleteToolCalls"),
             unanswered=unanswered,  # type: ignore[arg-type]
         )
         return JSONResponse({"format": format_, "messages": converted})
@@ -961,17 +594,17 @@ class _ChatApp:
     async def respond_to_approval(self, request: Request) -> Response:
         """``POST /api/chats/{id}/approvals`` ``{approvalId | toolCallId, approved, reason?, autoContinue?}``."""
         tenant = self.tenant(request)
-        body = await _body(request, self.max_body_bytes)
+        body = await read_body(request, self.max_body_bytes)
         approved = body.get("approved")
         if not isinstance(approved, bool):
-            raise _invalid("'approved' must be true or false")
-        approval_id = _string(body, "approvalId", required=False)
-        tool_call_id = _string(body, "toolCallId", required=False)
+            raise invalid("'approved' must be true or false")
+        approval_id = string_field(body, "approvalId", required=False)
+        tool_call_id = string_field(body, "toolCallId", required=False)
         if (approval_id is None) == (tool_call_id is None):
-            raise _invalid("give exactly one of 'approvalId' and 'toolCallId'")
+            raise invalid("give exactly one of 'approvalId' and 'toolCallId'")
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
-            raise _invalid("'reason' must be a string")
+            raise invalid("'reason' must be a string")
         result = await run_in_threadpool(
             lambda: self.store.respond_to_approval(
                 request.path_params["chat_id"],
@@ -980,7 +613,7 @@ class _ChatApp:
                 tool_call_id=tool_call_id,
                 reason=reason,
                 actor=self.actor(tenant),
-                auto_continue=_auto_continue(body),
+                auto_continue=auto_continue_field(body),
                 tenant=tenant,
             )
         )
@@ -989,14 +622,14 @@ class _ChatApp:
     async def add_tool_output(self, request: Request) -> Response:
         """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
         tenant = self.tenant(request)
-        body = await _body(request, self.max_body_bytes)
-        tool_call_id = _string(body, "toolCallId")
+        body = await read_body(request, self.max_body_bytes)
+        tool_call_id = string_field(body, "toolCallId")
         assert tool_call_id is not None
         has_output, error_text = "output" in body, body.get("errorText")
         if has_output == (error_text is not None):
-            raise _invalid("give exactly one of 'output' and 'errorText'")
+            raise invalid("give exactly one of 'output' and 'errorText'")
         if error_text is not None and not isinstance(error_text, str):
-            raise _invalid("'errorText' must be a string")
+            raise invalid("'errorText' must be a string")
         result = await run_in_threadpool(
             lambda: self.store.add_tool_output(
                 request.path_params["chat_id"],
@@ -1005,7 +638,7 @@ class _ChatApp:
                 state="output-available" if has_output else "output-error",
                 error_text=error_text,
                 actor=self.actor(tenant),
-                auto_continue=_auto_continue(body),
+                auto_continue=auto_continue_field(body),
                 tenant=tenant,
             )
         )
@@ -1030,13 +663,6 @@ class _ChatApp:
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
         return JSONResponse(openapi_document())
-
-
-def _auto_continue(body: dict[str, Any]) -> bool | None:
-    value = body.get("autoContinue")
-    if value is not None and not isinstance(value, bool):
-        raise _invalid("'autoContinue' must be true or false")
-    return value
 
 
 async def _iterate(answer: Any) -> AsyncIterator[Any]:
@@ -1149,12 +775,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=middleware,
-        exception_handlers={
-            HTTPProblem: _on_problem,
-            HTTPException: _on_http_exception,
-            ChatLedgerError: _on_chatledger_error,
-            Exception: _on_unexpected,
-        },
+        exception_handlers=EXCEPTION_HANDLERS,
         lifespan=lifespan,
     )
     app.state.chatledger = chat
@@ -1185,226 +806,3 @@ def serve(
         cors_origins=cors_origins,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
-
-
-# -- OpenAPI ----------------------------------------------------------------------------------
-
-
-def _chat_id_param() -> dict[str, Any]:
-    return {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
-
-
-def _query(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "description": description,
-        "schema": schema or {"type": "string"},
-    }
-
-
-def _json_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {"type": "object", "properties": properties, "required": required}
-            }
-        },
-    }
-
-
-def _ok(description: str, ref: str | None = None) -> dict[str, Any]:
-    schema = {"$ref": f"#/components/schemas/{ref}"} if ref else {"type": "object"}
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-_ERROR = {"$ref": "#/components/responses/Error"}
-_SSE = {
-    "description": "Server-Sent Events: `data: <UI message chunk JSON>` ... `data: [DONE]`",
-    "headers": {"x-vercel-ai-ui-message-stream": {"schema": {"type": "string", "enum": ["v1"]}}},
-    "content": {"text/event-stream": {"schema": {"type": "string"}}},
-}
-
-
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 description of every route of the app."""
-    errors = {code: _ERROR for code in ("401", "404", "409", "413", "422", "503")}
-    chat_id = _chat_id_param()
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": "chatledger",
-            "version": "0.1.0",
-            "description": "An event-sourced conversation store speaking the AI SDK useChat "
-            "conventions. With tokens configured, every route but this document needs "
-            "`Authorization: Bearer <token>`.",
-        },
-        "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "responses": {
-                "Error": {
-                    "description": "A chatledger error",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
-                    },
-                }
-            },
-            "schemas": {
-                "Error": {
-                    "type": "object",
-                    "properties": {
-                        "error": {
-                            "type": "object",
-                            "properties": {
-                                "type": {"type": "string"},
-                                "message": {"type": "string"},
-                            },
-                            "required": ["type", "message"],
-                        }
-                    },
-                    "required": ["error"],
-                },
-                "ActionResult": {
-                    "type": "object",
-                    "properties": {
-                        "toolCallId": {"type": "string"},
-                        "changed": {"type": "boolean"},
-                        "state": {"type": "string"},
-                        "continuationRequested": {"type": "boolean"},
-                    },
-                },
-            },
-        },
-        "security": [{"bearer": []}],
-        "paths": {
-            "/api/chat": {
-                "post": {
-                    "summary": "Send (AI SDK DefaultChatTransport): record the client's additions, "
-                    "stream the answer",
-                    "requestBody": _json_body(
-                        {
-                            "id": {"type": "string"},
-                            "messages": {"type": "array", "items": {"type": "object"}},
-                            "trigger": {
-                                "type": "string",
-                                "enum": list(_TRIGGERS),
-                            },
-                            "messageId": {"type": "string"},
-                        },
-                        ["id", "messages"],
-                    ),
-                    "responses": {"200": _SSE, "400": _ERROR, **errors},
-                }
-            },
-            "/api/chat/{id}/stream": {
-                "get": {
-                    "summary": "Resume the open stream from its start (or after a cursor)",
-                    "parameters": [
-                        chat_id,
-                        _query("after", "a cursor (SSE event id) to resume after"),
-                    ],
-                    "responses": {
-                        "200": _SSE,
-                        "204": {"description": "nothing is streaming"},
-                        **errors,
-                    },
-                }
-            },
-            "/api/chats/{id}/messages": {
-                "get": {
-                    "summary": "The conversation's UIMessages",
-                    "parameters": [
-                        chat_id,
-                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
-                    ],
-                    "responses": {"200": _ok("{id, messages}"), **errors},
-                }
-            },
-            "/api/chats/{id}/status": {
-                "get": {
-                    "summary": "Where the turn stands (idle, streaming, awaiting-approval, ...)",
-                    "parameters": [chat_id],
-                    "responses": {"200": _ok("the status"), **errors},
-                }
-            },
-            "/api/chats/{id}/history": {
-                "get": {
-                    "summary": "The audit timeline",
-                    "parameters": [
-                        chat_id,
-                        _query("kind", "keep entries of this kind (repeatable)"),
-                        _query("actor", "keep entries of this actor"),
-                        _query("after", "entries after this position", {"type": "integer"}),
-                        _query("limit", "at most this many entries", {"type": "integer"}),
-                        _query("full", "list every chunk of a batch", {"type": "boolean"}),
-                    ],
-                    "responses": {"200": _ok("{entries}"), **errors},
-                }
-            },
-            "/api/chats/{id}/model-messages": {
-                "get": {
-                    "summary": "The conversation in a model API's format",
-                    "parameters": [
-                        chat_id,
-                        _query("format", "the format", {"type": "string", "enum": list(FORMATS)}),
-                        _query(
-                            "unanswered",
-                            "unanswered calls of a paused turn",
-                            {"type": "string", "enum": ["refuse", "omit"]},
-                        ),
-                        _query("ignoreIncompleteToolCalls", "the SDK option", {"type": "boolean"}),
-                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
-                    ],
-                    "responses": {"200": _ok("{format, messages}"), **errors},
-                }
-            },
-            "/api/chats/{id}/approvals": {
-                "post": {
-                    "summary": "Approve or deny a tool call",
-                    "parameters": [chat_id],
-                    "requestBody": _json_body(
-                        {
-                            "approvalId": {"type": "string"},
-                            "toolCallId": {"type": "string"},
-                            "approved": {"type": "boolean"},
-                            "reason": {"type": "string"},
-                            "autoContinue": {"type": "boolean"},
-                        },
-                        ["approved"],
-                    ),
-                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
-                }
-            },
-            "/api/chats/{id}/tool-outputs": {
-                "post": {
-                    "summary": "Give a tool call's output (or error)",
-                    "parameters": [chat_id],
-                    "requestBody": _json_body(
-                        {
-                            "toolCallId": {"type": "string"},
-                            "output": {},
-                            "errorText": {"type": "string"},
-                            "autoContinue": {"type": "boolean"},
-                        },
-                        ["toolCallId"],
-                    ),
-                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
-                }
-            },
-            "/api/approvals": {
-                "get": {
-                    "summary": "Every tool call of the tenant awaiting approval, oldest first",
-                    "responses": {"200": _ok("{approvals}"), "401": _ERROR},
-                }
-            },
-            "/openapi.json": {
-                "get": {
-                    "summary": "This document",
-                    "security": [],
-                    "responses": {"200": _ok("OpenAPI 3.1")},
-                }
-            },
-        },
-    }

@@ -1,0 +1,234 @@
+"""The HTTP app's OpenAPI 3.1 description, served at ``GET /openapi.json``.
+
+Written by hand next to the routes; ``tests/integration/test_http_app.py``
+checks that it lists every route and method the app serves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatledger.adapters.http_use_chat import TRIGGERS
+from chatledger.domain.convert import FORMATS
+
+__all__ = ["openapi_document"]
+
+
+def _chat_id_param() -> dict[str, Any]:
+    return {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _query(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": description,
+        "schema": schema or {"type": "string"},
+    }
+
+
+def _json_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "properties": properties, "required": required}
+            }
+        },
+    }
+
+
+def _ok(description: str, ref: str | None = None) -> dict[str, Any]:
+    schema = {"$ref": f"#/components/schemas/{ref}"} if ref else {"type": "object"}
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+_ERROR = {"$ref": "#/components/responses/Error"}
+_SSE = {
+    "description": "Server-Sent Events: `data: <UI message chunk JSON>` ... `data: [DONE]`",
+    "headers": {"x-vercel-ai-ui-message-stream": {"schema": {"type": "string", "enum": ["v1"]}}},
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 description of every route of the app."""
+    errors = {code: _ERROR for code in ("401", "404", "409", "413", "422", "503")}
+    chat_id = _chat_id_param()
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "chatledger",
+            "version": "0.1.0",
+            "description": "An event-sourced conversation store speaking the AI SDK useChat "
+            "conventions. With tokens configured, every route but this document needs "
+            "`Authorization: Bearer <token>`.",
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "responses": {
+                "Error": {
+                    "description": "A chatledger error",
+                    "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/Error"}}
+                    },
+                }
+            },
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "type": {"type": "string"},
+                                "message": {"type": "string"},
+                            },
+                            "required": ["type", "message"],
+                        }
+                    },
+                    "required": ["error"],
+                },
+                "ActionResult": {
+                    "type": "object",
+                    "properties": {
+                        "toolCallId": {"type": "string"},
+                        "changed": {"type": "boolean"},
+                        "state": {"type": "string"},
+                        "continuationRequested": {"type": "boolean"},
+                    },
+                },
+            },
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/api/chat": {
+                "post": {
+                    "summary": "Send (AI SDK DefaultChatTransport): record the client's additions, "
+                    "stream the answer",
+                    "requestBody": _json_body(
+                        {
+                            "id": {"type": "string"},
+                            "messages": {"type": "array", "items": {"type": "object"}},
+                            "trigger": {
+                                "type": "string",
+                                "enum": list(TRIGGERS),
+                            },
+                            "messageId": {"type": "string"},
+                        },
+                        ["id", "messages"],
+                    ),
+                    "responses": {"200": _SSE, "400": _ERROR, **errors},
+                }
+            },
+            "/api/chat/{id}/stream": {
+                "get": {
+                    "summary": "Resume the open stream from its start (or after a cursor)",
+                    "parameters": [
+                        chat_id,
+                        _query("after", "a cursor (SSE event id) to resume after"),
+                    ],
+                    "responses": {
+                        "200": _SSE,
+                        "204": {"description": "nothing is streaming"},
+                        **errors,
+                    },
+                }
+            },
+            "/api/chats/{id}/messages": {
+                "get": {
+                    "summary": "The conversation's UIMessages",
+                    "parameters": [
+                        chat_id,
+                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
+                    ],
+                    "responses": {"200": _ok("{id, messages}"), **errors},
+                }
+            },
+            "/api/chats/{id}/status": {
+                "get": {
+                    "summary": "Where the turn stands (idle, streaming, awaiting-approval, ...)",
+                    "parameters": [chat_id],
+                    "responses": {"200": _ok("the status"), **errors},
+                }
+            },
+            "/api/chats/{id}/history": {
+                "get": {
+                    "summary": "The audit timeline",
+                    "parameters": [
+                        chat_id,
+                        _query("kind", "keep entries of this kind (repeatable)"),
+                        _query("actor", "keep entries of this actor"),
+                        _query("after", "entries after this position", {"type": "integer"}),
+                        _query("limit", "at most this many entries", {"type": "integer"}),
+                        _query("full", "list every chunk of a batch", {"type": "boolean"}),
+                    ],
+                    "responses": {"200": _ok("{entries}"), **errors},
+                }
+            },
+            "/api/chats/{id}/model-messages": {
+                "get": {
+                    "summary": "The conversation in a model API's format",
+                    "parameters": [
+                        chat_id,
+                        _query("format", "the format", {"type": "string", "enum": list(FORMATS)}),
+                        _query(
+                            "unanswered",
+                            "unanswered calls of a paused turn",
+                            {"type": "string", "enum": ["refuse", "omit"]},
+                        ),
+                        _query("ignoreIncompleteToolCalls", "the SDK option", {"type": "boolean"}),
+                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
+                    ],
+                    "responses": {"200": _ok("{format, messages}"), **errors},
+                }
+            },
+            "/api/chats/{id}/approvals": {
+                "post": {
+                    "summary": "Approve or deny a tool call",
+                    "parameters": [chat_id],
+                    "requestBody": _json_body(
+                        {
+                            "approvalId": {"type": "string"},
+                            "toolCallId": {"type": "string"},
+                            "approved": {"type": "boolean"},
+                            "reason": {"type": "string"},
+                            "autoContinue": {"type": "boolean"},
+                        },
+                        ["approved"],
+                    ),
+                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
+                }
+            },
+            "/api/chats/{id}/tool-outputs": {
+                "post": {
+                    "summary": "Give a tool call's output (or error)",
+                    "parameters": [chat_id],
+                    "requestBody": _json_body(
+                        {
+                            "toolCallId": {"type": "string"},
+                            "output": {},
+                            "errorText": {"type": "string"},
+                            "autoContinue": {"type": "boolean"},
+                        },
+                        ["toolCallId"],
+                    ),
+                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
+                }
+            },
+            "/api/approvals": {
+                "get": {
+                    "summary": "Every tool call of the tenant awaiting approval, oldest first",
+                    "responses": {"200": _ok("{approvals}"), "401": _ERROR},
+                }
+            },
+            "/openapi.json": {
+                "get": {
+                    "summary": "This document",
+                    "security": [],
+                    "responses": {"200": _ok("OpenAPI 3.1")},
+                }
+            },
+        },
+    }

@@ -1,0 +1,112 @@
+"""The UI message stream on the wire: Server-Sent Events as the AI SDK reads them (ai-sdk-v6.md §g).
+
+Each chunk is one event ``data: <json>``, the stream ends with
+``data: [DONE]``, and the response carries ``SSE_HEADERS``. ``deliver``
+decides what a client gets for a chunk the store has just taken: the store
+may apply it, record it as a replay, or refuse it, and the client's fold must
+end equal to the stored message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from chatledger.adapters.stream import StreamWriter
+from chatledger.domain.conversation import Verdict
+
+__all__ = [
+    "DONE",
+    "KEEP_ALIVE",
+    "RESULT_CHUNKS",
+    "SSE_HEADERS",
+    "deliver",
+    "result_chunk",
+    "sse_event",
+    "with_message_id",
+]
+
+log = logging.getLogger("chatledger.http")
+
+SSE_HEADERS = {
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+    "x-vercel-ai-ui-message-stream": "v1",
+    "x-accel-buffering": "no",
+}
+"""The response headers of the AI SDK's UI message stream (ai-sdk-v6.md §g)."""
+
+DONE = "data: [DONE]\n\n"
+"""The event that ends a UI message stream."""
+KEEP_ALIVE = ": keep-alive\n\n"
+"""An SSE comment sent when a stream stays quiet (proxies close idle connections)."""
+
+
+def sse_event(chunk: Any, event_id: str | None = None) -> str:
+    """One SSE event carrying ``chunk`` as JSON (ASCII: any string survives)."""
+    data = json.dumps(chunk, separators=(",", ":"))
+    return f"id: {event_id}\ndata: {data}\n\n" if event_id else f"data: {data}\n\n"
+
+
+def with_message_id(chunk: Any, message_id: str) -> Any:
+    """A ``start`` chunk as the client must see it: with the stored assistant message's id."""
+    if isinstance(chunk, dict) and chunk.get("type") == "start":
+        return {**chunk, "messageId": message_id}
+    return chunk
+
+
+RESULT_CHUNKS = frozenset({"tool-output-available", "tool-output-error", "tool-output-denied"})
+"""The chunks that give a tool call its result."""
+
+
+def deliver(writer: StreamWriter, chunk: Any) -> str | None:
+    """Store one chunk; the SSE event the client must get for it, if any (a worker thread).
+
+    Applied chunks are sent (a ``start`` with the stored message id), except
+    a result for a tool call of an earlier message: the store applies it there
+    (SPEC §3.3) but the client's fold only looks in the message it streams.
+    Replayed and refused chunks are not sent, as the SDK would regress its
+    parts with them; a replayed result of a call of this message is sent as
+    the result the store holds, so the client's part reaches the stored state
+    (e.g. ``output-denied`` after a denial the client still shows as
+    ``approval-responded``).
+    """
+    received = writer.append(chunk)
+    if received.verdict is Verdict.REFUSED:
+        log.warning("chunk refused on stream %s: %s", writer.stream_id, received.error)
+        return None
+    message_id = writer.message_id
+    kind = chunk.get("type") if isinstance(chunk, dict) else None
+    call = chunk.get("toolCallId") if isinstance(chunk, dict) else None
+    if kind not in RESULT_CHUNKS or not isinstance(call, str):
+        return (
+            sse_event(with_message_id(chunk, message_id))
+            if received.verdict is Verdict.APPLIED
+            else None
+        )
+    message = next(
+        (m for m in reversed(writer.conversation.state.messages) if m["id"] == message_id), None
+    )
+    part = next((p for p in (message or {}).get("parts", []) if p.get("toolCallId") == call), None)
+    if part is None:
+        return None
+    if received.verdict is Verdict.APPLIED:
+        return sse_event(chunk)
+    stored = result_chunk(part)
+    return sse_event(stored) if stored is not None else None
+
+
+def result_chunk(part: dict[str, Any]) -> dict[str, Any] | None:
+    """The chunk that brings a client's tool part to the stored result (None when it has none)."""
+    call, state = part["toolCallId"], part.get("state")
+    if state == "output-denied":
+        return {"type": "tool-output-denied", "toolCallId": call}
+    if state == "output-error":
+        return {"type": "tool-output-error", "toolCallId": call, "errorText": part.get("errorText")}
+    if state == "output-available" and "output" in part:
+        chunk = {"type": "tool-output-available", "toolCallId": call, "output": part["output"]}
+        if part.get("preliminary"):
+            chunk["preliminary"] = True
+        return chunk
+    return None
