@@ -20,6 +20,7 @@ from chatledger.adapters.inbox import Inbox
 from chatledger.adapters.log import ConversationLog
 from chatledger.adapters.retry import RETRIES, back_off
 from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
+from chatledger.adapters.verify import Verifying
 from chatledger.adapters.views import open_read_models
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
@@ -56,7 +57,7 @@ class IngestReport:
     """Chunks refused, with the reason for each."""
 
 
-class ConversationStore(ToolActions, Inbox, Audit, Following):
+class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
     """An event-sourced store of AI chat conversations.
 
     Open one with ``ConversationStore.open(url)``; it is safe to share between

@@ -1,0 +1,251 @@
+"""``verify``: check that the store agrees with its own event log (SPEC §9, ``chatledger verify``).
+
+The event log is the truth; everything else is derived from it and can drift
+(a bug, an upgrade that folds differently, a hand-edited table, a restore of
+part of a backup). ``verify`` re-derives it all from the log and compares:
+
+1. **The log itself**: every conversation's events have consecutive
+   versions from 1 (a gap means lost events), and every event decodes.
+2. **Snapshots**: the conversation loaded the usual way (newest snapshot plus
+   the events after it) equals the conversation folded from all its events.
+3. **Read models**: the messages row (version, messages, status), the audit
+   timeline (one entry per event), the pending approvals and the pending
+   continuation equal what the events give.
+
+It reads every event once per conversation and changes nothing. Read-model
+problems are repaired by ``chatledger rebuild``; a snapshot or log problem
+needs a person (the report says which conversation and what differs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.continuation import status_of
+from chatledger.domain.errors import ConversationNotFoundError
+from chatledger.domain.events import ConversationStarted
+from chatledger.projections.projector import approvals_of, continuation_of
+from chatledger.projections.read_models import (
+    ContinuationRequest,
+    HistoryQuery,
+    PendingApproval,
+)
+
+if TYPE_CHECKING:
+    from chatledger.adapters.log import ConversationLog
+    from chatledger.projections.projector import Projector
+    from chatledger.projections.read_models import ReadModelView
+
+__all__ = ["Problem", "VerifyReport", "Verifying"]
+
+Progress = Callable[[str, int, int], None]
+"""Called as work goes on with (stage, done, total); stages: ``log``, ``conversations``."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One disagreement between the log and what is derived from it."""
+
+    where: str
+    """``log``, ``snapshot`` or ``read-model``."""
+    chat_id: str | None
+    tenant: str | None
+    what: str
+    """What differs, in words."""
+
+    def __str__(self) -> str:
+        chat = f"chat {self.chat_id!r} (tenant {self.tenant!r})" if self.chat_id else "the store"
+        return f"{self.where}: {chat}: {self.what}"
+
+
+@dataclass
+class VerifyReport:
+    """What ``verify`` checked and what it found."""
+
+    events: int = 0
+    """Events read."""
+    conversations: int = 0
+    """Conversations checked."""
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing disagrees."""
+        return not self.problems
+
+    @property
+    def advice(self) -> str:
+        """How to repair what was found (empty when all is well)."""
+        advice = []
+        places = {problem.where for problem in self.problems}
+        if "read-model" in places:
+            advice.append("the read models are derived: 'chatledger rebuild' makes them again")
+        if places & {"log", "snapshot"}:
+            advice.append(
+                "the log or a snapshot disagrees with the events: restore the database from a "
+                "backup or report it (the events are the truth; nothing was changed)"
+            )
+        return "; ".join(advice)
+
+
+class Verifying:
+    """``verify()`` of ``ConversationStore`` (mixed in)."""
+
+    if TYPE_CHECKING:
+        tenant: str
+        _log: ConversationLog
+        _view: ReadModelView
+        _projector: Projector
+
+    def verify(
+        self,
+        chat_id: str | None = None,
+        *,
+        tenant: str | None = None,
+        progress: Progress | None = None,
+    ) -> VerifyReport:
+        """Check the whole store (or one conversation) against its event log; see the module docstring.
+
+        Raises ConversationNotFoundError for an unknown ``chat_id``.
+        """
+        report = VerifyReport()
+        try:
+            self._projector.catch_up()
+        except Exception as error:  # an event the projection cannot apply: report, go on
+            report.problems.append(
+                Problem(
+                    "read-model",
+                    None,
+                    None,
+                    f"the read models cannot catch up with the log: {type(error).__name__}: {error}",
+                )
+            )
+        if chat_id is not None:
+            tenant = tenant or self.tenant
+            found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
+            if not self._log.has_events_after(next(iter(found)), 0):
+                raise ConversationNotFoundError(tenant, chat_id)
+        else:
+            found = self._scan_log(report, progress)
+        inboxes: dict[str, tuple[list[PendingApproval], list[ContinuationRequest]]] = {}
+        for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
+            if owner not in inboxes:
+                inboxes[owner] = (
+                    self._view.pending_approvals(owner),
+                    self._view.pending_continuations(owner),
+                )
+            self._verify_conversation(key, owner, chat, inboxes[owner], report)
+            if progress is not None:
+                progress("conversations", done, len(found))
+        return report
+
+    def _scan_log(
+        self, report: VerifyReport, progress: Progress | None
+    ) -> dict[UUID, tuple[str, str]]:
+        """Every conversation in the log, by id: its (tenant, chat id), from its first event."""
+        recorder: Any = self._log.recorder
+        mapper: Any = self._log.mapper
+        head = int(recorder.max_notification_id() or 0)
+        found: dict[UUID, tuple[str, str]] = {}
+        seen: set[UUID] = set()
+        position = 0
+        while page := recorder.select_notifications(
+            start=position, limit=1000, inclusive_of_start=False
+        ):
+            for notification in page:
+                seen.add(notification.originator_id)
+                if notification.originator_version == 1:
+                    started = mapper.to_domain_event(notification)
+                    if isinstance(started, ConversationStarted):
+                        found[notification.originator_id] = (started.tenant, started.chat_id)
+            position = page[-1].id
+            if progress is not None:
+                progress("log", position, max(head, position))
+        for orphan in sorted(seen - set(found), key=str):
+            report.problems.append(
+                Problem(
+                    "log",
+                    None,
+                    None,
+                    f"events of conversation {orphan} without its first event "
+                    "(ConversationStarted): the start of its log is missing",
+                )
+            )
+        return found
+
+    def _verify_conversation(
+        self,
+        key: UUID,
+        tenant: str,
+        chat_id: str,
+        inbox: tuple[list[PendingApproval], list[ContinuationRequest]],
+        report: VerifyReport,
+    ) -> None:
+        def problem(where: str, what: str) -> None:
+            report.problems.append(Problem(where, chat_id, tenant, what))
+
+        report.conversations += 1
+        folded: Conversation | None = None
+        event: Any
+        try:
+            for event in self._log.events.get(key):
+                expected = (folded.version if folded else 0) + 1
+                if event.originator_version != expected:
+                    problem(
+                        "log",
+                        f"events are missing: version {event.originator_version} follows "
+                        f"version {expected - 1}",
+                    )
+                    return
+                folded = event.mutate(folded)
+                report.events += 1
+        except Exception as error:  # a stored event that no longer decodes or applies
+            problem("log", f"the events cannot be folded: {type(error).__name__}: {error}")
+            return
+        if folded is None:
+            problem("log", "the conversation has no events")
+            return
+        state = folded.state
+
+        loaded = self._log.load(key, tenant, chat_id)
+        if loaded.version != folded.version:
+            problem("snapshot", f"loads at version {loaded.version}, the log has {folded.version}")
+        elif loaded.state.to_json() != state.to_json():
+            problem("snapshot", "loading gives a different state than folding every event")
+
+        row = self._view.conversation(key)
+        if row is None:
+            problem("read-model", "no messages row")
+        else:
+            if row.version != folded.version:
+                problem(
+                    "read-model", f"messages row at version {row.version}, log {folded.version}"
+                )
+            elif json.loads(row.messages_json) != state.messages:
+                problem("read-model", "the messages row differs from the folded messages")
+            if row.status != status_of(state).status:
+                problem(
+                    "read-model", f"status {row.status!r}, expected {status_of(state).status!r}"
+                )
+        positions = [entry.position for entry in self._view.history(key, HistoryQuery())]
+        if positions != list(range(1, folded.version + 1)):
+            problem(
+                "read-model",
+                f"the timeline has {len(positions)} entries for {folded.version} events",
+            )
+        awaiting = {a.tool_call_id for a in approvals_of(state, folded.modified_on)}
+        listed = {a.tool_call_id for a in inbox[0] if a.chat_id == chat_id}
+        if listed != awaiting:
+            problem(
+                "read-model",
+                f"approvals inbox lists {sorted(listed)}, the events give {sorted(awaiting)}",
+            )
+        continuation = continuation_of(state)
+        queued = [c for c in inbox[1] if c.chat_id == chat_id]
+        if [c.request_id for c in queued] != ([continuation.request_id] if continuation else []):
+            problem("read-model", "the continuation queue differs from the events")

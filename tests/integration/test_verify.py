@@ -1,0 +1,158 @@
+"""``verify``: the store checked against its own event log, clean and after tampering.
+
+The tampering is done with plain SQL on a real SQLite file, the way a bad
+restore or a hand edit would do it; ``verify`` must name the conversation and
+what differs, and ``rebuild`` must repair what is derived.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters import demo
+from chatledger.adapters.verify import VerifyReport
+from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.errors import ConversationNotFoundError
+from tests.integration.conftest import Backend
+
+
+def fill(store: ConversationStore) -> None:
+    """Finished, paused, continuing and streaming conversations, in two tenants."""
+    demo.record_demo(store, "done")
+    for chat in ("paused", "continuing"):
+        store.start_conversation(chat)
+        store.append_message(chat, demo.USER_MESSAGE)
+        store.ingest(chat, demo.first_turn_chunks())
+    store.respond_to_approval("continuing", approval_id=demo.APPROVAL_ID, approved=True)
+    store.start_conversation("done", tenant="other")
+    store.append_message("done", demo.USER_MESSAGE, tenant="other")
+    writer = store.open_stream("done", tenant="other")
+    writer.append({"type": "start"})
+    writer.flush()
+
+
+def test_a_healthy_store_verifies_clean(durable_backend: Backend) -> None:
+    """Every conversation, event and read model agrees with the log (SQLite and PostgreSQL)."""
+    store = durable_backend.open()
+    fill(store)
+    steps: list[tuple[str, int, int]] = []
+    report = store.verify(progress=lambda stage, done, total: steps.append((stage, done, total)))
+    assert report.problems == []
+    assert report.ok and report.advice == ""
+    assert report.conversations == 4
+    assert report.events == sum(
+        store.version(chat, tenant=tenant)
+        for chat, tenant in [("done", "default"), ("paused", "default"), ("continuing", "default")]
+    ) + store.version("done", tenant="other")
+    assert steps[-1] == ("conversations", 4, 4)
+    assert any(stage == "log" for stage, _, _ in steps)
+    one = store.verify("paused")
+    assert (one.ok, one.conversations, one.events) == (True, 1, store.version("paused"))
+    with pytest.raises(ConversationNotFoundError):
+        store.verify("nobody")
+
+
+@pytest.fixture
+def tampered(tmp_path: Path) -> tuple[str, sqlite3.Connection]:
+    """A SQLite store filled and closed, and a raw connection to its file."""
+    path = tmp_path / "tampered.db"
+    with ConversationStore.open(f"sqlite:///{path}") as store:
+        fill(store)
+        assert store.verify().ok
+    return f"sqlite:///{path}", sqlite3.connect(path, isolation_level=None)
+
+
+def verify(url: str) -> VerifyReport:
+    with ConversationStore.open(url) as store:
+        return store.verify()
+
+
+def key(chat: str, tenant: str = "default") -> str:
+    """The conversation's id as the read-model tables write it."""
+    return str(conversation_id(tenant, chat))
+
+
+def log_key(chat: str, tenant: str = "default") -> str:
+    """The conversation's id as eventsourcing's SQLite tables write it."""
+    return conversation_id(tenant, chat).hex
+
+
+def test_an_edited_messages_row_is_found_and_rebuild_repairs_it(
+    tampered: tuple[str, sqlite3.Connection],
+) -> None:
+    url, db = tampered
+    db.execute(
+        "UPDATE chatledger_conversations SET messages = '[]' WHERE conversation_id = ?",
+        (key("paused"),),
+    )
+    report = verify(url)
+    assert [(p.where, p.chat_id, p.what) for p in report.problems] == [
+        ("read-model", "paused", "the messages row differs from the folded messages")
+    ]
+    assert "chatledger rebuild" in report.advice
+    with ConversationStore.open(url) as store:
+        store.rebuild()
+        assert store.verify().ok
+
+
+def test_a_lost_approval_and_timeline_entry_are_found(
+    tampered: tuple[str, sqlite3.Connection],
+) -> None:
+    url, db = tampered
+    db.execute(
+        "DELETE FROM chatledger_pending_approvals WHERE conversation_id = ?", (key("paused"),)
+    )
+    db.execute(
+        "DELETE FROM chatledger_timeline WHERE conversation_id = ? AND position = 2",
+        (key("done"),),
+    )
+    found = {(p.chat_id, p.what) for p in verify(url).problems}
+    assert found == {
+        ("paused", f"approvals inbox lists [], the events give ['{demo.TOOL_CALL_ID}']"),
+        ("done", "the timeline has 15 entries for 16 events"),
+    }
+
+
+def test_a_missing_event_is_found(tampered: tuple[str, sqlite3.Connection]) -> None:
+    """An event lost from the middle of a conversation's log is a log problem, named."""
+    url, db = tampered
+    db.execute(
+        "DELETE FROM stored_events WHERE originator_id = ? AND originator_version = 3",
+        (log_key("done"),),
+    )
+    report = verify(url)
+    assert [str(p) for p in report.problems] == [
+        "log: chat 'done' (tenant 'default'): events are missing: version 4 follows version 2"
+    ]
+    assert "restore the database" in report.advice
+    db.execute("DELETE FROM stored_events WHERE originator_id = ?", (log_key("paused"),))
+    db.execute(
+        "INSERT INTO stored_events SELECT ?, originator_version + 1, topic, state "
+        "FROM stored_events WHERE originator_id = ? AND originator_version = 2",
+        (log_key("paused"), log_key("continuing")),
+    )
+    orphans = [str(p) for p in verify(url).problems if p.chat_id is None]
+    assert orphans == [
+        "read-model: the store: the read models cannot catch up with the log: "
+        f"AggregateNotFoundError: Aggregate UUID('{key('paused')}') version 2 not found.",
+        f"log: the store: events of conversation {key('paused')} without its first event "
+        "(ConversationStarted): the start of its log is missing",
+    ]
+
+
+def test_a_wrong_snapshot_is_found(tampered: tuple[str, sqlite3.Connection]) -> None:
+    """A snapshot holding another conversation's state: loading no longer equals folding."""
+    url, db = tampered
+    (other,) = db.execute(
+        "SELECT state FROM stored_snapshots WHERE originator_id = ?", (log_key("paused"),)
+    ).fetchone()
+    db.execute(
+        "UPDATE stored_snapshots SET state = ? WHERE originator_id = ?",
+        (other, log_key("continuing")),
+    )
+    problems = [(p.where, p.chat_id) for p in verify(url).problems]
+    assert ("snapshot", "continuing") in problems
