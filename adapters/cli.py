@@ -1,4 +1,4 @@
-"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild and project.
+"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify.
 
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
 ``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from chatledger.adapters.audit import write_jsonl
 from chatledger.adapters.chunk_files import read_chunks
@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_convert(commands)
     _add_rebuild(commands)
     _add_project(commands)
+    _add_verify(commands)
     return parser
 
 
@@ -627,3 +628,57 @@ def _project(args: argparse.Namespace, out: TextIO) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)
     return 0
+
+
+# -- verify -----------------------------------------------------------------------
+
+
+def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = _subparser(
+        commands,
+        "verify",
+        "check the store against its event log (exit 1 on any disagreement)",
+        "Re-derive everything from the event log and compare: each conversation's events are "
+        "complete and decode, loading (snapshot plus events) equals folding every event, and "
+        "the read models (messages, audit timeline, approvals inbox, continuation queue) equal "
+        "what the events give. Changes nothing. Exit status 0 when all agrees, 1 otherwise, "
+        "with each problem on its own line and how to repair it.",
+    )
+    parser.add_argument(
+        "chat", metavar="CHAT", nargs="?", help="only this conversation (default: all of them)"
+    )
+    parser.set_defaults(command=_verify)
+
+
+def _verify(args: argparse.Namespace, out: TextIO) -> int:
+    from tqdm import tqdm
+
+    with _open(args) as store:
+        bars: dict[str, tqdm[Any]] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                unit = " events" if stage == "log" else " conversations"
+                bars[stage] = tqdm(
+                    total=total, unit=unit, desc=f"checking {stage}", file=sys.stderr
+                )
+            bar = bars[stage]
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            report = store.verify(args.chat, progress=progress)
+        finally:
+            for bar in bars.values():
+                bar.close()
+    for problem in report.problems:
+        print(problem, file=out)
+    checked = f"{_count(report.conversations, 'conversation')}, {_count(report.events, 'event')}"
+    if report.ok:
+        print(f"verified {checked}: everything agrees with the event log", file=out)
+        return 0
+    print(
+        f"verified {checked}: {_count(len(report.problems), 'problem')}. {report.advice}",
+        file=out,
+    )
+    return 1

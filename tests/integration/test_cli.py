@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -324,7 +325,8 @@ def test_bad_usage_exits_with_code_2_from_the_real_process(run: Run) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["serve", "demo", "show", "ingest", "audit", "convert", "rebuild", "project"]
+    "command",
+    ["serve", "demo", "show", "ingest", "audit", "convert", "rebuild", "project", "verify"],
 )
 def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``COMMAND --help`` explains the command and its store options."""
@@ -448,3 +450,28 @@ def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
         assert isinstance(demo, DemoResponder) and demo.delay == 0.25
     finally:
         sys.path.remove(str(tmp_path))
+
+
+# -- verify ----------------------------------------------------------------------------
+
+
+def test_verify_says_all_agrees_or_lists_each_problem(run: Run, url: str, tmp_path: Path) -> None:
+    """Exit 0 and one line when the store agrees with its log; exit 1 and each problem otherwise."""
+    assert run("demo", "--url", url, "--chat", "d").returncode == 0
+    clean = run("verify", "--url", url)
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stdout.strip() == (
+        "verified 1 conversation, 16 events: everything agrees with the event log"
+    )
+    with sqlite3.connect(tmp_path / "ledger.db", isolation_level=None) as db:
+        db.execute("UPDATE chatledger_conversations SET status = 'idle-ish'")
+    broken = run("verify", "d", "--url", url)
+    assert broken.returncode == 1
+    lines = broken.stdout.strip().splitlines()
+    assert lines[0] == (
+        "read-model: chat 'd' (tenant 'default'): status 'idle-ish', expected 'idle'"
+    )
+    assert lines[1].startswith("verified 1 conversation, 16 events: 1 problem.")
+    assert "chatledger rebuild" in lines[1]
+    assert run("rebuild", "--url", url).returncode == 0
+    assert run("verify", "--url", url).returncode == 0
