@@ -197,7 +197,11 @@ class StreamWriter:
         for attempt in range(RETRIES):
             if attempt:
                 back_off(attempt)
-            record(self._conversation)
+            try:
+                record(self._conversation)
+            except NoOpenStreamError:
+                self._closed_elsewhere()
+                raise
             try:
                 self._commit(self._conversation)
                 return
@@ -210,12 +214,32 @@ class StreamWriter:
         raise ConcurrentWriteError(self._conversation.state.chat_id)
 
     def _resync(self) -> None:
-        """Reload the conversation from the log and fold the unsaved chunks again."""
+        """Reload the conversation from the log and fold the unsaved chunks again.
+
+        If the stream was closed elsewhere meanwhile (``close_stream`` from
+        another process, e.g. a stop), this writer is done: it drops what it
+        still buffered, stops being flushed, and raises NoOpenStreamError, as
+        every later call does. Any other failure leaves it stale: the next
+        call reloads again.
+        """
+        self._stale = True  # until the reload below has fully succeeded
         conversation = self._reload()
-        for chunk in self._unsaved:
-            conversation.receive(self.stream_id, chunk, limits=self._limits)
+        try:
+            for chunk in self._unsaved:
+                conversation.receive(self.stream_id, chunk, limits=self._limits)
+        except NoOpenStreamError:
+            self._conversation = conversation
+            self._stale = False
+            self._closed_elsewhere()
+            raise
         self._conversation = conversation
         self._stale = False
+
+    def _closed_elsewhere(self) -> None:
+        """The stream was closed by someone else: drop the buffer, stop flushing, refuse from now on."""
+        self._unsaved = []
+        self.closed = True
+        self._flusher.unwatch(self)
 
     def _resync_if_stale(self) -> None:
         """After a failed commit the in-memory conversation is ahead of the log: reload first."""

@@ -740,6 +740,13 @@ def test_a_writer_whose_stream_was_closed_elsewhere_is_refused(backend: Backend)
     assert isinstance(raised.value, NoOpenStreamError), repr(raised.value)
     assert as_json(other.messages("chat")) == before
     assert as_json(replay_from_scratch(other, "chat").state.messages) == before
+    # The writer is done: later calls are refused, closing it records nothing more.
+    with pytest.raises(NoOpenStreamError):
+        stream.append(delta("still too late"))
+    stream.close("finished")
+    (closed,) = other.history("chat", kinds=["stream-closed"])
+    assert closed.summary.endswith("closed: interrupted (taken over)")
+    assert other.verify("chat").ok
 
 
 def test_a_stream_that_lost_a_race_to_an_approval_commits_its_chunks_exactly_once(
