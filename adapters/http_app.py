@@ -98,6 +98,7 @@ from chatledger.domain.errors import (
     ChatLedgerError,
     ConcurrentWriteError,
     FollowTimeoutError,
+    NoOpenStreamError,
     StoreUnavailableError,
 )
 from chatledger.domain.timeline import KINDS
@@ -145,6 +146,8 @@ class _Turn:
 
     writer: StreamWriter
     request: ResponderRequest
+    stopped_by: tuple[str, str | None] | None = None
+    """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
 
 
 class _ChatApp:
@@ -173,6 +176,8 @@ class _ChatApp:
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
         self.tasks: set[asyncio.Task[None]] = set()
         """Responder runs in progress (they outlive their HTTP response)."""
+        self.turns: dict[str, tuple[_Turn, asyncio.Task[None]]] = {}
+        """The answers this process is writing, by stream id (to stop them)."""
 
     # -- tenancy ------------------------------------------------------------------
 
@@ -252,16 +257,24 @@ class _ChatApp:
     def _stream_turn(self, turn: _Turn) -> Response:
         """Start the responder (it runs to its end on its own) and stream what it writes."""
         queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._spawn(self._produce(turn, queue))
+        self._run(turn, queue)
         return StreamingResponse(
             self._drain(queue), media_type="text/event-stream", headers=SSE_HEADERS
         )
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as a task the app waits for at shutdown."""
         task = asyncio.create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        return task
+
+    def _run(self, turn: _Turn, queue: asyncio.Queue[str | None]) -> None:
+        """Run the responder on ``turn`` as a task of its own, known by its stream id."""
+        stream_id = turn.writer.stream_id
+        task = self._spawn(self._produce(turn, queue))
+        self.turns[stream_id] = (turn, task)
+        task.add_done_callback(lambda _: self.turns.pop(stream_id, None))
 
     # -- continuations requested outside POST /api/chat ----------------------------------
 
@@ -291,7 +304,7 @@ class _ChatApp:
             log.warning("could not continue chat %r: %s", claimed.chat_id, error)
             return
         # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
-        self._spawn(self._produce(turn, asyncio.Queue()))
+        self._run(turn, asyncio.Queue())
 
     def _open_claimed(self, claimed: ContinuationRequest) -> _Turn:
         context = self.store.messages(claimed.chat_id, tenant=claimed.tenant)
@@ -338,8 +351,19 @@ class _ChatApp:
                         continue
                 await self._forward(writer, chunk, queue)
         except asyncio.CancelledError:
-            outcome, reason = "aborted", "the server stopped the response"
-            raise
+            if turn.stopped_by is None:  # the server is shutting down
+                outcome, reason = "aborted", "the server stopped the response"
+                raise
+            actor, reason = turn.stopped_by
+            outcome = "aborted"
+            reason = f"stopped by {actor}" + (f": {reason}" if reason else "")
+            with contextlib.suppress(ChatLedgerError):
+                await self._forward(writer, {"type": "abort", "reason": reason}, queue)
+        except NoOpenStreamError:  # closed elsewhere (stopped through another server)
+            log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
+            queue.put_nowait(sse_event({"type": "abort", "reason": "the stream was closed"}))
+            queue.put_nowait(None)
+            return
         except Exception as error:
             log.exception("responder failed on chat %r", turn.request.chat_id)
             outcome, reason = "errored", f"{type(error).__name__}: {error}"
@@ -644,6 +668,41 @@ class _ChatApp:
         )
         return await self._answered(tenant, request.path_params["chat_id"], result)
 
+    async def stop(self, request: Request) -> Response:
+        """``POST /api/chats/{id}/stop`` ``{reason?}``: stop the answer being written, if any.
+
+        The responder is stopped (in this process, or, through another server
+        process, by closing its stream, which that process notices at its next
+        write); the stream closes as ``aborted`` with who stopped it and why,
+        and followers get an ``abort`` chunk. Stopping when nothing streams
+        changes nothing.
+        """
+        tenant = self.tenant(request)
+        chat_id = request.path_params["chat_id"]
+        body = await read_body(request, self.max_body_bytes)
+        reason = body.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise invalid("'reason' must be a string")
+        actor = self.actor(tenant)
+        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        stream_id = status.stream_id
+        if stream_id is None:
+            return JSONResponse({"stopped": False, "streamId": None})
+        local = self.turns.get(stream_id)
+        if local is not None:
+            turn, task = local
+            turn.stopped_by = (actor, reason)
+            task.cancel()
+            await asyncio.wait([task], timeout=30)
+        else:
+            why = f"stopped by {actor}" + (f": {reason}" if reason else "")
+            await run_in_threadpool(
+                lambda: self.store.close_stream(
+                    chat_id, stream_id, "aborted", why, tenant=tenant, actor=actor
+                )
+            )
+        return JSONResponse({"stopped": True, "streamId": stream_id})
+
     async def _answered(self, tenant: str, chat_id: str, result: ActionResult) -> Response:
         """The action's JSON answer, once the continuation it requested (if any) is streaming.
 
@@ -758,6 +817,7 @@ def create_app(
         Route("/api/chats/{chat_id:path}/model-messages", chat.model_messages, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/approvals", chat.respond_to_approval, methods=["POST"]),
         Route("/api/chats/{chat_id:path}/tool-outputs", chat.add_tool_output, methods=["POST"]),
+        Route("/api/chats/{chat_id:path}/stop", chat.stop, methods=["POST"]),
         Route("/api/approvals", chat.approvals, methods=["GET"]),
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]

@@ -217,6 +217,14 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
                 }
             },
+            "/api/chats/{id}/stop": {
+                "post": {
+                    "summary": "Stop the answer being written (it closes as aborted)",
+                    "parameters": [chat_id],
+                    "requestBody": _json_body({"reason": {"type": "string"}}, []),
+                    "responses": {"200": _ok("{stopped, streamId}"), **errors},
+                }
+            },
             "/api/approvals": {
                 "get": {
                     "summary": "Every tool call of the tenant awaiting approval, oldest first",

@@ -1003,7 +1003,8 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
     the other while it streams; an approval answered through the other's
     endpoint continues it there, and the first server's resume follows that
     continuation; a denial sent inside ``messages`` (the ``useChat`` way)
-    through the other server continues a turn the first one streamed.
+    through the other server continues a turn the first one streamed; a stop
+    through the other server ends an answer the first one is writing.
     """
     url = postgres_backend.url
     deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": demo.DENIAL_REASON}
@@ -1051,6 +1052,24 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
         for chat in ("shared", "other"):
             status = client.get(f"{one}/api/chats/{chat}/status").json()
             assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+
+        # 4. Streamed through one, stopped through two (which closes the stream in the log).
+        sending = pool.submit(
+            lambda: client.post(f"{one}/api/chat", json=send_body("halt", [demo.USER_MESSAGE]))
+        )
+        for _ in range(500):
+            status = client.get(f"{two}/api/chats/halt/status")
+            if status.status_code == 200 and status.json()["status"] == "streaming":
+                break
+            time.sleep(0.01)
+        assert client.post(f"{two}/api/chats/halt/stop", json={"reason": "enough"}).json()[
+            "stopped"
+        ]
+        halted = sse_events(sending.result())
+        assert halted[-1] == {"type": "abort", "reason": "the stream was closed"}
+        status = client.get(f"{one}/api/chats/halt/status").json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "aborted")
+        assert status["lastReason"] == "stopped by http-client:node-tenant: enough"
 
     with ConversationStore.open(url, tenant="node-tenant") as store:
         demo.record_demo(store, "direct")
@@ -1125,3 +1144,37 @@ def test_the_real_ai_sdk_client_resumes_after_its_connection_is_cut(tmp_path: Pa
         assert stored[-1]["parts"][-1]["state"] == "approval-requested"
         opened = store.history("cut-chat", kinds=["stream-closed"])
         assert [e.summary.rsplit(": ", 1)[-1] for e in opened] == ["finished"]
+
+
+async def test_stop_ends_the_answer_being_written(sqlite_store: ConversationStore) -> None:
+    """``POST /stop`` stops the responder; the stream closes aborted with who and why."""
+    app = create_app(sqlite_store, responder=demo_responder(delay=0.2))
+    chat = "stopped"
+    async with client_of(app) as client:
+        idle = await client.post(f"/api/chats/{chat}/stop", json={})
+        error_of(idle, 404, "ConversationNotFoundError")
+
+        async def send() -> httpx.Response:
+            return await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE]))
+
+        sending = asyncio.create_task(send())
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            shown = await client.get(f"/api/chats/{chat}/status")
+            if shown.status_code == 200 and shown.json()["status"] == "streaming":
+                break
+        stopped = await client.post(f"/api/chats/{chat}/stop", json={"reason": "too slow"})
+        assert stopped.json()["stopped"] is True
+        chunks = sse_events(await sending)
+        assert chunks[-1] == {
+            "type": "abort",
+            "reason": "stopped by http-client:default: too slow",
+        }
+        assert len(chunks) < len(demo.first_turn_chunks())
+        again = await client.post(f"/api/chats/{chat}/stop", json={})
+        assert again.json() == {"stopped": False, "streamId": None}
+    status = sqlite_store.status(chat)
+    assert (status.status, status.last_outcome) == ("idle", "aborted")
+    assert status.last_reason == "stopped by http-client:default: too slow"
+    (closed,) = sqlite_store.history(chat, kinds=["stream-closed"])
+    assert closed.actor == demo_responder().actor
