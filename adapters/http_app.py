@@ -85,6 +85,7 @@ from chatledger.adapters.http_sse import (
     RESULT_CHUNKS,
     SSE_HEADERS,
     deliver,
+    deliver_all,
     sse_event,
     with_message_id,
 )
@@ -148,6 +149,51 @@ class _Turn:
     request: ResponderRequest
     stopped_by: tuple[str, str | None] | None = None
     """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
+
+
+class _Batches:
+    """Stores a turn's chunks in a worker thread, one batch at a time, in order.
+
+    The responder is never held up by the store: what it yields while a batch
+    is being stored (and committed) waits in the next batch. One thread hop
+    per batch instead of per chunk makes a fast responder about eight times
+    cheaper to serve (bench/http_server.py).
+    """
+
+    def __init__(self, writer: StreamWriter, queue: asyncio.Queue[str | None]) -> None:
+        self.writer = writer
+        self.queue = queue
+        self.pending: list[Any] = []
+        self.job: asyncio.Future[tuple[list[str], Exception | None]] | None = None
+
+    async def add(self, chunk: Any) -> None:
+        """Take one chunk; starts storing it unless a batch is being stored (raises its error)."""
+        self.pending.append(chunk)
+        if self.job is not None and self.job.done():
+            await self._collect()
+        if self.job is None:
+            self._submit()
+
+    async def finish(self) -> None:
+        """Store everything taken and queue its events (raises the first error)."""
+        while self.job is not None or self.pending:
+            if self.job is not None:
+                await self._collect()
+            if self.pending:
+                self._submit()
+
+    def _submit(self) -> None:
+        chunks, self.pending = self.pending, []
+        self.job = asyncio.ensure_future(asyncio.to_thread(deliver_all, self.writer, chunks))
+
+    async def _collect(self) -> None:
+        assert self.job is not None
+        events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
+        self.job = None
+        for event in events:
+            self.queue.put_nowait(event)
+        if error is not None:
+            raise error
 
 
 class _ChatApp:
@@ -341,6 +387,7 @@ class _ChatApp:
     async def _produce(self, turn: _Turn, queue: asyncio.Queue[str | None]) -> None:
         """Store every chunk of the responder's answer; queue the applied ones as SSE events."""
         writer = turn.writer
+        batches = _Batches(writer, queue)
         outcome, reason = "finished", None
         started = False
         try:
@@ -349,7 +396,8 @@ class _ChatApp:
                     started = True
                     if await self._start(turn, chunk, queue):
                         continue
-                await self._forward(writer, chunk, queue)
+                await batches.add(chunk)
+            await batches.finish()
         except asyncio.CancelledError:
             if turn.stopped_by is None:  # the server is shutting down
                 outcome, reason = "aborted", "the server stopped the response"
@@ -358,6 +406,7 @@ class _ChatApp:
             outcome = "aborted"
             reason = f"stopped by {actor}" + (f": {reason}" if reason else "")
             with contextlib.suppress(ChatLedgerError):
+                await batches.finish()
                 await self._forward(writer, {"type": "abort", "reason": reason}, queue)
         except NoOpenStreamError:  # closed elsewhere (stopped through another server)
             log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
@@ -367,6 +416,8 @@ class _ChatApp:
         except Exception as error:
             log.exception("responder failed on chat %r", turn.request.chat_id)
             outcome, reason = "errored", f"{type(error).__name__}: {error}"
+            with contextlib.suppress(Exception):
+                await batches.finish()
             with contextlib.suppress(Exception):
                 if not started:  # the client must still learn the message's id
                     await self._forward(writer, {"type": "start"}, queue)
@@ -412,16 +463,23 @@ class _ChatApp:
         return True
 
     async def _drain(self, queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
+        """The SSE body: the queued events as they come (all that are waiting in one write)."""
         while True:
             try:
                 event = await asyncio.wait_for(queue.get(), self.keepalive_seconds)
             except TimeoutError:
                 yield KEEP_ALIVE
                 continue
+            waiting: list[str] = []
+            while event is not None:
+                waiting.append(event)
+                if queue.empty():
+                    break
+                event = queue.get_nowait()
             if event is None:
-                yield DONE
+                yield "".join(waiting) + DONE
                 return
-            yield event
+            yield "".join(waiting)
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 
@@ -514,7 +572,7 @@ class _ChatApp:
             put(None)
 
     def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
-        """A followed chunk as the client must get it (see ``_deliver``), or None to leave it out.
+        """A followed chunk as the client must get it (see ``http_sse.deliver``), or None to leave it out.
 
         A ``start`` gets the id of the message its stream writes (committed by
         now); a tool result for a call of an earlier message is left out.

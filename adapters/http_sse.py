@@ -22,6 +22,7 @@ __all__ = [
     "RESULT_CHUNKS",
     "SSE_HEADERS",
     "deliver",
+    "deliver_all",
     "result_chunk",
     "sse_event",
     "with_message_id",
@@ -110,3 +111,20 @@ def result_chunk(part: dict[str, Any]) -> dict[str, Any] | None:
             chunk["preliminary"] = True
         return chunk
     return None
+
+
+def deliver_all(writer: StreamWriter, chunks: list[Any]) -> tuple[list[str], Exception | None]:
+    """``deliver`` each chunk in order (a worker thread): the events, and the error that stopped it.
+
+    The events of the chunks stored before an error are kept, so the client
+    gets everything the store took.
+    """
+    events: list[str] = []
+    for chunk in chunks:
+        try:
+            event = deliver(writer, chunk)
+        except Exception as error:
+            return events, error
+        if event is not None:
+            events.append(event)
+    return events, None
