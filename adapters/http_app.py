@@ -398,6 +398,8 @@ class _ChatApp:
                         continue
                 await batches.add(chunk)
             await batches.finish()
+            if not started:  # an empty answer: the client must still learn the message's id
+                await self._forward(writer, {"type": "start"}, queue)
         except asyncio.CancelledError:
             if turn.stopped_by is None:  # the server is shutting down
                 outcome, reason = "aborted", "the server stopped the response"

@@ -158,7 +158,7 @@ class ClientChanges:
                 continue
             call = part.get("toolCallId")
             mine = parts.get(call) if isinstance(call, str) else None
-            if mine is None:
+            if mine is None or mine == part:  # unknown, or nothing new
                 continue
             assert isinstance(call, str)
             state, before = part.get("state"), mine.get("state")

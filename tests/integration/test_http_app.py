@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -995,6 +995,21 @@ def test_the_real_ai_sdk_client_against_the_server(live_server: tuple[str, str])
         assert store.status("node-chat").status == "idle"
 
 
+def send_until_streaming(
+    pool: ThreadPoolExecutor, client: httpx.Client, sender: str, watcher: str, chat: str
+) -> Future[httpx.Response]:
+    """POST the demo question to ``sender``; return once ``watcher`` says the answer streams."""
+    sending = pool.submit(
+        lambda: client.post(f"{sender}/api/chat", json=send_body(chat, [demo.USER_MESSAGE]))
+    )
+    for _ in range(500):
+        status = client.get(f"{watcher}/api/chats/{chat}/status")
+        if status.status_code == 200 and status.json()["status"] == "streaming":
+            break
+        time.sleep(0.01)
+    return sending
+
+
 @pytest.mark.postgres
 def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None:
     """Two ``chatledger serve`` processes share one database.
@@ -1018,14 +1033,7 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
         ThreadPoolExecutor(max_workers=1) as pool,
     ):
         # 1. Streamed through one, followed through two while it streams.
-        sending = pool.submit(
-            lambda: client.post(f"{one}/api/chat", json=send_body("shared", [demo.USER_MESSAGE]))
-        )
-        for _ in range(500):
-            status = client.get(f"{two}/api/chats/shared/status")
-            if status.status_code == 200 and status.json()["status"] == "streaming":
-                break
-            time.sleep(0.01)
+        sending = send_until_streaming(pool, client, one, two, "shared")
         followed = client.get(f"{two}/api/chat/shared/stream")
         assert followed.status_code == 200, "the turn should still be streaming"
         assert sse_events(followed) == demo.first_turn_chunks()
@@ -1054,14 +1062,7 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
             assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
 
         # 4. Streamed through one, stopped through two (which closes the stream in the log).
-        sending = pool.submit(
-            lambda: client.post(f"{one}/api/chat", json=send_body("halt", [demo.USER_MESSAGE]))
-        )
-        for _ in range(500):
-            status = client.get(f"{two}/api/chats/halt/status")
-            if status.status_code == 200 and status.json()["status"] == "streaming":
-                break
-            time.sleep(0.01)
+        sending = send_until_streaming(pool, client, one, two, "halt")
         assert client.post(f"{two}/api/chats/halt/stop", json={"reason": "enough"}).json()[
             "stopped"
         ]

@@ -1,0 +1,71 @@
+"""The HTTP app's promise, as a property: the client's fold of what it streams equals the store.
+
+Any conversation the store can hold, any valid stream the responder sends
+into a new answer (with replays of known tool calls inserted anywhere, and
+results for calls of earlier messages): the real AI SDK's
+``readUIMessageStream`` over the SSE events must give exactly the message the
+store holds. This is what ``http_sse.deliver`` decides chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatledger import ConversationStore
+from chatledger.adapters.http_app import create_app
+from chatledger.adapters.responders import ScriptedResponder
+from tests.conformance.checks import assert_json_equal, sdk_message
+from tests.conformance.replays import known_calls, with_replays
+from tests.conformance.strategies import ConversationStream, conversation_streams
+from tests.support.oracle import Oracle
+
+pytestmark = pytest.mark.oracle
+
+QUESTION = {"id": "question", "role": "user", "parts": [{"type": "text", "text": "and now?"}]}
+
+
+async def _post(
+    store: ConversationStore, chunks: list[dict[str, Any]], body: dict[str, Any]
+) -> str:
+    app = create_app(store, responder=ScriptedResponder([chunks]))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://chatledger.test") as client:
+        response = await client.post("/api/chat", json=body)
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def _events(text: str) -> list[dict[str, Any]]:
+    data = [line[6:] for line in text.split("\n") if line.startswith("data: ")]
+    assert data[-1] == "[DONE]"
+    return [json.loads(item) for item in data[:-1]]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conversation_streams(continuation=False), data=st.data())
+def test_the_client_fold_of_the_stream_equals_the_stored_message(
+    oracle: Oracle, case: ConversationStream, data: st.DataObject
+) -> None:
+    chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
+    with tempfile.TemporaryDirectory() as folder:
+        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
+        try:
+            store.start_conversation("c")
+            for message in case.messages:
+                store.append_message("c", message)
+            body = {"id": "c", "messages": [*case.messages, QUESTION], "trigger": "submit-message"}
+            events = _events(asyncio.run(_post(store, chunks, body)))
+            stored = store.messages("c")
+        finally:
+            store.close()
+    assert_json_equal(sdk_message(oracle.read(events), "the client's fold"), stored[-1], "store")
+    assert len(stored) == len(case.messages) + 2 and stored[-2] == QUESTION
