@@ -215,14 +215,24 @@ class ApprovalConflictError(ChatLedgerError):
 
 
 class ToolCallNotReadyError(ChatLedgerError):
-    """A tool call cannot take an output yet (its input is still streaming)."""
+    """A tool call cannot take a client's output now.
+
+    Its input is still streaming, or (``output-available`` with
+    ``preliminary``) a tool run by the server is still streaming its output.
+    """
 
     def __init__(self, tool_call_id: str, state: str) -> None:
         self.tool_call_id = tool_call_id
         self.state = state
+        if state == "output-available":
+            why = (
+                "it has a preliminary output from a tool the server runs, whose final output "
+                "comes from the model's stream"
+            )
+        else:
+            why = "outputs are accepted once its input is available"
         super().__init__(
-            f"tool call {tool_call_id!r} is in state {state!r} and cannot take an output yet; "
-            "outputs are accepted once its input is available"
+            f"tool call {tool_call_id!r} is in state {state!r} and cannot take an output now; {why}"
         )
 
 

@@ -131,11 +131,39 @@ def test_a_tool_output_for_a_call_still_streaming_its_input_is_refused_as_not_re
     assert part(store, "chat", DELETE.call_id)["state"] == "input-streaming"
     before, shown = store.version("chat"), as_json(store.messages("chat"))
 
-    with pytest.raises(ToolCallNotReadyError):
+    with pytest.raises(ToolCallNotReadyError, match="once its input is available"):
         store.add_tool_output("chat", DELETE.call_id, output={"deleted": True})
 
     assert store.version("chat") == before
     assert as_json(store.messages("chat")) == shown
+
+
+def test_a_tool_output_for_a_call_with_a_preliminary_output_is_refused_saying_why(
+    store: ConversationStore,
+) -> None:
+    """A server tool still streaming its output (``preliminary``) takes no client output."""
+    new_chat(store, "chat")
+    store.ingest(
+        "chat",
+        [
+            {"type": "start", "messageId": "a1"},
+            {"type": "start-step"},
+            *tool_input_chunks(DELETE),
+            {
+                "type": "tool-output-available",
+                "toolCallId": DELETE.call_id,
+                "output": {"progress": 0.5},
+                "preliminary": True,
+            },
+        ],
+        outcome="interrupted",
+    )
+    before = store.version("chat")
+
+    with pytest.raises(ToolCallNotReadyError, match="preliminary output from a tool the server"):
+        store.add_tool_output("chat", DELETE.call_id, output={"deleted": True})
+
+    assert store.version("chat") == before
 
 
 def test_a_tool_output_for_an_unknown_call_is_refused(store: ConversationStore) -> None:
