@@ -107,8 +107,8 @@ def result_chunk(part: dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "tool-output-error", "toolCallId": call, "errorText": part.get("errorText")}
     if state == "output-available" and "output" in part:
         chunk = {"type": "tool-output-available", "toolCallId": call, "output": part["output"]}
-        if part.get("preliminary"):
-            chunk["preliminary"] = True
+        if "preliminary" in part:  # as stored, false too: the client's fold copies it
+            chunk["preliminary"] = part["preliminary"]
         return chunk
     return None
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from chatledger import ConversationStore
 from chatledger.adapters.http_app import create_app
+from chatledger.adapters.http_sse import deliver
 from chatledger.adapters.responders import ScriptedResponder
 from tests.conformance.checks import assert_json_equal, sdk_message
 from tests.conformance.replays import known_calls, with_replays
@@ -69,3 +70,30 @@ def test_the_client_fold_of_the_stream_equals_the_stored_message(
             store.close()
     assert_json_equal(sdk_message(oracle.read(events), "the client's fold"), stored[-1], "store")
     assert len(stored) == len(case.messages) + 2 and stored[-2] == QUESTION
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conversation_streams(continuation=True), data=st.data())
+def test_the_client_fold_of_a_continuation_equals_the_stored_message(
+    oracle: Oracle, case: ConversationStream, data: st.DataObject
+) -> None:
+    """The same for a continuation of the last assistant message, chunk by chunk (``deliver``).
+
+    The client continues the message as it holds it; replayed results of its
+    calls are sent as the results the store holds.
+    """
+    chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
+    with tempfile.TemporaryDirectory() as folder:
+        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
+        try:
+            store.start_conversation("c")
+            for message in case.messages:
+                store.append_message("c", message)
+            with store.open_stream("c", continuation=True) as writer:
+                sent = [deliver(writer, chunk) for chunk in chunks]
+            stored = store.messages("c")
+        finally:
+            store.close()
+    events = [json.loads(event.removeprefix("data: ")) for event in sent if event is not None]
+    folded = sdk_message(oracle.read(events, message=case.messages[-1]), "the client's fold")
+    assert_json_equal(folded, stored[-1], "store")
