@@ -86,8 +86,8 @@ from chatledger.adapters.http_sse import (
     SSE_HEADERS,
     deliver,
     deliver_all,
+    resumed,
     sse_event,
-    with_message_id,
 )
 from chatledger.adapters.http_use_chat import TRIGGERS, ClientChanges
 from chatledger.adapters.responders import Responder, ResponderRequest, demo_responder
@@ -574,25 +574,15 @@ class _ChatApp:
             put(None)
 
     def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
-        """A followed chunk as the client must get it (see ``http_sse.deliver``), or None to leave it out.
-
-        A ``start`` gets the id of the message its stream writes (committed by
-        now); a tool result for a call of an earlier message is left out.
-        """
+        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out."""
         chunk = item.chunk
         kind = chunk.get("type") if isinstance(chunk, dict) else None
         if kind != "start" and kind not in RESULT_CHUNKS:
-            return item
+            return item  # the common case needs no read of the messages
         stored = self.store.messages(chat_id, tenant=tenant)
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
-        if message is None:
-            return item
-        if kind == "start":
-            return dataclasses.replace(item, chunk=with_message_id(chunk, message["id"]))
-        call = chunk.get("toolCallId")
-        if any(p.get("toolCallId") == call for p in message.get("parts", [])):
-            return item
-        return None
+        sent = resumed(chunk, message)
+        return None if sent is None else dataclasses.replace(item, chunk=sent)
 
     # -- JSON endpoints -------------------------------------------------------------------
 

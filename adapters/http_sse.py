@@ -24,6 +24,7 @@ __all__ = [
     "deliver",
     "deliver_all",
     "result_chunk",
+    "resumed",
     "sse_event",
     "with_message_id",
 ]
@@ -128,3 +129,21 @@ def deliver_all(writer: StreamWriter, chunks: list[Any]) -> tuple[list[str], Exc
         if event is not None:
             events.append(event)
     return events, None
+
+
+def resumed(chunk: Any, message: dict[str, Any] | None) -> Any | None:
+    """A chunk followed from the log as a resuming client must get it, or None to leave it out.
+
+    ``message`` is the assistant message the chunk's stream writes. The log
+    (``follow``) holds only applied chunks, so the rules of ``deliver`` come
+    down to two: a ``start`` names the stored message id, and a result for a
+    call of an earlier message is left out (the client's fold only looks in
+    the message it streams).
+    """
+    kind = chunk.get("type") if isinstance(chunk, dict) else None
+    if message is None or (kind != "start" and kind not in RESULT_CHUNKS):
+        return chunk
+    if kind == "start":
+        return with_message_id(chunk, message["id"])
+    call = chunk.get("toolCallId")
+    return chunk if any(p.get("toolCallId") == call for p in message.get("parts", [])) else None

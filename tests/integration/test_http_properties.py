@@ -1,5 +1,9 @@
 """The HTTP app's promise, as a property: the client's fold of what it streams equals the store.
 
+Three ways a client gets an answer: streamed by ``POST /api/chat`` (a new
+message), a continuation of the last message (chunk by chunk, ``deliver``),
+and a resume replayed from the log (``follow`` and ``resumed``).
+
 Any conversation the store can hold, any valid stream the responder sends
 into a new answer (with replays of known tool calls inserted anywhere, and
 results for calls of earlier messages): the real AI SDK's
@@ -22,7 +26,7 @@ from hypothesis import strategies as st
 
 from chatledger import ConversationStore
 from chatledger.adapters.http_app import create_app
-from chatledger.adapters.http_sse import deliver
+from chatledger.adapters.http_sse import deliver, resumed
 from chatledger.adapters.responders import ScriptedResponder
 from tests.conformance.checks import assert_json_equal, sdk_message
 from tests.conformance.replays import known_calls, with_replays
@@ -96,4 +100,30 @@ def test_the_client_fold_of_a_continuation_equals_the_stored_message(
             store.close()
     events = [json.loads(event.removeprefix("data: ")) for event in sent if event is not None]
     folded = sdk_message(oracle.read(events, message=case.messages[-1]), "the client's fold")
+    assert_json_equal(folded, stored[-1], "store")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conversation_streams(continuation=False), data=st.data())
+def test_a_resumed_answer_folds_to_the_stored_message(
+    oracle: Oracle, case: ConversationStream, data: st.DataObject
+) -> None:
+    """What ``GET /api/chat/{id}/stream`` replays from the log (``follow`` + ``resumed``) folds right."""
+    chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
+    with tempfile.TemporaryDirectory() as folder:
+        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
+        try:
+            store.start_conversation("c")
+            for message in [*case.messages, QUESTION]:
+                store.append_message("c", message)
+            with store.open_stream("c") as writer:
+                writer.append({"type": "start"})
+                for chunk in chunks:
+                    writer.append(chunk)
+            stored = store.messages("c")
+            followed = [item.chunk for item in store.follow("c")]
+        finally:
+            store.close()
+    events = [sent for chunk in followed if (sent := resumed(chunk, stored[-1])) is not None]
+    folded = sdk_message(oracle.read(events), "the resuming client's fold")
     assert_json_equal(folded, stored[-1], "store")
