@@ -564,7 +564,9 @@ def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
 
     with _open(args) as store:
         head = store.head()
-        with tqdm(total=head, unit=" events", desc="rebuilding", file=sys.stderr) as bar:
+        with tqdm(
+            total=head, unit=" events", desc="rebuilding", file=sys.stderr, disable=None
+        ) as bar:
 
             def progress(position: int, head: int) -> None:
                 bar.total = head
@@ -660,7 +662,11 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
             if stage not in bars:
                 unit = " events" if stage == "log" else " conversations"
                 bars[stage] = tqdm(
-                    total=total, unit=unit, desc=f"checking {stage}", file=sys.stderr
+                    total=total,
+                    unit=unit,
+                    desc=f"checking {stage}",
+                    file=sys.stderr,
+                    disable=None,  # a bar on a terminal only
                 )
             bar = bars[stage]
             bar.total = total
