@@ -39,8 +39,9 @@ request is the store's default tenant.
 
 The store is synchronous; the app calls it from worker threads.
 
-This module holds the endpoints and the app; beside it, ``http_use_chat``
-records what a ``useChat`` request adds, ``http_sse`` frames the stream,
+This module holds the endpoints, continuations, resume and the app; beside
+it, ``http_use_chat`` records what a ``useChat`` request adds, ``http_turns``
+runs responders into their streams, ``http_sse`` frames the stream,
 ``http_requests`` reads bodies and parameters, ``http_errors`` maps errors to
 statuses and ``http_openapi`` describes the API.
 """
@@ -55,9 +56,8 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -84,22 +84,19 @@ from chatledger.adapters.http_sse import (
     KEEP_ALIVE,
     RESULT_CHUNKS,
     SSE_HEADERS,
-    deliver,
-    deliver_all,
     resumed,
     sse_event,
 )
+from chatledger.adapters.http_turns import Turn, TurnRunner
 from chatledger.adapters.http_use_chat import TRIGGERS, ClientChanges
 from chatledger.adapters.responders import Responder, ResponderRequest, demo_responder
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.stream import StreamWriter
 from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
     ChatLedgerError,
     ConcurrentWriteError,
     FollowTimeoutError,
-    NoOpenStreamError,
     StoreUnavailableError,
 )
 from chatledger.domain.timeline import KINDS
@@ -141,61 +138,6 @@ def _action_json(result: ActionResult) -> dict[str, Any]:
     }
 
 
-@dataclass
-class _Turn:
-    """A stream opened for a responder: the writer, and what the responder is asked."""
-
-    writer: StreamWriter
-    request: ResponderRequest
-    stopped_by: tuple[str, str | None] | None = None
-    """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
-
-
-class _Batches:
-    """Stores a turn's chunks in a worker thread, one batch at a time, in order.
-
-    The responder is never held up by the store: what it yields while a batch
-    is being stored (and committed) waits in the next batch. One thread hop
-    per batch instead of per chunk makes a fast responder about eight times
-    cheaper to serve (bench/http_server.py).
-    """
-
-    def __init__(self, writer: StreamWriter, queue: asyncio.Queue[str | None]) -> None:
-        self.writer = writer
-        self.queue = queue
-        self.pending: list[Any] = []
-        self.job: asyncio.Future[tuple[list[str], Exception | None]] | None = None
-
-    async def add(self, chunk: Any) -> None:
-        """Take one chunk; starts storing it unless a batch is being stored (raises its error)."""
-        self.pending.append(chunk)
-        if self.job is not None and self.job.done():
-            await self._collect()
-        if self.job is None:
-            self._submit()
-
-    async def finish(self) -> None:
-        """Store everything taken and queue its events (raises the first error)."""
-        while self.job is not None or self.pending:
-            if self.job is not None:
-                await self._collect()
-            if self.pending:
-                self._submit()
-
-    def _submit(self) -> None:
-        chunks, self.pending = self.pending, []
-        self.job = asyncio.ensure_future(asyncio.to_thread(deliver_all, self.writer, chunks))
-
-    async def _collect(self) -> None:
-        assert self.job is not None
-        events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
-        self.job = None
-        for event in events:
-            self.queue.put_nowait(event)
-        if error is not None:
-            raise error
-
-
 class _ChatApp:
     """The endpoints, bound to one store, one responder and the token table."""
 
@@ -212,7 +154,6 @@ class _ChatApp:
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
-        self.responder = responder
         self.tokens = tokens
         self.keepalive_seconds = keepalive_seconds
         self.continuation_poll_seconds = continuation_poll_seconds
@@ -220,10 +161,8 @@ class _ChatApp:
         self.worker = f"http:{socket.gethostname()}:{os.getpid()}"
         """The name this process claims continuation requests under."""
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
-        self.tasks: set[asyncio.Task[None]] = set()
-        """Responder runs in progress (they outlive their HTTP response)."""
-        self.turns: dict[str, tuple[_Turn, asyncio.Task[None]]] = {}
-        """The answers this process is writing, by stream id (to stop them)."""
+        self.runner = TurnRunner(responder, keepalive_seconds=keepalive_seconds)
+        """The answers this process is writing."""
 
     # -- tenancy ------------------------------------------------------------------
 
@@ -270,7 +209,7 @@ class _ChatApp:
         turn = await run_in_threadpool(
             self._prepare, tenant, chat_id, messages, trigger, message_id, body
         )
-        return self._stream_turn(turn)
+        return self.runner.response(turn)
 
     def _prepare(
         self,
@@ -280,7 +219,7 @@ class _ChatApp:
         trigger: str,
         message_id: str | None,
         body: dict[str, Any],
-    ) -> _Turn:
+    ) -> Turn:
         """Record the client's additions and open the stream the responder will write (a worker thread)."""
         changes = ClientChanges(self.store, tenant, chat_id, self.actor(tenant))
         answer = changes.record(messages, trigger, message_id)
@@ -293,34 +232,10 @@ class _ChatApp:
             trigger=answer.trigger,
             request_id=answer.request_id,
         )
-        return _Turn(
+        return Turn(
             writer,
             ResponderRequest(chat_id, tenant, context, answer.trigger, writer.message_id, body),
         )
-
-    # -- running the responder ----------------------------------------------------------
-
-    def _stream_turn(self, turn: _Turn) -> Response:
-        """Start the responder (it runs to its end on its own) and stream what it writes."""
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._run(turn, queue)
-        return StreamingResponse(
-            self._drain(queue), media_type="text/event-stream", headers=SSE_HEADERS
-        )
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run ``work`` as a task the app waits for at shutdown."""
-        task = asyncio.create_task(work)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return task
-
-    def _run(self, turn: _Turn, queue: asyncio.Queue[str | None]) -> None:
-        """Run the responder on ``turn`` as a task of its own, known by its stream id."""
-        stream_id = turn.writer.stream_id
-        task = self._spawn(self._produce(turn, queue))
-        self.turns[stream_id] = (turn, task)
-        task.add_done_callback(lambda _: self.turns.pop(stream_id, None))
 
     # -- continuations requested outside POST /api/chat ----------------------------------
 
@@ -350,9 +265,9 @@ class _ChatApp:
             log.warning("could not continue chat %r: %s", claimed.chat_id, error)
             return
         # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
-        self._run(turn, asyncio.Queue())
+        self.runner.run(turn, asyncio.Queue())
 
-    def _open_claimed(self, claimed: ContinuationRequest) -> _Turn:
+    def _open_claimed(self, claimed: ContinuationRequest) -> Turn:
         context = self.store.messages(claimed.chat_id, tenant=claimed.tenant)
         writer = self.store.open_stream(
             claimed.chat_id,
@@ -363,7 +278,7 @@ class _ChatApp:
         request = ResponderRequest(
             claimed.chat_id, claimed.tenant, context, "continuation", writer.message_id
         )
-        return _Turn(writer, request)
+        return Turn(writer, request)
 
     async def sweep_continuations(self) -> None:
         """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
@@ -383,105 +298,6 @@ class _ChatApp:
                 except (StoreUnavailableError, ConcurrentWriteError) as error:
                     log.warning("continuation sweep for tenant %r: %s", tenant, error)
             await asyncio.sleep(self.continuation_poll_seconds)
-
-    async def _produce(self, turn: _Turn, queue: asyncio.Queue[str | None]) -> None:
-        """Store every chunk of the responder's answer; queue the applied ones as SSE events."""
-        writer = turn.writer
-        batches = _Batches(writer, queue)
-        outcome, reason = "finished", None
-        started = False
-        try:
-            async for chunk in _iterate(self.responder.respond(turn.request)):
-                if not started:
-                    started = True
-                    if await self._start(turn, chunk, queue):
-                        continue
-                await batches.add(chunk)
-            await batches.finish()
-            if not started:  # an empty answer: the client must still learn the message's id
-                await self._forward(writer, {"type": "start"}, queue)
-        except asyncio.CancelledError:
-            if turn.stopped_by is None:  # the server is shutting down
-                outcome, reason = "aborted", "the server stopped the response"
-                raise
-            actor, reason = turn.stopped_by
-            outcome = "aborted"
-            reason = f"stopped by {actor}" + (f": {reason}" if reason else "")
-            with contextlib.suppress(ChatLedgerError):
-                await batches.finish()
-                await self._forward(writer, {"type": "abort", "reason": reason}, queue)
-        except NoOpenStreamError:  # closed elsewhere (stopped through another server)
-            log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
-            queue.put_nowait(sse_event({"type": "abort", "reason": "the stream was closed"}))
-            queue.put_nowait(None)
-            return
-        except Exception as error:
-            log.exception("responder failed on chat %r", turn.request.chat_id)
-            outcome, reason = "errored", f"{type(error).__name__}: {error}"
-            with contextlib.suppress(Exception):
-                await batches.finish()
-            with contextlib.suppress(Exception):
-                if not started:  # the client must still learn the message's id
-                    await self._forward(writer, {"type": "start"}, queue)
-                await self._forward(
-                    writer, {"type": "error", "errorText": "The responder failed."}, queue
-                )
-        finally:
-            try:
-                await asyncio.to_thread(writer.close, outcome, reason)
-            except Exception:
-                log.exception("could not close stream %s", writer.stream_id)
-            queue.put_nowait(None)
-
-    async def _start(self, turn: _Turn, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
-        """Begin the answer with a ``start`` the client gets; True if that used up ``chunk``.
-
-        The client must learn the stored message id first (it names the message
-        in its next request). A responder's ``start`` is used when it is one,
-        without a ``messageId`` that another message of the conversation has
-        already (a new message cannot take an existing id); otherwise a plain
-        ``start`` is stored and sent before ``chunk``.
-        """
-        writer = turn.writer
-        if isinstance(chunk, dict) and chunk.get("type") == "start":
-            taken = {m["id"] for m in turn.request.messages}
-            if turn.request.trigger != "continuation" and chunk.get("messageId") in taken:
-                log.warning("ignoring start.messageId %r: the id is taken", chunk["messageId"])
-                chunk = {key: value for key, value in chunk.items() if key != "messageId"}
-            if await self._forward(writer, chunk, queue):
-                return True
-            await self._forward(writer, {"type": "start"}, queue)
-            return True
-        await self._forward(writer, {"type": "start"}, queue)
-        return False
-
-    @staticmethod
-    async def _forward(writer: StreamWriter, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
-        """Store ``chunk``; queue the event the client gets for it. True if there was one."""
-        event = await asyncio.to_thread(deliver, writer, chunk)
-        if event is None:
-            return False
-        queue.put_nowait(event)
-        return True
-
-    async def _drain(self, queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
-        """The SSE body: the queued events as they come (all that are waiting in one write)."""
-        while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), self.keepalive_seconds)
-            except TimeoutError:
-                yield KEEP_ALIVE
-                continue
-            waiting: list[str] = []
-            while event is not None:
-                waiting.append(event)
-                if queue.empty():
-                    break
-                event = queue.get_nowait()
-            if event is None:
-                yield "".join(waiting) + DONE
-                return
-            yield "".join(waiting)
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 
@@ -738,13 +554,7 @@ class _ChatApp:
         stream_id = status.stream_id
         if stream_id is None:
             return JSONResponse({"stopped": False, "streamId": None})
-        local = self.turns.get(stream_id)
-        if local is not None:
-            turn, task = local
-            turn.stopped_by = (actor, reason)
-            task.cancel()
-            await asyncio.wait([task], timeout=30)
-        else:
+        if not await self.runner.stop(stream_id, actor, reason):  # another process writes it
             why = f"stopped by {actor}" + (f": {reason}" if reason else "")
             await run_in_threadpool(
                 lambda: self.store.close_stream(
@@ -774,21 +584,6 @@ class _ChatApp:
         return JSONResponse(openapi_document())
 
 
-async def _iterate(answer: Any) -> AsyncIterator[Any]:
-    """A responder's answer as an async iterator (a plain iterator is advanced in a worker thread)."""
-    if hasattr(answer, "__aiter__"):
-        async for chunk in answer:
-            yield chunk
-        return
-    iterator = iter(answer)
-    done = object()
-    while True:
-        chunk = await asyncio.to_thread(next, iterator, done)
-        if chunk is done:
-            return
-        yield chunk
-
-
 # -- the app ----------------------------------------------------------------------------
 
 
@@ -811,7 +606,7 @@ def create_app(
     a store object stays the caller's. ``keepalive_seconds`` is how long a
     stream stays quiet before an SSE comment is sent; a request body over
     ``max_body_bytes`` is refused (413). ``app.state.chatledger``
-    holds the store and the responder runs in progress (``tasks``).
+    holds the store and the answers in progress (``runner``).
 
     Continuations: an approval or tool output given through the JSON
     endpoints runs its continuation at once; besides, every
@@ -851,10 +646,7 @@ def create_app(
                 sweep.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sweep
-            if chat.tasks:  # let running answers finish into the log, briefly
-                await asyncio.wait(set(chat.tasks), timeout=10)
-                for task in list(chat.tasks):
-                    task.cancel()
+            await chat.runner.shutdown(timeout=10)
             if owned:
                 store.close()
 
