@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,23 +57,30 @@ def _events(text: str) -> list[dict[str, Any]]:
     return [json.loads(item) for item in data[:-1]]
 
 
+@contextmanager
+def holding(messages: list[dict[str, Any]]) -> Iterator[ConversationStore]:
+    """A store on a fresh SQLite file whose conversation ``c`` holds ``messages``."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
+        try:
+            store.start_conversation("c")
+            for message in messages:
+                store.append_message("c", message)
+            yield store
+        finally:
+            store.close()
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=conversation_streams(continuation=False), data=st.data())
 def test_the_client_fold_of_the_stream_equals_the_stored_message(
     oracle: Oracle, case: ConversationStream, data: st.DataObject
 ) -> None:
     chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
-    with tempfile.TemporaryDirectory() as folder:
-        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
-        try:
-            store.start_conversation("c")
-            for message in case.messages:
-                store.append_message("c", message)
-            body = {"id": "c", "messages": [*case.messages, QUESTION], "trigger": "submit-message"}
-            events = _events(asyncio.run(_post(store, chunks, body)))
-            stored = store.messages("c")
-        finally:
-            store.close()
+    with holding(case.messages) as store:
+        body = {"id": "c", "messages": [*case.messages, QUESTION], "trigger": "submit-message"}
+        events = _events(asyncio.run(_post(store, chunks, body)))
+        stored = store.messages("c")
     assert_json_equal(sdk_message(oracle.read(events), "the client's fold"), stored[-1], "store")
     assert len(stored) == len(case.messages) + 2 and stored[-2] == QUESTION
 
@@ -87,17 +96,10 @@ def test_the_client_fold_of_a_continuation_equals_the_stored_message(
     calls are sent as the results the store holds.
     """
     chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
-    with tempfile.TemporaryDirectory() as folder:
-        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
-        try:
-            store.start_conversation("c")
-            for message in case.messages:
-                store.append_message("c", message)
-            with store.open_stream("c", continuation=True) as writer:
-                sent = [deliver(writer, chunk) for chunk in chunks]
-            stored = store.messages("c")
-        finally:
-            store.close()
+    with holding(case.messages) as store:
+        with store.open_stream("c", continuation=True) as writer:
+            sent = [deliver(writer, chunk) for chunk in chunks]
+        stored = store.messages("c")
     events = [json.loads(event.removeprefix("data: ")) for event in sent if event is not None]
     folded = sdk_message(oracle.read(events, message=case.messages[-1]), "the client's fold")
     assert_json_equal(folded, stored[-1], "store")
@@ -110,20 +112,13 @@ def test_a_resumed_answer_folds_to_the_stored_message(
 ) -> None:
     """What ``GET /api/chat/{id}/stream`` replays from the log (``follow`` + ``resumed``) folds right."""
     chunks = data.draw(with_replays(known_calls(case.messages), case.chunks), label="sent")
-    with tempfile.TemporaryDirectory() as folder:
-        store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
-        try:
-            store.start_conversation("c")
-            for message in [*case.messages, QUESTION]:
-                store.append_message("c", message)
-            with store.open_stream("c") as writer:
-                writer.append({"type": "start"})
-                for chunk in chunks:
-                    writer.append(chunk)
-            stored = store.messages("c")
-            followed = [item.chunk for item in store.follow("c")]
-        finally:
-            store.close()
+    with holding([*case.messages, QUESTION]) as store:
+        with store.open_stream("c") as writer:
+            writer.append({"type": "start"})
+            for chunk in chunks:
+                writer.append(chunk)
+        stored = store.messages("c")
+        followed = [item.chunk for item in store.follow("c")]
     events = [sent for chunk in followed if (sent := resumed(chunk, stored[-1])) is not None]
     folded = sdk_message(oracle.read(events), "the resuming client's fold")
     assert_json_equal(folded, stored[-1], "store")
