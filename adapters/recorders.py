@@ -100,6 +100,22 @@ class SQLiteFactory(sqlite.SQLiteFactory):
 
 
 class PostgresFactory(postgres.PostgresFactory):
-    """PostgreSQL persistence with chatledger's recorder."""
+    """PostgreSQL persistence with chatledger's recorder, on connections that prepare no statements.
+
+    ``eventsourcing`` asks psycopg to prepare its statements. psycopg then
+    remembers, per connection, which statements the server holds; when the
+    two disagree (seen under concurrent version clashes, where a pipelined
+    transaction aborts), every later use of that statement on that connection
+    fails with "prepared statement ... does not exist", reads and writes
+    alike. Turning preparation off removes that failure; the statements are
+    short and planned in microseconds.
+    """
 
     application_recorder_class = PostgresConversationRecorder
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        # psycopg: prepare_threshold=None disables preparing, even when asked per statement.
+        kwargs = self.datastore.pool.kwargs
+        assert isinstance(kwargs, dict)  # eventsourcing gives the pool a plain dict
+        kwargs["prepare_threshold"] = None

@@ -809,3 +809,33 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
     replayed = replay_from_scratch(store, "chat").state.messages
     assert replayed[-1]["parts"] == [{"type": "text", "text": "ab", "state": "streaming"}]
     assert as_json(durable_backend.open().messages("chat")) == as_json(replayed)
+
+
+def test_the_store_does_not_depend_on_statements_prepared_on_its_connections(
+    postgres_backend: Backend,
+) -> None:
+    """The server forgets prepared statements behind psycopg's back: reads and writes go on.
+
+    Here ``DEALLOCATE ALL`` through raw libpq does it, on a store with one
+    pooled connection; under concurrent version clashes an aborted pipelined
+    transaction did the same in CI ("prepared statement _pg3_2 does not
+    exist"). chatledger's connections prepare no statements, so nothing is lost.
+    """
+    store = ConversationStore(
+        parse_url(postgres_backend.url),
+        env={"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"},
+    )
+    postgres_backend.stores.append(store)
+    store.start_conversation("chat")
+    for turn in range(6):  # psycopg would prepare what runs five times
+        store.append_message("chat", user(f"u{turn}"))
+    pool = store._log.recorder.datastore.pool
+    connection = pool.getconn()
+    try:
+        assert connection.pgconn.exec_(b"DEALLOCATE ALL").status == 1  # COMMAND_OK
+    finally:
+        pool.putconn(connection)
+
+    store.append_message("chat", user("after"))
+
+    assert [m["id"] for m in store.messages("chat")][-2:] == ["u5", "after"]
