@@ -280,24 +280,29 @@ class _ChatApp:
         )
         return Turn(writer, request)
 
-    async def sweep_continuations(self) -> None:
+    async def sweep_continuations(self, stop: asyncio.Event) -> None:
         """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
 
         Requests younger than ``continuation_grace_seconds`` are left to the
         process that recorded them (a ``POST /api/chat`` continuing its own
         turn, or the endpoint that started one already); older ones were left
-        by a process that stopped, or recorded by another program.
+        by a process that stopped, or recorded by another program. Returns once
+        ``stop`` is set, between two claims: a claim under way (in a worker
+        thread) is never cut off while the store may be closed after it.
         """
         assert self.continuation_poll_seconds is not None
         grace = self.continuation_grace_seconds
-        while True:
+        while not stop.is_set():
             for tenant in self.tenants():
                 try:
-                    while claimed := await self._claim(tenant, min_age_seconds=grace):
+                    while not stop.is_set() and (
+                        claimed := await self._claim(tenant, min_age_seconds=grace)
+                    ):
                         await self._continue(claimed)
                 except (StoreUnavailableError, ConcurrentWriteError) as error:
                     log.warning("continuation sweep for tenant %r: %s", tenant, error)
-            await asyncio.sleep(self.continuation_poll_seconds)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.continuation_poll_seconds)
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 
@@ -636,16 +641,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        sweep = None
+        stop, sweep = asyncio.Event(), None
         if continuation_poll_seconds is not None:
-            sweep = asyncio.create_task(chat.sweep_continuations())
+            sweep = asyncio.create_task(chat.sweep_continuations(stop))
         try:
             yield
         finally:
+            stop.set()
             if sweep is not None:
-                sweep.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await sweep
+                await sweep
             await chat.runner.shutdown(timeout=10)
             if owned:
                 store.close()

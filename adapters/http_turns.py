@@ -238,11 +238,17 @@ class TurnRunner:
         return True
 
     async def shutdown(self, timeout: float = 10.0) -> None:
-        """Let the answers being written finish into the log, for ``timeout`` seconds; then cancel."""
+        """Let the answers being written finish into the log, for ``timeout`` seconds; then stop them.
+
+        A stopped answer closes its stream as ``aborted`` before this returns
+        (within another ``timeout``), so the store can be closed after it.
+        """
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
+        if self.tasks:
             for task in list(self.tasks):
                 task.cancel()
+            await asyncio.wait(set(self.tasks), timeout=timeout)
 
 
 async def _iterate(answer: Any) -> AsyncIterator[Any]:

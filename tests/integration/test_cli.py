@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -475,3 +476,15 @@ def test_verify_says_all_agrees_or_lists_each_problem(run: Run, url: str, tmp_pa
     assert "chatledger rebuild" in lines[1]
     assert run("rebuild", "--url", url).returncode == 0
     assert run("verify", "--url", url).returncode == 0
+
+
+def test_serve_on_a_port_in_use_says_so_and_exits_cleanly(run: Run, url: str) -> None:
+    """The server cannot bind: it says why and exits with an error status (no crash at shutdown)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run("serve", "--url", url, "--port", str(port))
+    assert result.returncode not in (0, -11, 139), result
+    assert "address already in use" in result.stderr
+    assert "Fatal Python error" not in result.stderr
