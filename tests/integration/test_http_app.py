@@ -218,7 +218,7 @@ async def test_an_approval_by_the_endpoint_continues_the_turn_in_the_background(
     sqlite_store: ConversationStore,
 ) -> None:
     """The approvals endpoint runs the continuation itself; a client follows it with resume."""
-    responder = demo_responder(delay=0.01)
+    responder = demo_responder(delay=0.05)  # the continuation streams ~0.5 s: time to resume it
     app = create_app(sqlite_store, responder=responder)
     chat = "by-endpoint"
     async with client_of(app) as client:
