@@ -25,6 +25,24 @@ def _latest_assistant(state: ConversationState) -> dict[str, Any] | None:
     return None
 
 
+def awaiting_approval(
+    state: ConversationState,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """The latest assistant message and its tool calls awaiting approval: what the turn waits on.
+
+    Only the latest assistant message counts (SPEC §4.4): a call of an earlier
+    message still marked ``approval-requested`` was left behind by a later
+    turn (the converters give it an "interrupted" result), so nothing waits
+    on it and the approvals inbox does not list it.
+    """
+    message = _latest_assistant(state)
+    if message is None:
+        return None, []
+    return message, [
+        p for p in message["parts"] if is_tool_part(p) and p.get("state") == "approval-requested"
+    ]
+
+
 def last_step_tool_parts(state: ConversationState) -> list[dict[str, Any]]:
     """The tool parts of the last step of the latest assistant message (the current tool batch)."""
     message = _latest_assistant(state)
@@ -88,9 +106,8 @@ def status_of(state: ConversationState) -> ConversationStatus:
         return ConversationStatus(
             "streaming", continuation_request=request, stream_id=state.stream.stream_id, **common
         )
-    message = _latest_assistant(state)
+    message, awaiting = awaiting_approval(state)
     parts = [p for p in (message or {"parts": []})["parts"] if is_tool_part(p)]
-    awaiting = [p for p in parts if p.get("state") == "approval-requested"]
     if awaiting:
         return ConversationStatus("awaiting-approval", waiting_for=_waiting(awaiting), **common)
     pending = [

@@ -25,11 +25,11 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError, Notification, Tracking
 
 from chatledger.domain.aggregate import Conversation
-from chatledger.domain.continuation import status_of
+from chatledger.domain.continuation import awaiting_approval, status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.timeline import TimelineEntry, compact, describe
-from chatledger.domain.tool_parts import is_tool_part, tool_name
+from chatledger.domain.tool_parts import tool_name
 from chatledger.projections.read_models import (
     ContinuationRequest,
     ConversationRow,
@@ -182,25 +182,24 @@ class Projector:
 
 
 def approvals_of(state: ConversationState, fallback_time: datetime) -> list[PendingApproval]:
-    """Every tool part of the conversation in state ``approval-requested``."""
+    """The conversation's tool calls awaiting approval (those its current turn waits on)."""
+    message, awaiting = awaiting_approval(state)
     found = []
-    for message in state.messages:
-        for part in message["parts"]:
-            if not is_tool_part(part) or part.get("state") != "approval-requested":
-                continue
-            when = state.approval_times.get(part["toolCallId"])
-            found.append(
-                PendingApproval(
-                    state.tenant,
-                    state.chat_id,
-                    message["id"],
-                    part["toolCallId"],
-                    tool_name(part),
-                    part.get("input"),
-                    str((part.get("approval") or {}).get("id", part["toolCallId"])),
-                    datetime.fromisoformat(when) if when else fallback_time,
-                )
+    for part in awaiting:
+        assert message is not None
+        when = state.approval_times.get(part["toolCallId"])
+        found.append(
+            PendingApproval(
+                state.tenant,
+                state.chat_id,
+                message["id"],
+                part["toolCallId"],
+                tool_name(part),
+                part.get("input"),
+                str((part.get("approval") or {}).get("id", part["toolCallId"])),
+                datetime.fromisoformat(when) if when else fallback_time,
             )
+        )
     return found
 
 

@@ -378,3 +378,36 @@ def test_regenerating_a_paused_turn_drops_its_approvals_and_continuation(
     assert store.status("waiting").status == store.status("queued").status == "idle"
     assert len(events_of(store, "queued", ContinuationRequested)) == 1  # still in the log
     assert [m["id"] for m in store.messages("waiting")] == ["u1"]
+
+
+def test_a_call_left_behind_by_a_new_turn_awaits_nothing(store: ConversationStore) -> None:
+    """The user moves on without answering: the old call leaves the inbox once a new answer exists.
+
+    Until the new answer starts, the turn still waits on it; afterwards the
+    converters give it an "interrupted" result, and status and inbox agree
+    that nothing waits.
+    """
+    paused_turn(store, "chat", [DELETE])
+    store.append_message("chat", user("u2"), actor=ALICE)
+    assert store.status("chat").status == "awaiting-approval"
+    assert [p.tool_call_id for p in store.pending_approvals()] == [DELETE.call_id]
+
+    store.ingest(
+        "chat",
+        [
+            {"type": "start", "messageId": "a2"},
+            {"type": "text-start", "id": "t"},
+            {"type": "text-delta", "id": "t", "delta": "Something else, then."},
+            {"type": "text-end", "id": "t"},
+            {"type": "finish"},
+        ],
+        actor=BOT,
+    )
+
+    assert store.status("chat").status == "idle"
+    assert store.pending_approvals() == []
+    assert part(store, "chat", DELETE.call_id)["state"] == "approval-requested"  # kept as it was
+    converted = store.model_messages("chat", "anthropic")["messages"]
+    results = [b for m in converted for b in m["content"] if b.get("type") == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [DELETE.call_id]
+    assert store.verify("chat").ok
