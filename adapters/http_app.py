@@ -82,8 +82,8 @@ from chatledger.adapters.http_requests import (
 from chatledger.adapters.http_sse import (
     DONE,
     KEEP_ALIVE,
-    RESULT_CHUNKS,
     SSE_HEADERS,
+    depends_on_message,
     resumed,
     sse_event,
 )
@@ -223,19 +223,37 @@ class _ChatApp:
         """Record the client's additions and open the stream the responder will write (a worker thread)."""
         changes = ClientChanges(self.store, tenant, chat_id, self.actor(tenant))
         answer = changes.record(messages, trigger, message_id)
+        return self._open_turn(
+            tenant,
+            chat_id,
+            answer.trigger,
+            continuation=answer.continuation,
+            request_id=answer.request_id,
+            body=body,
+        )
+
+    def _open_turn(
+        self,
+        tenant: str,
+        chat_id: str,
+        trigger: str,
+        *,
+        continuation: bool,
+        request_id: str | None,
+        body: dict[str, Any] | None = None,
+    ) -> Turn:
+        """Open the stream the responder will write, and what it is asked (a worker thread)."""
         context = self.store.messages(chat_id, tenant=tenant)
         writer = self.store.open_stream(
             chat_id,
             tenant=tenant,
             actor=self.responder_actor,
-            continuation=answer.continuation,
-            trigger=answer.trigger,
-            request_id=answer.request_id,
+            continuation=continuation,
+            trigger=trigger,
+            request_id=request_id,
         )
-        return Turn(
-            writer,
-            ResponderRequest(chat_id, tenant, context, answer.trigger, writer.message_id, body),
-        )
+        request = ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body or {})
+        return Turn(writer, request)
 
     # -- continuations requested outside POST /api/chat ----------------------------------
 
@@ -260,25 +278,20 @@ class _ChatApp:
     async def _continue(self, claimed: ContinuationRequest) -> None:
         """Open the claimed request's stream and start the responder on it; clients follow the log."""
         try:
-            turn = await run_in_threadpool(self._open_claimed, claimed)
+            turn = await run_in_threadpool(
+                lambda: self._open_turn(
+                    claimed.tenant,
+                    claimed.chat_id,
+                    "continuation",
+                    continuation=True,
+                    request_id=claimed.request_id,
+                )
+            )
         except ChatLedgerError as error:  # its lease lapses and the sweep tries again
             log.warning("could not continue chat %r: %s", claimed.chat_id, error)
             return
         # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
         self.runner.run(turn, asyncio.Queue())
-
-    def _open_claimed(self, claimed: ContinuationRequest) -> Turn:
-        context = self.store.messages(claimed.chat_id, tenant=claimed.tenant)
-        writer = self.store.open_stream(
-            claimed.chat_id,
-            tenant=claimed.tenant,
-            actor=self.responder_actor,
-            request_id=claimed.request_id,
-        )
-        request = ResponderRequest(
-            claimed.chat_id, claimed.tenant, context, "continuation", writer.message_id
-        )
-        return Turn(writer, request)
 
     async def sweep_continuations(self, stop: asyncio.Event) -> None:
         """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
@@ -396,13 +409,11 @@ class _ChatApp:
 
     def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
         """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out."""
-        chunk = item.chunk
-        kind = chunk.get("type") if isinstance(chunk, dict) else None
-        if kind != "start" and kind not in RESULT_CHUNKS:
+        if not depends_on_message(item.chunk):
             return item  # the common case needs no read of the messages
         stored = self.store.messages(chat_id, tenant=tenant)
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
-        sent = resumed(chunk, message)
+        sent = resumed(item.chunk, message)
         return None if sent is None else dataclasses.replace(item, chunk=sent)
 
     # -- JSON endpoints -------------------------------------------------------------------

@@ -23,6 +23,7 @@ __all__ = [
     "SSE_HEADERS",
     "deliver",
     "deliver_all",
+    "depends_on_message",
     "result_chunk",
     "resumed",
     "sse_event",
@@ -65,37 +66,26 @@ RESULT_CHUNKS = frozenset({"tool-output-available", "tool-output-error", "tool-o
 def deliver(writer: StreamWriter, chunk: Any) -> str | None:
     """Store one chunk; the SSE event the client must get for it, if any (a worker thread).
 
-    Applied chunks are sent (a ``start`` with the stored message id), except
-    a result for a tool call of an earlier message: the store applies it there
-    (SPEC §3.3) but the client's fold only looks in the message it streams.
-    Replayed and refused chunks are not sent, as the SDK would regress its
-    parts with them; a replayed result of a call of this message is sent as
-    the result the store holds, so the client's part reaches the stored state
-    (e.g. ``output-denied`` after a denial the client still shows as
-    ``approval-responded``).
+    Applied chunks are sent as ``resumed`` says (the same rules as a resume
+    from the log). Replayed and refused chunks are not sent, as the SDK would
+    regress its parts with them; a replayed result of a call of this message
+    is sent as the result the store holds, so the client's part reaches the
+    stored state (e.g. ``output-denied`` after a denial the client still
+    shows as ``approval-responded``).
     """
     received = writer.append(chunk)
     if received.verdict is Verdict.REFUSED:
         log.warning("chunk refused on stream %s: %s", writer.stream_id, received.error)
         return None
-    message_id = writer.message_id
-    kind = chunk.get("type") if isinstance(chunk, dict) else None
-    call = chunk.get("toolCallId") if isinstance(chunk, dict) else None
-    if kind not in RESULT_CHUNKS or not isinstance(call, str):
-        return (
-            sse_event(with_message_id(chunk, message_id))
-            if received.verdict is Verdict.APPLIED
-            else None
-        )
-    message = next(
-        (m for m in reversed(writer.conversation.state.messages) if m["id"] == message_id), None
-    )
-    part = next((p for p in (message or {}).get("parts", []) if p.get("toolCallId") == call), None)
-    if part is None:
-        return None
+    depends = depends_on_message(chunk)
     if received.verdict is Verdict.APPLIED:
-        return sse_event(chunk)
-    stored = result_chunk(part)
+        sent = resumed(chunk, writer.message) if depends else chunk
+        return None if sent is None else sse_event(sent)
+    if not depends or chunk.get("type") == "start":
+        return None
+    call = chunk.get("toolCallId")
+    part = next((p for p in writer.message.get("parts", []) if p.get("toolCallId") == call), None)
+    stored = result_chunk(part) if part is not None else None
     return sse_event(stored) if stored is not None else None
 
 
@@ -140,10 +130,19 @@ def resumed(chunk: Any, message: dict[str, Any] | None) -> Any | None:
     call of an earlier message is left out (the client's fold only looks in
     the message it streams).
     """
-    kind = chunk.get("type") if isinstance(chunk, dict) else None
-    if message is None or (kind != "start" and kind not in RESULT_CHUNKS):
+    if message is None or not depends_on_message(chunk):
         return chunk
-    if kind == "start":
+    if chunk["type"] == "start":
         return with_message_id(chunk, message["id"])
     call = chunk.get("toolCallId")
     return chunk if any(p.get("toolCallId") == call for p in message.get("parts", [])) else None
+
+
+def depends_on_message(chunk: Any) -> bool:
+    """Whether what a client gets for ``chunk`` depends on the message its stream writes.
+
+    A ``start`` (it must name the stored message) and a tool result (its call
+    may belong to an earlier message); every other chunk is sent as it is.
+    """
+    kind = chunk.get("type") if isinstance(chunk, dict) else None
+    return kind == "start" or kind in RESULT_CHUNKS

@@ -180,20 +180,20 @@ class TurnRunner:
         """Begin the answer with a ``start`` the client gets; True if that used up ``chunk``.
 
         The client must learn the stored message id first (it names the message
-        in its next request). A responder's ``start`` is used when it is one,
-        without a ``messageId`` that another message of the conversation has
-        already (a new message cannot take an existing id); otherwise a plain
-        ``start`` is stored and sent before ``chunk``.
+        in its next request). A responder's ``start`` is used when it is one;
+        if the store refuses it (e.g. its ``messageId`` is another message's:
+        the refusal is in the audit), it is stored again without the id (its
+        metadata kept), else a plain ``start``. A first chunk that is no
+        ``start`` gets a plain ``start`` before it.
         """
         writer = turn.writer
         if isinstance(chunk, dict) and chunk.get("type") == "start":
-            taken = {m["id"] for m in turn.request.messages}
-            if turn.request.trigger != "continuation" and chunk.get("messageId") in taken:
-                log.warning("ignoring start.messageId %r: the id is taken", chunk["messageId"])
-                chunk = {key: value for key, value in chunk.items() if key != "messageId"}
-            if await self._forward(writer, chunk, queue):
-                return True
-            await self._forward(writer, {"type": "start"}, queue)
+            tries = [chunk, {"type": "start"}]
+            if "messageId" in chunk:
+                tries.insert(1, {key: value for key, value in chunk.items() if key != "messageId"})
+            for start in tries:
+                if await self._forward(writer, start, queue):
+                    break
             return True
         await self._forward(writer, {"type": "start"}, queue)
         return False

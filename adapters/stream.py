@@ -121,10 +121,16 @@ class StreamWriter:
         flusher.watch(self)
 
     @property
+    def message(self) -> dict[str, Any]:
+        """The assistant message written, as folded so far (live: do not change it)."""
+        with self._lock:
+            message: dict[str, Any] = self._conversation.state.messages[self._message_index]
+            return message
+
+    @property
     def message_id(self) -> str:
         """The id of the assistant message written (a new stream's ``start`` chunk may set it)."""
-        with self._lock:
-            return str(self._conversation.state.messages[self._message_index]["id"])
+        return str(self.message["id"])
 
     @property
     def conversation(self) -> Conversation:

@@ -359,7 +359,7 @@ async def test_custom_denial_as_tool_error_inside_messages(sqlite_store: Convers
 async def test_a_new_answer_never_takes_an_existing_message_id(
     sqlite_store: ConversationStore,
 ) -> None:
-    """A responder ``start`` naming an id the conversation already has is stored without it."""
+    """A responder ``start`` naming an id the conversation already has is refused, then stored without it."""
     responder = ScriptedResponder([text_turn("a1", "One."), text_turn("a1", "Two.")])
     app = create_app(sqlite_store, responder=responder)
     async with client_of(app) as client:
@@ -370,6 +370,8 @@ async def test_a_new_answer_never_takes_an_existing_message_id(
         assert events[0]["type"] == "start" and events[0]["messageId"] != "a1"
     ids = [m["id"] for m in sqlite_store.messages("d")]
     assert ids == ["u1", "a1", "u2", events[0]["messageId"]]
+    (refusal,) = [e for e in sqlite_store.history("d") if "refused" in e.marks]
+    assert "'a1', the id of message 2" in json.dumps(refusal.details)
 
 
 async def test_a_result_for_an_earlier_message_is_stored_not_streamed(
