@@ -72,7 +72,7 @@ def _free_port() -> int:
 def through_http(url: str, turns: int, deltas: int, folder: Path) -> dict[str, list[float]]:
     """Turns through a ``chatledger serve`` process: first-event and whole-answer times (ms)."""
     (folder / f"{RESPONDER}.py").write_text(
-        "from chatledger.adapters.responders import ScriptedResponder\n"
+        "from chatledger.adapters.responders.scripted import ScriptedResponder\n"
         "from http_bench_answer import CHUNKS\n"
         "responder = ScriptedResponder([CHUNKS], cycle=True)\n"
     )

@@ -33,7 +33,7 @@ from stats import median, percentile
 from workload import conversation
 
 from chatledger import ConversationStore
-from chatledger.adapters.cache import ReadCache
+from chatledger.adapters.store.cache import ReadCache
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.convert import FORMATS, to_model_messages
 from chatledger.domain.limits import Limits

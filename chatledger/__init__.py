@@ -3,11 +3,11 @@
 Start with ``ConversationStore.open(url)``; see the README for a tour.
 """
 
-from chatledger.adapters.actions import ActionResult
-from chatledger.adapters.follow import FollowedChunk
-from chatledger.adapters.inbox import ContinuationRequest, PendingApproval
+from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.follow import FollowedChunk
+from chatledger.adapters.store.inbox import ContinuationRequest, PendingApproval
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
-from chatledger.adapters.stream import StreamWriter
+from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.aggregate import ReceivedChunk
 from chatledger.domain.continuation import ConversationStatus, WaitingCall
 from chatledger.domain.conversation import Verdict

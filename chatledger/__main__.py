@@ -1,5 +1,5 @@
 """``python -m chatledger``: the same command line as the ``chatledger`` script."""
 
-from chatledger.adapters.cli import main
+from chatledger.adapters.cli.commands import main
 
 raise SystemExit(main())

@@ -14,7 +14,7 @@ A ``ReadModelView`` is an ``eventsourcing`` tracking recorder: ``apply_page``
 writes a page of changes and the tracking record of its last event in one
 transaction, so each event is applied exactly once even when two projectors
 race (the loser's transaction fails on the tracking record and rolls back).
-The SQL implementations live in ``chatledger.adapters.views``.
+The SQL implementations live in ``chatledger.adapters.persistence.read_models``.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.cli import main
-from chatledger.adapters.demo import DENIAL_REASON
+from chatledger.adapters.cli.commands import main
+from chatledger.adapters.responders.demo import DENIAL_REASON
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -427,12 +427,12 @@ def test_serve_refuses_bad_options_in_one_line(
 
 def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
     """``--responder MODULE:NAME`` takes a responder object or a function returning one."""
-    from chatledger.adapters.cli import _responder
-    from chatledger.adapters.pydantic_ai_responder import PydanticAIResponder
-    from chatledger.adapters.responders import DemoResponder, ScriptedResponder
+    from chatledger.adapters.cli.commands import _responder
+    from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
+    from chatledger.adapters.responders.scripted import DemoResponder, ScriptedResponder
 
     (tmp_path / "my_bot.py").write_text(
-        "from chatledger.adapters.responders import ScriptedResponder\n"
+        "from chatledger.adapters.responders.scripted import ScriptedResponder\n"
         "bot = ScriptedResponder([[{'type': 'start'}]])\n"
         "def make():\n    return ScriptedResponder([], actor='agent:made')\n"
         "from pydantic_ai import Agent\n"

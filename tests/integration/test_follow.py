@@ -23,8 +23,8 @@ import psycopg
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.follow import FollowedChunk, Following, FollowTimeoutError, follow
-from chatledger.adapters.stream import StreamWriter
+from chatledger.adapters.store.follow import FollowedChunk, Following, FollowTimeoutError, follow
+from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
 from tests.integration.conftest import Backend
@@ -214,7 +214,7 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     from chatledger import ConversationStore
-    from chatledger.adapters.follow import follow
+    from chatledger.adapters.store.follow import follow
 
     url, chat, poll = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with ConversationStore.open(url) as store:

@@ -30,9 +30,9 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from chatledger import ConversationStore
-from chatledger.adapters import demo
-from chatledger.adapters.http_app import create_app, openapi_document
-from chatledger.adapters.responders import (
+from chatledger.adapters.responders import demo
+from chatledger.adapters.http.app import create_app, openapi_document
+from chatledger.adapters.responders.scripted import (
     Responder,
     ResponderRequest,
     ScriptedResponder,

@@ -27,9 +27,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatledger import ConversationStore
-from chatledger.adapters.http_app import create_app
-from chatledger.adapters.http_sse import deliver, resumed
-from chatledger.adapters.responders import ScriptedResponder
+from chatledger.adapters.http.app import create_app
+from chatledger.adapters.http.sse import deliver, resumed
+from chatledger.adapters.responders.scripted import ScriptedResponder
 from tests.conformance.checks import assert_json_equal, sdk_message
 from tests.conformance.replays import known_calls, with_replays
 from tests.conformance.strategies import ConversationStream, conversation_streams

@@ -36,7 +36,7 @@ from openai.types.responses import (
 )
 
 from chatledger import ConversationStore
-from chatledger.adapters.openai_agents import ChatLedgerSession
+from chatledger.adapters.frameworks.openai_agents import ChatLedgerSession
 from tests.integration.conftest import Backend
 
 set_tracing_disabled(True)  # offline: no trace export
@@ -404,7 +404,7 @@ RESUME_SCRIPT = """
 import asyncio, json, sys
 from agents import Runner, RunState, set_tracing_disabled
 from chatledger import ConversationStore
-from chatledger.adapters.openai_agents import ChatLedgerSession
+from chatledger.adapters.frameworks.openai_agents import ChatLedgerSession
 from tests.integration.test_openai_agents_session import FakeModel, approval_agent, call, say
 
 set_tracing_disabled(True)

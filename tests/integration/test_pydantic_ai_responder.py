@@ -26,9 +26,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, Use
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 from chatledger import ConversationStore
-from chatledger.adapters.http_app import create_app
-from chatledger.adapters.pydantic_ai_responder import PydanticAIResponder
-from chatledger.adapters.responders import ScriptedResponder
+from chatledger.adapters.http.app import create_app
+from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
+from chatledger.adapters.responders.scripted import ScriptedResponder
 from tests.integration.conftest import Backend
 from tests.integration.test_http_app import answer_approval, client_of, send_body, sse_events
 from tests.support.oracle import Oracle

@@ -33,7 +33,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from chatledger import ConversationStore
-from chatledger.adapters.pydantic_ai_store import ChatLedgerConversationStore
+from chatledger.adapters.frameworks.pydantic_ai import ChatLedgerConversationStore
 from tests.integration.conftest import Backend
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -307,7 +307,7 @@ RESUME_SCRIPT = """
 import asyncio, json, sys
 from pydantic_ai import DeferredToolResults, ToolDenied
 from chatledger import ConversationStore
-from chatledger.adapters.pydantic_ai_store import ChatLedgerConversationStore
+from chatledger.adapters.frameworks.pydantic_ai import ChatLedgerConversationStore
 from tests.integration.test_pydantic_ai_store import DELETED, ScriptedModel, make_agent
 
 async def main() -> None:

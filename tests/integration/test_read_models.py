@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 
 from chatledger import ConversationStore
-from chatledger.adapters.audit import write_jsonl
-from chatledger.adapters.views import memory_read_models
+from chatledger.adapters.store.audit import write_jsonl
+from chatledger.adapters.persistence.read_models import memory_read_models
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.projector import Projector

@@ -23,8 +23,8 @@ from chatledger import (
     StreamAlreadyOpenError,
     Verdict,
 )
-from chatledger.adapters.config import parse_url
-from chatledger.adapters.stream import BatchPolicy
+from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
 from tests.support.ledger import (

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters import demo
-from chatledger.adapters.verify import VerifyReport
+from chatledger.adapters.responders import demo
+from chatledger.adapters.store.verify import VerifyReport
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import ConversationNotFoundError
 from tests.integration.conftest import Backend

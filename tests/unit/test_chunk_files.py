@@ -1,4 +1,4 @@
-"""``chatledger.adapters.chunk_files``: reading recorded streams from JSON Lines and SSE text."""
+"""``chatledger.adapters.cli.chunk_files``: reading recorded streams from JSON Lines and SSE text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from chatledger.adapters.chunk_files import (
+from chatledger.adapters.cli.chunk_files import (
     ChunkRecord,
     detect_format,
     parse_json_value,

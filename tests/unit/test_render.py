@@ -1,9 +1,9 @@
-"""``chatledger.adapters.render``: the readable views the command line prints."""
+"""``chatledger.adapters.cli.render``: the readable views the command line prints."""
 
 from __future__ import annotations
 
-from chatledger.adapters.chunk_files import ChunkRecord
-from chatledger.adapters.render import render_ingest, render_message, render_part, short_json
+from chatledger.adapters.cli.chunk_files import ChunkRecord
+from chatledger.adapters.cli.render import render_ingest, render_message, render_part, short_json
 from chatledger.adapters.store import IngestReport
 from chatledger.domain.errors import InvalidChunkError
 

@@ -64,7 +64,7 @@ def _sqlite(url: str, netloc: str, path: str, query: dict[str, str]) -> StoreCon
             f"cannot create the SQLite store {str(file)!r}: folder {str(file.parent)!r} does not exist"
         )
     env = {
-        "PERSISTENCE_MODULE": "chatledger.adapters.recorders:SQLiteFactory",
+        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.recorders:SQLiteFactory",
         "SQLITE_DBNAME": str(file),
         "SQLITE_SYNCHRONOUS": query.get("synchronous", "normal").upper(),
     }
@@ -80,7 +80,7 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
         )
     schema = query.get("schema", "public")
     env = {
-        "PERSISTENCE_MODULE": "chatledger.adapters.recorders:PostgresFactory",
+        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.recorders:PostgresFactory",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": split.hostname,
         "POSTGRES_PORT": str(split.port or 5432),

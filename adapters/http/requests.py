@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from chatledger.adapters.http_errors import HTTPProblem, invalid
+from chatledger.adapters.http.errors import HTTPProblem, invalid
 
 __all__ = ["auto_continue_field", "bool_param", "int_param", "read_body", "string_field"]
 

@@ -12,7 +12,7 @@ from chatledger.projections.projector import full_timeline
 from chatledger.projections.read_models import HistoryQuery
 
 if TYPE_CHECKING:
-    from chatledger.adapters.log import ConversationLog
+    from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.domain.aggregate import Conversation
     from chatledger.domain.events import ConversationEvent
     from chatledger.projections.projector import Projector

@@ -37,7 +37,7 @@ from chatledger.projections.read_models import (
 )
 
 if TYPE_CHECKING:
-    from chatledger.adapters.log import ConversationLog
+    from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 

@@ -27,7 +27,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from chatledger.adapters.http_errors import HTTPProblem, invalid
+from chatledger.adapters.http.errors import HTTPProblem, invalid
 from chatledger.adapters.store import ConversationStore
 from chatledger.domain.errors import ConversationExistsError, StreamAlreadyOpenError
 from chatledger.domain.tool_parts import is_terminal, is_tool_part

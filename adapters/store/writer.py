@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from chatledger.adapters.retry import RETRIES, back_off
+from chatledger.adapters.store.retry import RETRIES, back_off
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits

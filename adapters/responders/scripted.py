@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from chatledger.adapters.demo import continuation_chunks, first_turn_chunks
+from chatledger.adapters.responders.demo import continuation_chunks, first_turn_chunks
 
 __all__ = [
     "DemoResponder",
@@ -128,7 +128,7 @@ class ScriptedResponder:
 
 
 class DemoResponder(ScriptedResponder):
-    """The demo turn (``chatledger.adapters.demo``) for every conversation.
+    """The demo turn (``chatledger.adapters.responders.demo``) for every conversation.
 
     A new message gets the first turn (a ``delete_file`` call awaiting
     approval); a continuation gets the answer after the denial. The answer

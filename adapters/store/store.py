@@ -11,17 +11,17 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from chatledger.adapters.actions import ToolActions
-from chatledger.adapters.audit import Audit
-from chatledger.adapters.cache import ConversationCache, ReadCache
-from chatledger.adapters.config import StoreConfig, parse_url
-from chatledger.adapters.follow import Following
-from chatledger.adapters.inbox import Inbox
-from chatledger.adapters.log import ConversationLog
-from chatledger.adapters.retry import RETRIES, back_off
-from chatledger.adapters.stream import BatchPolicy, Flusher, StreamWriter
-from chatledger.adapters.verify import Verifying
-from chatledger.adapters.views import open_read_models
+from chatledger.adapters.store.actions import ToolActions
+from chatledger.adapters.store.audit import Audit
+from chatledger.adapters.store.cache import ConversationCache, ReadCache
+from chatledger.adapters.persistence.config import StoreConfig, parse_url
+from chatledger.adapters.store.follow import Following
+from chatledger.adapters.store.inbox import Inbox
+from chatledger.adapters.persistence.log import ConversationLog
+from chatledger.adapters.store.retry import RETRIES, back_off
+from chatledger.adapters.store.writer import BatchPolicy, Flusher, StreamWriter
+from chatledger.adapters.store.verify import Verifying
+from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages

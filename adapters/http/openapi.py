@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatledger.adapters.http_use_chat import TRIGGERS
+from chatledger.adapters.http.use_chat import TRIGGERS
 from chatledger.domain.convert import FORMATS
 
 __all__ = ["openapi_document"]

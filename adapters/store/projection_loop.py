@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from chatledger.adapters.notify import listen
+from chatledger.adapters.persistence.notify import listen
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore

@@ -23,12 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from chatledger.adapters.audit import write_jsonl
-from chatledger.adapters.chunk_files import read_chunks
-from chatledger.adapters.demo import record_demo
-from chatledger.adapters.projection_process import project_forever
-from chatledger.adapters.render import render_ingest, render_messages
-from chatledger.adapters.responders import Responder, demo_responder
+from chatledger.adapters.store.audit import write_jsonl
+from chatledger.adapters.cli.chunk_files import read_chunks
+from chatledger.adapters.responders.demo import record_demo
+from chatledger.adapters.store.projection_loop import project_forever
+from chatledger.adapters.cli.render import render_ingest, render_messages
+from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
@@ -181,7 +181,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
-    from chatledger.adapters.http_app import serve
+    from chatledger.adapters.http.app import serve
 
     tokens = _tokens([*_env_tokens(), *(args.token or [])])
     responder = _responder(args.responder, args.delay)
@@ -250,7 +250,7 @@ def _responder(spec: str, delay: float) -> Responder:
                 f"{type(error).__name__}: {error}"
             ) from error
     if _is_agent(found):
-        from chatledger.adapters.pydantic_ai_responder import PydanticAIResponder
+        from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
 
         found = PydanticAIResponder(found)  # type: ignore[arg-type]
     if not isinstance(found, Responder):

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chatledger.adapters.chunk_files import ChunkRecord
+    from chatledger.adapters.cli.chunk_files import ChunkRecord
     from chatledger.adapters.store import IngestReport
 
 __all__ = ["render_ingest", "render_message", "render_messages", "render_part", "short_json"]

@@ -27,8 +27,8 @@ class ConversationLog(Application[UUID]):
     is_snapshotting_enabled = True
     snapshot_class = ConversationSnapshot
     env = {  # noqa: RUF012 (eventsourcing reads this class attribute)
-        "MAPPER_TOPIC": "chatledger.adapters.codec:PydanticMapper",
-        "COMPRESSOR_TOPIC": "chatledger.adapters.codec:ChunkCompressor",
+        "MAPPER_TOPIC": "chatledger.adapters.persistence.codec:PydanticMapper",
+        "COMPRESSOR_TOPIC": "chatledger.adapters.persistence.codec:ChunkCompressor",
     }
 
     def load(

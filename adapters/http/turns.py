@@ -22,7 +22,7 @@ from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
-from chatledger.adapters.http_sse import (
+from chatledger.adapters.http.sse import (
     DONE,
     KEEP_ALIVE,
     SSE_HEADERS,
@@ -30,8 +30,8 @@ from chatledger.adapters.http_sse import (
     deliver_all,
     sse_event,
 )
-from chatledger.adapters.responders import Responder, ResponderRequest
-from chatledger.adapters.stream import StreamWriter
+from chatledger.adapters.responders.scripted import Responder, ResponderRequest
+from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.errors import ChatLedgerError, NoOpenStreamError
 
 __all__ = ["Turn", "TurnRunner"]

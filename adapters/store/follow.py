@@ -45,7 +45,7 @@ import psycopg
 from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import TopicError, resolve_topic
 
-from chatledger.adapters.notify import listen
+from chatledger.adapters.persistence.notify import listen
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ConversationNotFoundError,
@@ -150,7 +150,7 @@ class Following:
         Waits for new chunks until the stream closes, then returns; replayed
         and refused chunks are not yielded. ``timeout`` (seconds with nothing
         new) raises ``FollowTimeoutError``. Close the generator to release its
-        connection. Details: ``chatledger.adapters.follow``.
+        connection. Details: ``chatledger.adapters.store.follow``.
         """
         return follow(
             cast("ConversationStore", self),

@@ -1,0 +1,444 @@
+"""``ChatLedgerSession``: the OpenAI Agents SDK ``Session`` protocol over chatledger (SPEC §9).
+
+``Runner.run(agent, input, session=ChatLedgerSession(store, "chat-1"))`` keeps
+the agent's history as chatledger events: every item shows in
+``store.history(chat)`` with its actor and time, ``store.messages(chat)`` shows
+the conversation as UIMessages, and a new process (a new store on the same
+database) gets the same items back. The protocol is structural: this module
+does not import the ``agents`` package.
+
+The mapping, one added item at a time (items are Responses API input items):
+
+- a ``message`` item (``type: "message"`` or a bare ``{"role", "content"}``)
+  → one appended UIMessage of that role (``developer`` → ``system``): string
+  content, ``input_text``, ``output_text`` and ``refusal`` content → ``text``
+  parts, any other content → a ``data-openai-content`` part;
+- ``function_call`` → one assistant UIMessage with a ``dynamic-tool`` part
+  (``toolName``, ``toolCallId`` = ``call_id``, ``input`` = the parsed
+  ``arguments``, state ``input-available``);
+- ``function_call_output`` (exactly ``type``, ``call_id`` and ``output``) for
+  a call awaiting its result → ``store.add_tool_output`` on that part
+  (``output-available``, the session's actor, no auto-continuation: the
+  Runner drives the turn), so the audit shows who answered the call;
+- anything else (reasoning, other tool calls, an output nothing awaits, ...)
+  → an assistant UIMessage holding the item in a ``data-openai-item`` part.
+
+Approvals: the Runner keeps its approvals in its ``RunState``, not in the
+session (while the Runner waits, the call's part is ``input-available`` and
+the status ``awaiting-tool-output``); ``respond_to_approval`` records the human
+decision in chatledger too (who approved or rejected which call, and why), so
+the audit has it. A rejected call's part is then ``output-denied``, and the
+Runner's output item for it (the rejection message) is kept as a
+``data-openai-item`` message.
+
+**Exactness.** Each appended message keeps the original item, JSON-copied,
+in its metadata (``{"openaiItem": item}``), and ``get_items`` returns those
+items, so the Runner gets back exactly what it stored. An output item is
+rebuilt from its tool part (``{"type": "function_call_output", "call_id",
+"output"}``, which is all such an item holds) and placed where it was added,
+by the log position of its ``tool-output-added`` event; a part answered
+otherwise (denied, or an error, through the store) gives its reason or error
+text as the output (placed at the denial or error), unless a later message
+holds an output item for the call. Messages written by other means
+(streams, ``append_message``) are given as the converter's
+``openai-responses`` items.
+
+Each item is its own event (its own transaction): ``add_items`` of several
+items that crashes halfway has stored the first ones.
+
+**Removal keeps the log.** ``pop_item`` and ``clear_session`` cut messages
+from the current view with a ``MessagesCut`` event (triggers ``pop-item`` and
+``clear-session``), as ``regenerate`` does; ``messages(at_version=...)`` and
+``history()`` still show them. An output cannot be cut alone, so popping it
+(or any item whose message is followed by items still wanted) cuts from the
+earliest message involved and appends the items that should stay again, as new
+messages: the view and ``get_items`` are then exactly the items minus the last.
+That is a cut plus appends, not one transaction: a crash in between leaves the
+re-appended items out of the view (they stay in the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from chatledger.domain.convert import to_model_messages
+from chatledger.domain.errors import (
+    ConversationExistsError,
+    ConversationNotFoundError,
+    ToolCallNotReadyError,
+    UnknownToolCallError,
+)
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.actions import ActionResult
+    from chatledger.adapters.store import ConversationStore
+
+__all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
+
+Item = dict[str, Any]
+
+DEFAULT_ACTOR = "agent:openai-agents"
+ITEM_METADATA_KEY = "openaiItem"
+"""The message metadata key holding the original item."""
+
+_OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
+_TEXT_CONTENT = ("input_text", "output_text")
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_DENIED_TEXT = "Tool call execution denied."
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One item of the session and where it lives in the current view."""
+
+    item: Item
+    message_index: int
+    """Index, in the current messages, of the message holding the item (or its call)."""
+    position: int
+    """Log position of the event that added it (ordering key)."""
+
+
+class ChatLedgerSession:
+    """An OpenAI Agents SDK ``Session`` whose items are events of one chatledger conversation.
+
+    ``session_id`` is the chat id (the conversation is started on the first
+    ``add_items``); ``tenant`` defaults to the store's; ``actor`` names who
+    wrote the items in the audit. ``session_settings`` (an
+    ``agents.SessionSettings``) gives a default ``limit`` for ``get_items``.
+    The async methods run the (synchronous) store calls in a worker thread;
+    ``items()``, ``add()``, ``pop()`` and ``clear()`` are the same, synchronous.
+    Items are typed ``Any`` (they are JSON objects, the SDK's ``TResponseInputItem``)
+    so that the class matches the ``Session`` protocol without importing ``agents``.
+    """
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        session_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str = DEFAULT_ACTOR,
+        session_settings: Any = None,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.tenant = tenant
+        self.actor = actor
+        self.session_settings = session_settings
+        self._lock = threading.Lock()
+
+    # -- the Session protocol ------------------------------------------------
+
+    async def get_items(self, limit: int | None = None) -> list[Any]:
+        """The session's items in order; with ``limit``, the latest ``limit`` of them."""
+        return await asyncio.to_thread(self.items, limit)
+
+    async def add_items(self, items: list[Any]) -> None:
+        """Append items (each one event, see the module docstring)."""
+        await asyncio.to_thread(self.add, items)
+
+    async def pop_item(self) -> Any | None:
+        """Remove the latest item from the view and return it (None when empty); the log keeps it."""
+        return await asyncio.to_thread(self.pop)
+
+    async def clear_session(self) -> None:
+        """Cut every message from the view; the log keeps them."""
+        await asyncio.to_thread(self.clear)
+
+    # -- beyond the protocol: the human decision, audited ------------------------
+
+    async def respond_to_approval(
+        self,
+        tool_call_id: str,
+        *,
+        approved: bool,
+        actor: str,
+        reason: str | None = None,
+    ) -> ActionResult:
+        """Record who approved or rejected a call the Runner paused on (``result.interruptions``).
+
+        Call it with the decision given to ``RunState.approve``/``reject``
+        (``tool_call_id`` is the interruption's ``raw_item.call_id``), before
+        resuming the run. The audit then shows the decision with its actor
+        (``approval-responded``); a rejection puts the part in ``output-denied``
+        with ``reason``. The Runner's own output item for the call still comes
+        back from ``get_items`` exactly as it added it. No continuation is
+        queued: the Runner drives the turn. (Synchronously:
+        ``store.respond_to_approval(chat, tool_call_id=..., auto_continue=False, ...)``.)
+        """
+        return await asyncio.to_thread(
+            self.store.respond_to_approval,
+            self.session_id,
+            tool_call_id=tool_call_id,
+            approved=approved,
+            reason=reason,
+            actor=actor,
+            auto_continue=False,
+            tenant=self.tenant,
+        )
+
+    # -- the same, synchronous -----------------------------------------------
+
+    def items(self, limit: int | None = None) -> list[Any]:
+        """``get_items``, synchronously."""
+        if limit is None:
+            limit = getattr(self.session_settings, "limit", None)
+        with self._lock:
+            items = [entry.item for entry in self._entries()[1]]
+        if limit is None:
+            return items
+        return items[-limit:] if limit > 0 else []
+
+    def add(self, items: list[Any]) -> None:
+        """``add_items``, synchronously."""
+        if not items:
+            return
+        with self._lock:
+            with contextlib.suppress(ConversationExistsError):  # started by an earlier add
+                self.store.start_conversation(self.session_id, tenant=self.tenant, actor=self.actor)
+            for item in items:
+                self._add_one(item)
+
+    def pop(self) -> Any | None:
+        """``pop_item``, synchronously."""
+        with self._lock:
+            messages, entries = self._entries()
+            if not entries:
+                return None
+            first, cut_at = _tail_to_cut(entries)
+            self._cut(messages[cut_at]["id"], "pop-item")
+            for entry in entries[first:-1]:
+                self._add_one(entry.item)
+            return entries[-1].item
+
+    def clear(self) -> None:
+        """``clear_session``, synchronously."""
+        with self._lock:
+            try:
+                messages = self.store.messages(self.session_id, tenant=self.tenant)
+            except ConversationNotFoundError:
+                return
+            if messages:
+                self._cut(messages[0]["id"], "clear-session")
+
+    # -- writing ---------------------------------------------------------------
+
+    def _add_one(self, raw: Item) -> None:
+        item = _json_copy(raw)
+        if _is_plain_output(item) and self._answer(item):
+            return
+        self.store.append_message(
+            self.session_id, _message_for(item), tenant=self.tenant, actor=self.actor
+        )
+
+    def _answer(self, item: Item) -> bool:
+        """Record an output item on its call's part; False when no call awaits it."""
+        try:
+            result = self.store.add_tool_output(
+                self.session_id,
+                item["call_id"],
+                output=item["output"],
+                actor=self.actor,
+                auto_continue=False,
+                tenant=self.tenant,
+            )
+        except (UnknownToolCallError, ToolCallNotReadyError):
+            return False
+        return result.changed
+
+    def _cut(self, from_message_id: str, trigger: str) -> None:
+        """Cut ``from_message_id`` and what follows, recording a ``MessagesCut``."""
+        self.store.cut(
+            self.session_id, from_message_id, trigger=trigger, actor=self.actor, tenant=self.tenant
+        )
+
+    # -- reading ---------------------------------------------------------------
+
+    def _entries(self) -> tuple[list[dict[str, Any]], list[_Entry]]:
+        """The current messages, and the session's items in the order they were added."""
+        try:
+            messages = self.store.messages(self.session_id, tenant=self.tenant)
+        except ConversationNotFoundError:
+            return [], []
+        held = [_item_of(message) for message in messages]
+        kept_outputs: dict[str, int] = {}  # call id -> last message holding an output item for it
+        for index, item in enumerate(held):
+            if item is not None and item.get("type") == "function_call_output":
+                kept_outputs[str(item.get("call_id"))] = index
+        found: list[tuple[int, Item, str | None]] = []  # message index, item, answered call
+        for index, (message, item) in enumerate(zip(messages, held, strict=True)):
+            if item is None:
+                for converted in _converted(message):
+                    found.append((index, converted, None))
+                continue
+            found.append((index, item, None))
+            output = _output_item(message, item)
+            if output is not None and kept_outputs.get(item["call_id"], -1) <= index:
+                found.append((index, output, item["call_id"]))
+        positions = self._positions(messages) if any(c for _, _, c in found) else None
+        entries: list[_Entry] = []
+        for index, item, call_id in found:
+            position = 0
+            if positions is not None:
+                appended, outputs = positions
+                position = appended[index]
+                if call_id is not None:
+                    later = (p for p in outputs.get(call_id, []) if p > position)
+                    position = next(later, position)
+            entries.append(_Entry(item, index, position))
+        entries.sort(key=lambda entry: entry.position)  # stable: view order among equals
+        return messages, entries
+
+    def _positions(self, messages: list[dict[str, Any]]) -> tuple[list[int], dict[str, list[int]]]:
+        """Log positions: each message's append (or its predecessor's), each call's answers.
+
+        A call is answered by a tool output or a denial (an approval gives no output).
+        """
+        history = self.store.history(
+            self.session_id,
+            tenant=self.tenant,
+            kinds=["message-appended", "tool-output-added", "approval-responded"],
+        )
+        appended_at: dict[str, int] = {}
+        outputs: dict[str, list[int]] = {}
+        for entry in history:
+            if entry.kind == "message-appended":
+                appended_at[entry.details["messageId"]] = entry.position
+            elif entry.kind == "tool-output-added" or entry.details.get("approved") is False:
+                outputs.setdefault(entry.details["toolCallId"], []).append(entry.position)
+        appended: list[int] = []
+        for message in messages:
+            appended.append(appended_at.get(message["id"], appended[-1] if appended else 0))
+        return appended, outputs
+
+
+def _tail_to_cut(entries: list[_Entry]) -> tuple[int, int]:
+    """(first item to remove, first message to cut) so that popping the last item is exact.
+
+    Cutting a message removes it and every later message with all their
+    items; the items removed that are not the last one are appended again.
+    """
+    cut_at = entries[-1].message_index
+    while True:
+        first = next(i for i, entry in enumerate(entries) if entry.message_index >= cut_at)
+        lowest = min(entry.message_index for entry in entries[first:])
+        if lowest == cut_at:
+            return first, cut_at
+        cut_at = lowest
+
+
+def _json_copy(item: Any) -> Item:
+    """A private JSON copy of an item (refuses what JSON cannot hold)."""
+    copied = json.loads(json.dumps(item))
+    if not isinstance(copied, dict):
+        raise TypeError(f"a session item must be a JSON object, not {type(item).__name__}")
+    return copied
+
+
+def _is_plain_output(item: Item) -> bool:
+    return (
+        item.get("type") == "function_call_output"
+        and set(item) == _OUTPUT_KEYS
+        and isinstance(item["call_id"], str)
+    )
+
+
+def _message_for(item: Item) -> dict[str, Any]:
+    """The UIMessage recording one item (the item itself in its metadata)."""
+    role = "assistant"
+    parts: list[dict[str, Any]]
+    kind = item.get("type", "message")
+    if kind == "message" and item.get("role") in _ROLES:
+        role = _ROLES[item["role"]]
+        parts = _content_parts(item.get("content"))
+    elif (
+        kind == "function_call"
+        and isinstance(item.get("call_id"), str)
+        and isinstance(item.get("name"), str)
+    ):
+        parts = [
+            {
+                "type": "dynamic-tool",
+                "toolName": item["name"],
+                "toolCallId": item["call_id"],
+                "state": "input-available",
+                "input": _arguments(item.get("arguments")),
+            }
+        ]
+    else:
+        parts = []
+    if not parts:
+        parts = [{"type": "data-openai-item", "data": copy.deepcopy(item)}]
+    return {
+        "id": f"oai_{uuid.uuid4().hex}",
+        "role": role,
+        "metadata": {ITEM_METADATA_KEY: item},
+        "parts": parts,
+    }
+
+
+def _content_parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind in _TEXT_CONTENT and isinstance(block.get("text"), str):
+            parts.append({"type": "text", "text": block["text"]})
+        elif kind == "refusal" and isinstance(block.get("refusal"), str):
+            parts.append({"type": "text", "text": block["refusal"]})
+        else:
+            parts.append({"type": "data-openai-content", "data": copy.deepcopy(block)})
+    return parts
+
+
+def _arguments(arguments: Any) -> Any:
+    """A call's input: its JSON ``arguments`` parsed, or the text itself when it is not JSON."""
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def _item_of(message: dict[str, Any]) -> Item | None:
+    metadata = message.get("metadata")
+    item = metadata.get(ITEM_METADATA_KEY) if isinstance(metadata, dict) else None
+    return copy.deepcopy(item) if isinstance(item, dict) else None
+
+
+def _output_item(message: dict[str, Any], item: Item) -> Item | None:
+    """The ``function_call_output`` item of a call message whose part has a result."""
+    if item.get("type") != "function_call":
+        return None
+    part = next((p for p in message["parts"] if p.get("type") == "dynamic-tool"), None)
+    if part is None or part.get("toolCallId") != item.get("call_id"):
+        return None
+    state = part.get("state")
+    if state == "output-available":
+        output = copy.deepcopy(part.get("output"))
+    elif state == "output-error":
+        output = part.get("errorText")
+    elif state == "output-denied":
+        approval = part.get("approval")
+        reason = approval.get("reason") if isinstance(approval, dict) else None
+        output = reason or _DENIED_TEXT
+    else:
+        return None
+    return {"type": "function_call_output", "call_id": item["call_id"], "output": output}
+
+
+def _converted(message: dict[str, Any]) -> list[Item]:
+    """Items for a message this session did not write (the converter's Responses items)."""
+    items: list[Item] = to_model_messages([message], "openai-responses", unanswered="omit")
+    return items

@@ -1,0 +1,617 @@
+"""``ChatLedgerConversationStore``: Pydantic AI's ``ConversationStore`` over chatledger (SPEC §9).
+
+Pydantic AI (``pydantic-ai-slim`` 2.68) defines its conversation store contract
+as the abstract class ``pydantic_ai.conversation_store.ConversationStore``: a
+conversation is a chain of ``ConversationEntry``s (one ``ModelMessage`` each,
+linked to its parent) plus a ``ConversationRecord`` (the head entry, usage,
+the ``DeferredToolRequests`` a paused run waits on, scope, fork origin, the
+branches it left, a revision token and ``updated_at``). The base class does
+``load``, ``save``, ``branch``, ``fork``, ``list_conversations`` and
+``delete``; a backend gives five primitives, which this class implements over
+one chatledger conversation per Pydantic AI conversation::
+
+    store = ChatLedgerConversationStore(ConversationStore.open(url))
+    conversation = await store.load(cid) or Conversation(conversation_id=cid)
+    result = await agent.run(prompt, conversation=conversation)
+    await store.save(result)
+
+**The mapping.** The chat id is the ``conversation_id``. The current view of
+the chat (``messages(chat)``) is the conversation's history, head last,
+followed by one *record marker*:
+
+- each entry → one appended UIMessage whose id is the entry id; its metadata
+  ``{"pydanticAi": {"entryId", "parentId", "kind", "message"}}`` keeps the
+  exact ``ModelMessagesTypeAdapter`` JSON of the message, which is what is
+  given back (so ``load`` returns messages equal to those saved);
+- a ``ModelRequest`` → a ``user`` message (``system`` when it only holds system
+  prompts): text user prompts and system prompts → ``text`` parts, anything
+  else (tool returns, retry prompts, files) → ``data-pydantic-ai-part`` parts;
+- a ``ModelResponse`` → an ``assistant`` message: ``TextPart`` → ``text``,
+  ``ThinkingPart`` → ``reasoning``, ``ToolCallPart`` → a ``dynamic-tool`` part
+  (``input-available``; ``approval-requested`` when the record being written
+  lists the call in ``deferred_tool_requests.approvals``, so
+  ``store.status(chat)`` says ``awaiting-approval`` and
+  ``store.pending_approvals()`` lists it), anything else →
+  ``data-pydantic-ai-part``;
+- a ``ToolReturnPart`` answers its call's part, with the store's ``actor``:
+  ``outcome="denied"`` → ``respond_to_approval(approved=False, reason=content)``
+  (``output-denied``; an ``output-error`` carrying the message when the call
+  was not awaiting approval), ``"success"`` → ``add_tool_output`` (after an
+  approval when the call awaited one), other outcomes, and a tool's
+  ``RetryPromptPart`` (``ModelRetry``), → an ``output-error``; no
+  continuation is queued (Pydantic AI drives its runs);
+- the record → a ``system`` message with a ``data-pydantic-ai-record`` part,
+  the record's JSON in its metadata (``{"pydanticAi": {"record": ...}}``).
+
+Who decided: ``respond_to_approval`` (beyond the contract) records a human's
+decision on a paused call with that human as the actor, before the run is
+resumed; the framework's later denial or result then lands on that part.
+
+**Writes.** A ``write_record`` checks the revision of the record marker in the
+view, cuts (``store.cut``, trigger ``pydantic-ai-save``) from the first
+message where the view and the new history differ (at least the old marker),
+appends the new history's remaining entries and then the new marker. So the
+audit (``store.history(chat)``) shows every stored message, tool result,
+denial and cut with its actor and time, and ``messages(chat, at_version=N)``
+every past state. A branch back to an older history re-appends its entries
+(same ids) from the log. A fork's history is copied into the fork's chat.
+``delete_record`` cuts the whole view (trigger ``pydantic-ai-delete``): the
+entries **stay in the log**; chatledger never erases. A write interrupted
+after its cut leaves no marker in the view; the record is then the last
+marker in the log (none if a delete came after it), so ``load`` gives the last
+saved conversation and the next save repairs the view.
+
+Limits: a write is several events, not one transaction; the revision is
+checked under a per-instance lock, so two writers in different processes can
+interleave (the later marker wins). Reading a record re-reads the chat's
+``message-appended`` audit to index its entries (cost grows with the log).
+``list_conversations`` reads a registry chat (``registry_chat_id``) that
+lists every conversation this class created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+from pydantic_ai.conversation_store import (
+    ConversationConflict,
+    ConversationEntry,
+    ConversationRecord,
+)
+from pydantic_ai.conversation_store import ConversationStore as PydanticAIConversationStore
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.actions import ActionResult
+    from chatledger.adapters.store import ConversationStore
+
+__all__ = [
+    "DEFAULT_ACTOR",
+    "DEFAULT_REGISTRY_CHAT_ID",
+    "METADATA_KEY",
+    "ChatLedgerConversationStore",
+]
+
+DEFAULT_ACTOR = "agent:pydantic-ai"
+DEFAULT_REGISTRY_CHAT_ID = "pydantic-ai:conversations"
+METADATA_KEY = "pydanticAi"
+"""The message metadata key holding an entry (or a record) as Pydantic AI stored it."""
+
+_RECORD_PART = "data-pydantic-ai-record"
+_OTHER_PART = "data-pydantic-ai-part"
+_REGISTERED_PART = "data-pydantic-ai-conversation"
+_SAVE_TRIGGER = "pydantic-ai-save"
+_DELETE_TRIGGER = "pydantic-ai-delete"
+
+_RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
+
+Json = dict[str, Any]
+
+
+class ChatLedgerConversationStore(PydanticAIConversationStore):
+    """A Pydantic AI ``ConversationStore`` whose conversations are chatledger conversations.
+
+    ``store`` is the chatledger store; ``tenant`` defaults to the store's;
+    ``actor`` names the writer in the audit (messages, tool results, denials,
+    cuts). See the module docstring for the mapping. The primitives run the
+    (synchronous) store calls in a worker thread.
+    """
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        *,
+        tenant: str | None = None,
+        actor: str = DEFAULT_ACTOR,
+        registry_chat_id: str = DEFAULT_REGISTRY_CHAT_ID,
+    ) -> None:
+        self.store = store
+        self.tenant = tenant
+        self.actor = actor
+        self.registry_chat_id = registry_chat_id
+        self._lock = threading.RLock()
+        self._entries: dict[str, ConversationEntry] = {}
+        """Entries seen by this instance (entries never change, so a cache is safe)."""
+
+    # -- the five primitives of the contract -------------------------------------
+
+    async def read_record(self, conversation_id: str) -> ConversationRecord | None:
+        """The conversation's current record marker, or None (unknown or deleted)."""
+        return await asyncio.to_thread(self.read_record_sync, conversation_id)
+
+    async def read_records(
+        self, *, scope: str | None = None, limit: int | None = None
+    ) -> Sequence[ConversationRecord]:
+        """The records of the registered conversations, newest ``updated_at`` first."""
+        return await asyncio.to_thread(self.read_records_sync, scope=scope, limit=limit)
+
+    async def write_record(
+        self,
+        record: ConversationRecord,
+        *,
+        new_entries: Sequence[ConversationEntry] = (),
+        expected_revision: str | None,
+    ) -> None:
+        """Make the chat's view the record's history plus its marker (see the module docstring)."""
+        await asyncio.to_thread(
+            self.write_record_sync,
+            record,
+            new_entries=new_entries,
+            expected_revision=expected_revision,
+        )
+
+    async def delete_record(self, conversation_id: str, *, expected_revision: str) -> None:
+        """Cut the whole view; the log keeps every entry."""
+        await asyncio.to_thread(
+            self.delete_record_sync, conversation_id, expected_revision=expected_revision
+        )
+
+    async def read_entry(self, entry_id: str) -> ConversationEntry:
+        """An entry seen in a conversation read by this instance (KeyError otherwise)."""
+        return self._entries[entry_id]
+
+    # -- beyond the contract: the human decision, audited -------------------------
+
+    async def respond_to_approval(
+        self,
+        conversation_id: str,
+        tool_call_id: str,
+        *,
+        approved: bool,
+        actor: str,
+        reason: str | None = None,
+    ) -> ActionResult:
+        """Record who approved or denied a call a paused run waits on, and why.
+
+        Call it with the decision given in ``DeferredToolResults`` (a denial's
+        ``reason`` is the ``ToolDenied`` message) before resuming the run. The
+        audit then shows the decision with ``actor``; a denial puts the part in
+        ``output-denied``. No continuation is queued.
+        """
+        return await asyncio.to_thread(
+            self.store.respond_to_approval,
+            conversation_id,
+            tool_call_id=tool_call_id,
+            approved=approved,
+            reason=reason,
+            actor=actor,
+            auto_continue=False,
+            tenant=self.tenant,
+        )
+
+    # -- the same, synchronous -----------------------------------------------------
+
+    def read_record_sync(self, conversation_id: str) -> ConversationRecord | None:
+        """``read_record``, synchronously (it also indexes the chat's entries)."""
+        with self._lock:
+            messages = self._messages(conversation_id)
+            if messages is None:
+                return None
+            return self._current(conversation_id, messages)
+
+    def read_records_sync(
+        self, *, scope: str | None = None, limit: int | None = None
+    ) -> list[ConversationRecord]:
+        """``read_records``, synchronously."""
+        records = []
+        for conversation_id in self._registered():
+            record = self.read_record_sync(conversation_id)
+            if record is not None and (scope is None or record.scope == scope):
+                records.append(record)
+        records.sort(key=lambda record: record.updated_at, reverse=True)
+        return records[:limit]
+
+    def write_record_sync(
+        self,
+        record: ConversationRecord,
+        *,
+        new_entries: Sequence[ConversationEntry] = (),
+        expected_revision: str | None,
+    ) -> None:
+        """``write_record``, synchronously."""
+        chat = record.conversation_id
+        with self._lock:
+            messages = self._messages(chat)
+            current = None if messages is None else self._current(chat, messages)
+            if (current.revision if current is not None else None) != expected_revision:
+                raise ConversationConflict(chat)
+            history = self._history(record, new_entries)
+            if messages is None:
+                with contextlib.suppress(ConversationExistsError):
+                    self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor)
+                messages = []
+            if current is None:
+                self._register(chat)
+            shared = 0
+            for message, entry in zip(messages, history, strict=False):
+                if message["id"] != entry.id or _entry_json(message) is None:
+                    break
+                shared += 1
+            if shared < len(messages):
+                self.store.cut(
+                    chat,
+                    messages[shared]["id"],
+                    trigger=_SAVE_TRIGGER,
+                    actor=self.actor,
+                    tenant=self.tenant,
+                )
+            for entry in history[shared:]:
+                self._append_entry(chat, entry, record)
+            self.store.append_message(
+                chat, _record_message(record), tenant=self.tenant, actor=self.actor
+            )
+            for entry in new_entries:
+                self._entries[entry.id] = entry
+
+    def delete_record_sync(self, conversation_id: str, *, expected_revision: str) -> None:
+        """``delete_record``, synchronously."""
+        with self._lock:
+            messages = self._messages(conversation_id)
+            current = None if messages is None else self._current(conversation_id, messages)
+            if messages is None or current is None or current.revision != expected_revision:
+                raise ConversationConflict(conversation_id)
+            if not messages:  # an interrupted write had cut everything: cut nothing more
+                self._log_delete(conversation_id)
+                return
+            self.store.cut(
+                conversation_id,
+                messages[0]["id"],
+                trigger=_DELETE_TRIGGER,
+                actor=self.actor,
+                tenant=self.tenant,
+            )
+
+    # -- reading -----------------------------------------------------------------
+
+    def _messages(self, chat: str) -> list[Json] | None:
+        try:
+            return self.store.messages(chat, tenant=self.tenant)
+        except ConversationNotFoundError:
+            return None
+
+    def _current(self, chat: str, messages: list[Json]) -> ConversationRecord | None:
+        """The chat's current record (indexing its entries on the way).
+
+        The last record marker of the view; when the view has none (a write
+        was interrupted after its cut), the last marker in the log, unless a
+        ``pydantic-ai-delete`` cut came after it.
+        """
+        record = _record_in(messages)
+        if record is not None:
+            self._index(chat, messages)
+            return record
+        logged = self.store.history(
+            chat, kinds=["message-appended", "messages-cut"], tenant=self.tenant
+        )
+        for item in logged:
+            if item.kind == "messages-cut":
+                if item.details.get("trigger") == _DELETE_TRIGGER:
+                    record = None
+                continue
+            message = item.details.get("message") or {}
+            entry = _entry_of(message)
+            if entry is not None:
+                self._entries.setdefault(entry.id, entry)
+            record = _record_in([message]) or record
+        return record
+
+    def _log_delete(self, chat: str) -> None:
+        """Record a delete when the view is already empty (a cut needs a message to cut)."""
+        marker_id = f"pai_deleted_{uuid.uuid4().hex}"
+        marker: Json = {
+            "id": marker_id,
+            "role": "system",
+            "parts": [{"type": _RECORD_PART, "data": {"deleted": True}}],
+        }
+        self.store.append_message(chat, marker, tenant=self.tenant, actor=self.actor)
+        self.store.cut(
+            chat, marker_id, trigger=_DELETE_TRIGGER, actor=self.actor, tenant=self.tenant
+        )
+
+    def _index(self, chat: str, messages: list[Json]) -> None:
+        """Cache every entry the chat ever held (the view, and cut branches from the log)."""
+        found = [_entry_of(message) for message in messages]
+        if any(entry is not None and entry.id not in self._entries for entry in found) or any(
+            tip not in self._entries for tip in _branch_tips(messages)
+        ):
+            appended = self.store.history(chat, kinds=["message-appended"], tenant=self.tenant)
+            found += [_entry_of(item.details.get("message") or {}) for item in appended]
+        for entry in found:
+            if entry is not None:
+                self._entries.setdefault(entry.id, entry)
+
+    def _history(
+        self, record: ConversationRecord, new_entries: Sequence[ConversationEntry]
+    ) -> list[ConversationEntry]:
+        """The entries from the first to ``record.head_id``."""
+        known = {entry.id: entry for entry in new_entries}
+        history: list[ConversationEntry] = []
+        entry_id = record.head_id
+        while entry_id is not None:
+            entry = known.get(entry_id) or self._entries.get(entry_id)
+            if entry is None:  # released by a concurrent delete, or never seen here
+                raise ConversationConflict(record.conversation_id)
+            history.append(entry)
+            entry_id = entry.parent_id
+        history.reverse()
+        return history
+
+    # -- writing -----------------------------------------------------------------
+
+    def _append_entry(
+        self, chat: str, entry: ConversationEntry, record: ConversationRecord
+    ) -> None:
+        awaiting = set()
+        if record.deferred_tool_requests is not None:
+            awaiting = {call.tool_call_id for call in record.deferred_tool_requests.approvals}
+        self.store.append_message(
+            chat, _entry_message(entry, awaiting), tenant=self.tenant, actor=self.actor
+        )
+        if isinstance(entry.message, ModelRequest):
+            returns = [
+                p
+                for p in entry.message.parts
+                if isinstance(p, ToolReturnPart)
+                or (isinstance(p, RetryPromptPart) and p.tool_name is not None)
+            ]
+            if returns:
+                self._answer(chat, returns)
+
+    def _answer(self, chat: str, returns: list[ToolReturnPart | RetryPromptPart]) -> None:
+        """Put each tool return (or retry prompt) on its call's part (with this store's actor)."""
+        states = _tool_states(self.store.messages(chat, tenant=self.tenant))
+        for part in returns:
+            call_id = part.tool_call_id
+            state = states.get(call_id)
+            if state is None:
+                continue  # a return for a call this conversation does not show
+            text = _text(part)
+            common: Json = {"actor": self.actor, "auto_continue": False, "tenant": self.tenant}
+            outcome = part.outcome if isinstance(part, ToolReturnPart) else "retry"
+            if outcome == "denied":
+                if state == "approval-requested":
+                    self.store.respond_to_approval(
+                        chat, tool_call_id=call_id, approved=False, reason=text, **common
+                    )
+                elif state in ("input-available", "approval-responded"):
+                    self.store.add_tool_output(
+                        chat, call_id, state="output-error", error_text=text, **common
+                    )
+            elif outcome == "success":
+                if state == "approval-requested":
+                    self.store.respond_to_approval(
+                        chat, tool_call_id=call_id, approved=True, **common
+                    )
+                    state = "approval-responded"
+                if state in ("input-available", "approval-responded"):
+                    content = ModelMessagesTypeAdapter.dump_python(
+                        [ModelRequest(parts=[part])], mode="json"
+                    )[0]["parts"][0]["content"]
+                    self.store.add_tool_output(chat, call_id, output=content, **common)
+            elif state in ("input-available", "approval-requested", "approval-responded"):
+                self.store.add_tool_output(
+                    chat, call_id, state="output-error", error_text=text, **common
+                )
+
+    def _registered(self) -> list[str]:
+        messages = self._messages(self.registry_chat_id) or []
+        ids: list[str] = []
+        for message in messages:
+            for part in message["parts"]:
+                if part.get("type") == _REGISTERED_PART:
+                    ids.append(part["data"]["conversationId"])
+        return list(dict.fromkeys(ids))
+
+    def _register(self, chat: str) -> None:
+        if chat in self._registered():
+            return
+        with contextlib.suppress(ConversationExistsError):
+            self.store.start_conversation(
+                self.registry_chat_id, tenant=self.tenant, actor=self.actor
+            )
+        message = {
+            "id": f"pai_{uuid.uuid4().hex}",
+            "role": "system",
+            "parts": [{"type": _REGISTERED_PART, "data": {"conversationId": chat}}],
+        }
+        self.store.append_message(
+            self.registry_chat_id, message, tenant=self.tenant, actor=self.actor
+        )
+
+
+# -- entries and records as UIMessages ------------------------------------------
+
+
+def _message_json(message: ModelMessage) -> Json:
+    dumped: Json = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    return dumped
+
+
+def _entry_message(entry: ConversationEntry, awaiting: set[str]) -> Json:
+    """The UIMessage recording one entry (its exact JSON in the metadata)."""
+    message = entry.message
+    parts: list[Json] = []
+    role = "user"
+    if isinstance(message, ModelRequest):
+        if message.parts and all(isinstance(p, SystemPromptPart) for p in message.parts):
+            role = "system"
+        for part in message.parts:
+            text = _prompt_text(part, role)
+            parts.append({"type": "text", "text": text} if text is not None else _other_part(part))
+    elif isinstance(message, ModelResponse):
+        role = "assistant"
+        for response_part in message.parts:
+            if isinstance(response_part, TextPart):
+                parts.append({"type": "text", "text": response_part.content})
+            elif isinstance(response_part, ThinkingPart):
+                parts.append({"type": "reasoning", "text": response_part.content})
+            elif isinstance(response_part, ToolCallPart):
+                parts.append(_tool_part(response_part, awaiting))
+            else:
+                parts.append(_other_part(response_part))
+    if not parts:
+        parts.append({"type": _OTHER_PART, "data": {"empty": True}})
+    return {
+        "id": entry.id,
+        "role": role,
+        "metadata": {
+            METADATA_KEY: {
+                "entryId": entry.id,
+                "parentId": entry.parent_id,
+                "kind": entry.kind,
+                "message": _message_json(message),
+            }
+        },
+        "parts": parts,
+    }
+
+
+def _prompt_text(part: Any, role: str) -> str | None:
+    """The text of a text user prompt (or of a system prompt in a system message), else None."""
+    if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+        return part.content
+    if isinstance(part, SystemPromptPart) and role == "system":
+        return part.content
+    return None
+
+
+def _tool_part(call: ToolCallPart, awaiting: set[str]) -> Json:
+    part: Json = {
+        "type": "dynamic-tool",
+        "toolName": call.tool_name,
+        "toolCallId": call.tool_call_id,
+        "state": "input-available",
+        "input": _arguments(call),
+    }
+    if call.tool_call_id in awaiting:
+        part["state"] = "approval-requested"
+        part["approval"] = {"id": f"approval_{call.tool_call_id}"}
+    return part
+
+
+def _arguments(call: ToolCallPart) -> Any:
+    """A call's input: its arguments as an object, or the text when it is not JSON."""
+    if isinstance(call.args, str):
+        try:
+            return json.loads(call.args)
+        except ValueError:
+            return call.args
+    return json.loads(json.dumps(call.args or {}, default=str))
+
+
+def _other_part(part: Any) -> Json:
+    data = TypeAdapter(type(part)).dump_python(part, mode="json")
+    return {"type": _OTHER_PART, "data": data}
+
+
+def _text(part: ToolReturnPart | RetryPromptPart) -> str:
+    """What the model is told: a return's text content, or the retry prompt."""
+    if isinstance(part, RetryPromptPart):
+        return part.model_response()
+    content = part.content
+    return content if isinstance(content, str) else part.model_response_str()
+
+
+def _record_message(record: ConversationRecord) -> Json:
+    data = _RECORDS.dump_python(record, mode="json")
+    summary = {
+        "revision": record.revision,
+        "headId": record.head_id,
+        "awaitingApproval": [
+            call.tool_call_id
+            for call in (
+                record.deferred_tool_requests.approvals if record.deferred_tool_requests else []
+            )
+        ],
+    }
+    return {
+        "id": f"pai_record_{record.revision}",
+        "role": "system",
+        "metadata": {METADATA_KEY: {"record": data}},
+        "parts": [{"type": _RECORD_PART, "data": summary}],
+    }
+
+
+def _meta(message: Json) -> Json | None:
+    metadata = message.get("metadata")
+    held = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    return held if isinstance(held, dict) else None
+
+
+def _entry_json(message: Json) -> Json | None:
+    held = _meta(message)
+    return held if held is not None and "message" in held else None
+
+
+def _entry_of(message: Json) -> ConversationEntry | None:
+    held = _entry_json(message)
+    if held is None:
+        return None
+    model_message = ModelMessagesTypeAdapter.validate_python([held["message"]])[0]
+    return ConversationEntry(
+        id=held["entryId"], parent_id=held["parentId"], message=model_message, kind=held["kind"]
+    )
+
+
+def _record_in(messages: list[Json]) -> ConversationRecord | None:
+    """The last record marker of the view."""
+    for message in reversed(messages):
+        held = _meta(message)
+        if held is not None and "record" in held:
+            return _RECORDS.validate_python(held["record"])
+    return None
+
+
+def _branch_tips(messages: list[Json]) -> list[str]:
+    record = _record_in(messages)
+    return list(record.branches) if record is not None else []
+
+
+def _tool_states(messages: list[Json]) -> dict[str, str]:
+    states: dict[str, str] = {}
+    for message in messages:
+        for part in message["parts"]:
+            if part.get("type") == "dynamic-tool":
+                states[part["toolCallId"]] = part.get("state", "")
+    return states

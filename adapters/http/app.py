@@ -1,0 +1,725 @@
+"""The HTTP adapter (SPEC §9): an ASGI app speaking the AI SDK ``useChat`` conventions.
+
+``create_app(store_or_url, responder=..., tokens=...)`` gives a Starlette app:
+
+* ``POST /api/chat`` takes the body ``DefaultChatTransport`` sends
+  (``{id, messages, trigger, messageId}``, ai-sdk-v6.md §g). It starts the
+  conversation if it is new; records what the client added: a new user
+  message (or an edit of one), approval answers and tool outputs found in the
+  last assistant message it sent (``approval-responded`` / ``output-denied``
+  with ``approval: {id, approved, reason}``, ``output-available`` /
+  ``output-error`` the store does not have yet), or a regenerate
+  (``trigger: "regenerate-message"``). Then it runs the responder on the
+  stored messages: a new assistant message for a user message, a
+  continuation of the same assistant message once its tool calls are all
+  answered. Every chunk is stored and streamed back as Server-Sent Events
+  (``data: <json>`` ... ``data: [DONE]``). Chunks the store does not apply
+  (replays of known tool calls, refused chunks) are recorded but not sent,
+  so the client's messages stay equal to the store's; ``start`` chunks are
+  sent with the stored message id. The responder runs to its end even when
+  the client disconnects: the client resumes from the durable log.
+* ``GET /api/chat/{id}/stream`` resumes: the open stream from its start (or
+  after ``?after=<cursor>`` / ``Last-Event-ID``), live from the log
+  (``store.follow``), each event with its cursor as SSE ``id``; 204 when
+  nothing is streaming.
+* JSON endpoints for messages, status, the audit history, model messages,
+  the approvals inbox, approvals and tool outputs; ``GET /openapi.json``
+  describes them all.
+
+Errors are JSON ``{"error": {"type": <class name>, "message": ...}}``: 404
+unknown conversation or tool call, 409 conflicts (a stream already open, an
+answer that contradicts the recorded one, nothing to continue), 413 oversized
+input, 422 invalid input, 401 without a known token, 503 database
+unavailable.
+
+**Tenancy.** With ``tokens`` (bearer token -> tenant) every request needs
+``Authorization: Bearer <token>`` and sees only its tenant's conversations
+(another tenant's chat id is simply unknown: 404). Without ``tokens`` every
+request is the store's default tenant.
+
+The store is synchronous; the app calls it from worker threads.
+
+This module holds the endpoints, continuations, resume and the app; beside
+it, ``http_use_chat`` records what a ``useChat`` request adds, ``http_turns``
+runs responders into their streams, ``http_sse`` frames the stream,
+``http_requests`` reads bodies and parameters, ``http_errors`` maps errors to
+statuses and ``http_openapi`` describes the API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hmac
+import logging
+import os
+import socket
+import threading
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.follow import FollowedChunk
+from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
+from chatledger.adapters.http.openapi import openapi_document
+from chatledger.adapters.http.requests import (
+    auto_continue_field,
+    bool_param,
+    int_param,
+    read_body,
+    string_field,
+)
+from chatledger.adapters.http.sse import (
+    DONE,
+    KEEP_ALIVE,
+    SSE_HEADERS,
+    depends_on_message,
+    resumed,
+    sse_event,
+)
+from chatledger.adapters.http.turns import Turn, TurnRunner
+from chatledger.adapters.http.use_chat import TRIGGERS, ClientChanges
+from chatledger.adapters.responders.scripted import Responder, ResponderRequest, demo_responder
+from chatledger.adapters.store import ConversationStore
+from chatledger.domain.continuation import ConversationStatus
+from chatledger.domain.convert import FORMATS
+from chatledger.domain.errors import (
+    ChatLedgerError,
+    ConcurrentWriteError,
+    FollowTimeoutError,
+    StoreUnavailableError,
+)
+from chatledger.domain.timeline import KINDS
+from chatledger.projections.read_models import ContinuationRequest
+
+__all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
+
+log = logging.getLogger("chatledger.http")
+
+# -- JSON views ---------------------------------------------------------------------
+
+
+def _status_json(status: ConversationStatus) -> dict[str, Any]:
+    return {
+        "status": status.status,
+        "lastOutcome": status.last_outcome,
+        "lastReason": status.last_reason,
+        "waitingFor": [
+            {
+                "toolCallId": call.tool_call_id,
+                "toolName": call.tool_name,
+                "state": call.state,
+                "input": call.input,
+                "approvalId": call.approval_id,
+            }
+            for call in status.waiting_for
+        ],
+        "continuationRequest": status.continuation_request,
+        "streamId": status.stream_id,
+    }
+
+
+def _action_json(result: ActionResult) -> dict[str, Any]:
+    return {
+        "toolCallId": result.tool_call_id,
+        "changed": result.changed,
+        "state": result.state,
+        "continuationRequested": result.continuation_requested,
+    }
+
+
+class _ChatApp:
+    """The endpoints, bound to one store, one responder and the token table."""
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        responder: Responder,
+        tokens: dict[str, str] | None,
+        *,
+        keepalive_seconds: float,
+        max_body_bytes: int,
+        continuation_poll_seconds: float | None,
+        continuation_grace_seconds: float,
+    ) -> None:
+        self.store = store
+        self.max_body_bytes = max_body_bytes
+        self.tokens = tokens
+        self.keepalive_seconds = keepalive_seconds
+        self.continuation_poll_seconds = continuation_poll_seconds
+        self.continuation_grace_seconds = continuation_grace_seconds
+        self.worker = f"http:{socket.gethostname()}:{os.getpid()}"
+        """The name this process claims continuation requests under."""
+        self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
+        self.runner = TurnRunner(responder, keepalive_seconds=keepalive_seconds)
+        """The answers this process is writing."""
+
+    # -- tenancy ------------------------------------------------------------------
+
+    def tenant(self, request: Request) -> str:
+        """The caller's tenant, from its bearer token (401 when tokens are configured and it has none)."""
+        if self.tokens is None:
+            return self.store.tenant
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token.strip()
+        if scheme.lower() == "bearer" and token:
+            for known, tenant in self.tokens.items():
+                if hmac.compare_digest(known.encode(), token.encode()):
+                    return tenant
+        raise HTTPProblem(
+            401,
+            "UnauthorizedError",
+            "a valid bearer token is required (Authorization: Bearer <token>)",
+            headers={"www-authenticate": 'Bearer realm="chatledger"'},
+        )
+
+    @staticmethod
+    def actor(tenant: str) -> str:
+        """Who the audit names for what an HTTP client records."""
+        return f"http-client:{tenant}"
+
+    # -- POST /api/chat -------------------------------------------------------------
+
+    async def chat(self, request: Request) -> Response:
+        """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
+        tenant = self.tenant(request)
+        body = await read_body(request, self.max_body_bytes)
+        chat_id = string_field(body, "id")
+        assert chat_id is not None
+        trigger = body.get("trigger", "submit-message")
+        if trigger not in TRIGGERS:
+            raise invalid(f"'trigger' must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
+        message_id = string_field(body, "messageId", required=False)
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str)
+            for m in messages
+        ):
+            raise invalid("'messages' must be a list of UI messages, each with an id and a role")
+        turn = await run_in_threadpool(
+            self._prepare, tenant, chat_id, messages, trigger, message_id, body
+        )
+        return self.runner.response(turn)
+
+    def _prepare(
+        self,
+        tenant: str,
+        chat_id: str,
+        messages: list[dict[str, Any]],
+        trigger: str,
+        message_id: str | None,
+        body: dict[str, Any],
+    ) -> Turn:
+        """Record the client's additions and open the stream the responder will write (a worker thread)."""
+        changes = ClientChanges(self.store, tenant, chat_id, self.actor(tenant))
+        answer = changes.record(messages, trigger, message_id)
+        return self._open_turn(
+            tenant,
+            chat_id,
+            answer.trigger,
+            continuation=answer.continuation,
+            request_id=answer.request_id,
+            body=body,
+        )
+
+    def _open_turn(
+        self,
+        tenant: str,
+        chat_id: str,
+        trigger: str,
+        *,
+        continuation: bool,
+        request_id: str | None,
+        body: dict[str, Any] | None = None,
+    ) -> Turn:
+        """Open the stream the responder will write, and what it is asked (a worker thread)."""
+        context = self.store.messages(chat_id, tenant=tenant)
+        writer = self.store.open_stream(
+            chat_id,
+            tenant=tenant,
+            actor=self.responder_actor,
+            continuation=continuation,
+            trigger=trigger,
+            request_id=request_id,
+        )
+        request = ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body or {})
+        return Turn(writer, request)
+
+    # -- continuations requested outside POST /api/chat ----------------------------------
+
+    def tenants(self) -> list[str]:
+        """The tenants this app serves (whose continuation requests it runs)."""
+        return sorted(set(self.tokens.values())) if self.tokens else [self.store.tenant]
+
+    async def _claim(
+        self, tenant: str, *, chat_id: str | None = None, min_age_seconds: float = 0.0
+    ) -> ContinuationRequest | None:
+        """Claim one pending continuation request (with a lease: one process of many wins it)."""
+        return await run_in_threadpool(
+            lambda: self.store.claim_continuation(
+                self.worker,
+                lease_seconds=max(60.0, 4 * self.keepalive_seconds),
+                tenant=tenant,
+                chat_id=chat_id,
+                min_age_seconds=min_age_seconds,
+            )
+        )
+
+    async def _continue(self, claimed: ContinuationRequest) -> None:
+        """Open the claimed request's stream and start the responder on it; clients follow the log."""
+        try:
+            turn = await run_in_threadpool(
+                lambda: self._open_turn(
+                    claimed.tenant,
+                    claimed.chat_id,
+                    "continuation",
+                    continuation=True,
+                    request_id=claimed.request_id,
+                )
+            )
+        except ChatLedgerError as error:  # its lease lapses and the sweep tries again
+            log.warning("could not continue chat %r: %s", claimed.chat_id, error)
+            return
+        # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
+        self.runner.run(turn, asyncio.Queue())
+
+    async def sweep_continuations(self, stop: asyncio.Event) -> None:
+        """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
+
+        Requests younger than ``continuation_grace_seconds`` are left to the
+        process that recorded them (a ``POST /api/chat`` continuing its own
+        turn, or the endpoint that started one already); older ones were left
+        by a process that stopped, or recorded by another program. Returns once
+        ``stop`` is set, between two claims: a claim under way (in a worker
+        thread) is never cut off while the store may be closed after it.
+        """
+        assert self.continuation_poll_seconds is not None
+        grace = self.continuation_grace_seconds
+        while not stop.is_set():
+            for tenant in self.tenants():
+                try:
+                    while not stop.is_set() and (
+                        claimed := await self._claim(tenant, min_age_seconds=grace)
+                    ):
+                        await self._continue(claimed)
+                except (StoreUnavailableError, ConcurrentWriteError) as error:
+                    log.warning("continuation sweep for tenant %r: %s", tenant, error)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.continuation_poll_seconds)
+
+    # -- GET /api/chat/{id}/stream ---------------------------------------------------------
+
+    async def resume(self, request: Request) -> Response:
+        """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
+        tenant = self.tenant(request)
+        chat_id = request.path_params["chat_id"]
+        after = request.query_params.get("after") or request.headers.get("last-event-id") or None
+        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        if status.stream_id is None and after is None:
+            return Response(status_code=204)
+        follower = await run_in_threadpool(
+            self.store.follow, chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
+        )
+        return StreamingResponse(
+            self._follow_events(follower, chat_id, tenant),
+            media_type="text/event-stream",
+            headers=SSE_HEADERS,
+        )
+
+    async def _follow_events(
+        self,
+        follower: Iterator[FollowedChunk],
+        chat_id: str,
+        tenant: str,
+    ) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=self._pump,
+            args=(follower, chat_id, tenant, loop, queue, stop),
+            name="chatledger-resume",
+            daemon=True,
+        )
+        thread.start()
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    yield DONE
+                    return
+                if item is KEEP_ALIVE:
+                    yield KEEP_ALIVE
+                elif isinstance(item, FollowedChunk):
+                    yield sse_event(item.chunk, item.cursor)
+                else:
+                    yield sse_event({"type": "error", "errorText": str(item)})
+        finally:
+            stop.set()
+
+    def _pump(
+        self,
+        follower: Iterator[FollowedChunk],
+        chat_id: str,
+        tenant: str,
+        loop: asyncio.AbstractEventLoop,
+        queue: asyncio.Queue[Any],
+        stop: threading.Event,
+    ) -> None:
+        """Follow the log in one thread (as ``follow`` asks), handing chunks to the event loop."""
+
+        def put(item: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody listens
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        try:
+            while not stop.is_set():
+                try:
+                    for item in follower:
+                        sent = self._as_sent(item, chat_id, tenant)
+                        if sent is not None:
+                            put(sent)
+                        if stop.is_set():
+                            return
+                    return
+                except FollowTimeoutError as idle:
+                    put(KEEP_ALIVE)
+                    follower = self.store.follow(
+                        chat_id, after=idle.cursor, tenant=tenant, timeout=self.keepalive_seconds
+                    )
+        except ChatLedgerError as error:
+            log.warning("resume of chat %r stopped: %s", chat_id, error)
+            put(error)
+        finally:
+            close = getattr(follower, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
+            put(None)
+
+    def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
+        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out."""
+        if not depends_on_message(item.chunk):
+            return item  # the common case needs no read of the messages
+        stored = self.store.messages(chat_id, tenant=tenant)
+        message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
+        sent = resumed(item.chunk, message)
+        return None if sent is None else dataclasses.replace(item, chunk=sent)
+
+    # -- JSON endpoints -------------------------------------------------------------------
+
+    async def messages(self, request: Request) -> Response:
+        """``GET /api/chats/{id}/messages[?atVersion=N]``: the UIMessages."""
+        tenant = self.tenant(request)
+        chat_id = request.path_params["chat_id"]
+        at_version = int_param(request, "atVersion")
+        found = await run_in_threadpool(
+            self.store.messages, chat_id, tenant=tenant, at_version=at_version
+        )
+        return JSONResponse({"id": chat_id, "messages": found})
+
+    async def status(self, request: Request) -> Response:
+        """``GET /api/chats/{id}/status``: where the turn stands."""
+        tenant = self.tenant(request)
+        found = await run_in_threadpool(
+            self.store.status, request.path_params["chat_id"], tenant=tenant
+        )
+        return JSONResponse(_status_json(found))
+
+    async def history(self, request: Request) -> Response:
+        """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&full=true]``: the audit timeline."""
+        tenant = self.tenant(request)
+        kinds = request.query_params.getlist("kind") or None
+        unknown = sorted(set(kinds or ()) - set(KINDS))
+        if unknown:
+            raise invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
+        entries = await run_in_threadpool(
+            self.store.history,
+            request.path_params["chat_id"],
+            tenant=tenant,
+            kinds=kinds,
+            actor=request.query_params.get("actor") or None,
+            after=int_param(request, "after") or 0,
+            limit=int_param(request, "limit"),
+            full=bool_param(request, "full"),
+        )
+        return JSONResponse({"entries": [entry.to_json() for entry in entries]})
+
+    async def model_messages(self, request: Request) -> Response:
+        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``."""
+        tenant = self.tenant(request)
+        format_ = request.query_params.get("format", "ai-sdk")
+        if format_ not in FORMATS:
+            raise invalid(f"unknown format {format_!r}; use one of {', '.join(FORMATS)}")
+        unanswered = request.query_params.get("unanswered", "refuse")
+        if unanswered not in ("refuse", "omit"):
+            raise invalid(f"'unanswered' must be refuse or omit, not {unanswered!r}")
+        converted = await run_in_threadpool(
+            self.store.model_messages,
+            request.path_params["chat_id"],
+            format_,
+            tenant=tenant,
+            at_version=int_param(request, "atVersion"),
+            ignore_incomplete_tool_calls=bool_param(request, "ignoreIncompleteToolCalls"),
+            unanswered=unanswered,  # type: ignore[arg-type]
+        )
+        return JSONResponse({"format": format_, "messages": converted})
+
+    async def approvals(self, request: Request) -> Response:
+        """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first."""
+        tenant = self.tenant(request)
+        pending = await run_in_threadpool(self.store.pending_approvals, tenant=tenant)
+        return JSONResponse(
+            {
+                "approvals": [
+                    {
+                        "chatId": item.chat_id,
+                        "messageId": item.message_id,
+                        "toolCallId": item.tool_call_id,
+                        "toolName": item.tool_name,
+                        "input": item.input,
+                        "approvalId": item.approval_id,
+                        "requestedAt": item.requested_at.isoformat(),
+                        "ageSeconds": item.age_seconds,
+                    }
+                    for item in pending
+                ]
+            }
+        )
+
+    async def respond_to_approval(self, request: Request) -> Response:
+        """``POST /api/chats/{id}/approvals`` ``{approvalId | toolCallId, approved, reason?, autoContinue?}``."""
+        tenant = self.tenant(request)
+        body = await read_body(request, self.max_body_bytes)
+        approved = body.get("approved")
+        if not isinstance(approved, bool):
+            raise invalid("'approved' must be true or false")
+        approval_id = string_field(body, "approvalId", required=False)
+        tool_call_id = string_field(body, "toolCallId", required=False)
+        if (approval_id is None) == (tool_call_id is None):
+            raise invalid("give exactly one of 'approvalId' and 'toolCallId'")
+        reason = body.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise invalid("'reason' must be a string")
+        result = await run_in_threadpool(
+            lambda: self.store.respond_to_approval(
+                request.path_params["chat_id"],
+                approved=approved,
+                approval_id=approval_id,
+                tool_call_id=tool_call_id,
+                reason=reason,
+                actor=self.actor(tenant),
+                auto_continue=auto_continue_field(body),
+                tenant=tenant,
+            )
+        )
+        return await self._answered(tenant, request.path_params["chat_id"], result)
+
+    async def add_tool_output(self, request: Request) -> Response:
+        """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
+        tenant = self.tenant(request)
+        body = await read_body(request, self.max_body_bytes)
+        tool_call_id = string_field(body, "toolCallId")
+        assert tool_call_id is not None
+        has_output, error_text = "output" in body, body.get("errorText")
+        if has_output == (error_text is not None):
+            raise invalid("give exactly one of 'output' and 'errorText'")
+        if error_text is not None and not isinstance(error_text, str):
+            raise invalid("'errorText' must be a string")
+        result = await run_in_threadpool(
+            lambda: self.store.add_tool_output(
+                request.path_params["chat_id"],
+                tool_call_id,
+                output=body.get("output"),
+                state="output-available" if has_output else "output-error",
+                error_text=error_text,
+                actor=self.actor(tenant),
+                auto_continue=auto_continue_field(body),
+                tenant=tenant,
+            )
+        )
+        return await self._answered(tenant, request.path_params["chat_id"], result)
+
+    async def stop(self, request: Request) -> Response:
+        """``POST /api/chats/{id}/stop`` ``{reason?}``: stop the answer being written, if any.
+
+        The responder is stopped (in this process, or, through another server
+        process, by closing its stream, which that process notices at its next
+        write); the stream closes as ``aborted`` with who stopped it and why,
+        and followers get an ``abort`` chunk. Stopping when nothing streams
+        changes nothing.
+        """
+        tenant = self.tenant(request)
+        chat_id = request.path_params["chat_id"]
+        body = await read_body(request, self.max_body_bytes)
+        reason = body.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise invalid("'reason' must be a string")
+        actor = self.actor(tenant)
+        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        stream_id = status.stream_id
+        if stream_id is None:
+            return JSONResponse({"stopped": False, "streamId": None})
+        if not await self.runner.stop(stream_id, actor, reason):  # another process writes it
+            why = f"stopped by {actor}" + (f": {reason}" if reason else "")
+            await run_in_threadpool(
+                lambda: self.store.close_stream(
+                    chat_id, stream_id, "aborted", why, tenant=tenant, actor=actor
+                )
+            )
+        return JSONResponse({"stopped": True, "streamId": stream_id})
+
+    async def _answered(self, tenant: str, chat_id: str, result: ActionResult) -> Response:
+        """The action's JSON answer, once the continuation it requested (if any) is streaming.
+
+        So a client that resumes (``GET /api/chat/{id}/stream``) right after
+        the answer finds the continuation open.
+        """
+        if result.continuation_requested:
+            try:
+                claimed = await self._claim(tenant, chat_id=chat_id)
+            except ChatLedgerError as error:  # the sweep takes it once it is old enough
+                log.warning("could not claim the continuation of chat %r: %s", chat_id, error)
+            else:
+                if claimed is not None:
+                    await self._continue(claimed)
+        return JSONResponse(_action_json(result))
+
+    async def openapi(self, request: Request) -> Response:
+        """``GET /openapi.json`` (public)."""
+        return JSONResponse(openapi_document())
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+def create_app(
+    store_or_url: ConversationStore | str | None,
+    *,
+    responder: Responder,
+    tokens: dict[str, str] | None = None,
+    keepalive_seconds: float = 15.0,
+    max_body_bytes: int = 32_000_000,
+    continuation_poll_seconds: float | None = 2.0,
+    continuation_grace_seconds: float = 5.0,
+    cors_origins: Sequence[str] = (),
+) -> Starlette:
+    """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
+
+    ``tokens`` maps bearer tokens to tenants; None serves everything as the
+    store's default tenant. A store given by URL (or None: ``$CHATLEDGER_URL``,
+    else ``sqlite:///./chatledger.db``) is opened now and closed at shutdown;
+    a store object stays the caller's. ``keepalive_seconds`` is how long a
+    stream stays quiet before an SSE comment is sent; a request body over
+    ``max_body_bytes`` is refused (413). ``app.state.chatledger``
+    holds the store and the answers in progress (``runner``).
+
+    Continuations: an approval or tool output given through the JSON
+    endpoints runs its continuation at once; besides, every
+    ``continuation_poll_seconds`` (None: never) the app claims and runs the
+    requests older than ``continuation_grace_seconds`` that nobody took (left
+    by a stopped process, or recorded by another program). Several processes
+    may serve one database: a claim goes to exactly one of them.
+
+    ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
+    the app, e.g. a ``useChat`` front end served from another port.
+    """
+    if tokens is not None and not all(isinstance(t, str) and t for t in tokens):
+        raise ValueError("tokens must be non-empty strings")
+    if isinstance(store_or_url, ConversationStore):
+        store, owned = store_or_url, False
+    else:
+        store, owned = ConversationStore.open(store_or_url), True
+    chat = _ChatApp(
+        store,
+        responder,
+        tokens,
+        keepalive_seconds=keepalive_seconds,
+        max_body_bytes=max_body_bytes,
+        continuation_poll_seconds=continuation_poll_seconds,
+        continuation_grace_seconds=continuation_grace_seconds,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        stop, sweep = asyncio.Event(), None
+        if continuation_poll_seconds is not None:
+            sweep = asyncio.create_task(chat.sweep_continuations(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            if sweep is not None:
+                await sweep
+            await chat.runner.shutdown(timeout=10)
+            if owned:
+                store.close()
+
+    routes = [
+        Route("/api/chat", chat.chat, methods=["POST"]),
+        Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/messages", chat.messages, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/status", chat.status, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/history", chat.history, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/model-messages", chat.model_messages, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/approvals", chat.respond_to_approval, methods=["POST"]),
+        Route("/api/chats/{chat_id:path}/tool-outputs", chat.add_tool_output, methods=["POST"]),
+        Route("/api/chats/{chat_id:path}/stop", chat.stop, methods=["POST"]),
+        Route("/api/approvals", chat.approvals, methods=["GET"]),
+        Route("/openapi.json", chat.openapi, methods=["GET"]),
+    ]
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "last-event-id"],
+                expose_headers=["x-vercel-ai-ui-message-stream"],
+            )
+        )
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=lifespan,
+    )
+    app.state.chatledger = chat
+    return app
+
+
+def serve(
+    store_or_url: ConversationStore | str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    responder: Responder | None = None,
+    tokens: dict[str, str] | None = None,
+    cors_origins: Sequence[str] = (),
+    log_level: str = "info",
+) -> None:
+    """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
+
+    Without a ``responder`` the demo responder answers (the recorded demo turn
+    and its continuation, in a loop): enough to try a client against.
+    """
+    import uvicorn
+
+    app = create_app(
+        store_or_url,
+        responder=responder or demo_responder(delay=0.05),
+        tokens=tokens,
+        cors_origins=cors_origins,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
