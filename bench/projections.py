@@ -67,7 +67,7 @@ def measure_rebuild(store: ConversationStore, conversations: int, turns: int) ->
         conv = conversation(index, turns)
         chunks += conv.chunk_count
         write_conversation(store, conv)
-    log_ = store._log
+    log_ = store.log
     events = len(log_.recorder.select_notifications(start=1, limit=10_000_000))
 
     def read_only() -> None:
@@ -108,7 +108,7 @@ def write_events(store: ConversationStore, chat: str, target: int) -> int:
     limits = Limits()
     turn = 0
     while True:
-        conv = store._load(store.tenant, chat)
+        conv = store.conversation(chat)
         if conv.version >= target:
             return conv.version
         source = conversation(turn % 50, turn // 50 + 1).turns[-1]
@@ -124,7 +124,7 @@ def write_events(store: ConversationStore, chat: str, target: int) -> int:
             conv.receive(stream, chunk, limits=limits)
             conv.flush()
         conv.close_stream(stream, "finished", None, actor="agent:bench")
-        store._commit(conv)
+        store.log.record(conv, snapshot=True)
         turn += 1
 
 
@@ -139,13 +139,13 @@ def measure_messages(
         events = write_events(store, chat, size)
         store.catch_up()
         key = conversation_id(store.tenant, chat)
-        raw = store._view.conversation(key)
+        raw = store.read_models.conversation(key)
         assert raw is not None
         read = partial(store.messages, chat)
-        load = partial(store._log.load, key, store.tenant, chat)
+        load = partial(store.log.load, key, store.tenant, chat)
 
         def uncached(chat: str = chat) -> None:
-            store._read_cache = ReadCache()  # the row is fetched from the database again
+            store._reads._cache = ReadCache()  # bench only: the row is fetched from the database again
             store.messages(chat)
 
         read_model = [_timed(read) for _ in range(calls)]

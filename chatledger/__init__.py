@@ -3,10 +3,10 @@
 Start with ``ConversationStore.open(url)``; see the README for a tour.
 """
 
+from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.adapters.store.inbox import ContinuationRequest, PendingApproval
-from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
 from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.aggregate import ReceivedChunk
 from chatledger.domain.continuation import ConversationStatus, WaitingCall

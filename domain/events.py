@@ -159,8 +159,7 @@ class ChunksReceived(ConversationEvent):
         """Fold the batch's applied chunks; positions already folded live are skipped."""
         stream = state.stream
         assert stream is not None and stream.stream_id == self.stream_id
-        skipped = set(self.replays)
-        skipped.update(index for index, _ in self.refusals)
+        skipped = self.skipped()
         for index, chunk in enumerate(self.chunks):
             if index in skipped:
                 if self.first_seq + index >= stream.next_seq:
@@ -176,6 +175,12 @@ class ChunksReceived(ConversationEvent):
                 age = self.ages_ms[index] if index < len(self.ages_ms) else 0
                 when = self.timestamp - timedelta(milliseconds=age)
                 state.approval_times[chunk["toolCallId"]] = when.isoformat()
+
+    def skipped(self) -> set[int]:
+        """Batch indexes of the chunks that were recorded but not applied (replays and refusals)."""
+        skipped = set(self.replays)
+        skipped.update(index for index, _ in self.refusals)
+        return skipped
 
     def verdicts(self) -> list[Verdict]:
         """What became of each chunk of the batch."""

@@ -125,6 +125,9 @@ class HistoryQuery:
 class ReadModelView(TrackingRecorder):
     """Storage of the read models (an ``eventsourcing`` tracking recorder)."""
 
+    def close(self) -> None:
+        """Release what the read models hold of their own (by default they share the log's connections)."""
+
     @abstractmethod
     def apply_page(self, page: Page, tracking: Tracking, *, after: int) -> None:
         """Write the page and move the tracking position from ``after`` to ``tracking``, in one transaction.

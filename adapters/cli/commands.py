@@ -23,13 +23,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from chatledger.adapters.store.audit import write_jsonl
 from chatledger.adapters.cli.chunk_files import read_chunks
-from chatledger.adapters.responders.demo import record_demo
-from chatledger.adapters.store.projection_loop import project_forever
 from chatledger.adapters.cli.render import render_ingest, render_messages
+from chatledger.adapters.responders.demo import record_demo
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
+from chatledger.adapters.store.audit import write_jsonl
+from chatledger.adapters.store.projection_loop import project_forever
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
     ChatLedgerError,

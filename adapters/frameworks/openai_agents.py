@@ -77,8 +77,8 @@ from chatledger.domain.errors import (
 )
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store.actions import ActionResult
     from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.store.actions import ActionResult
 
 __all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
 

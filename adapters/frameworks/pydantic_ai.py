@@ -103,8 +103,8 @@ from pydantic_ai.messages import (
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store.actions import ActionResult
     from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.store.actions import ActionResult
 
 __all__ = [
     "DEFAULT_ACTOR",

@@ -68,8 +68,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from chatledger.adapters.store.actions import ActionResult
-from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.requests import (
@@ -91,6 +89,8 @@ from chatledger.adapters.http.turns import Turn, TurnRunner
 from chatledger.adapters.http.use_chat import TRIGGERS, ClientChanges
 from chatledger.adapters.responders.scripted import Responder, ResponderRequest, demo_responder
 from chatledger.adapters.store import ConversationStore
+from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, PersistenceError
+from eventsourcing.persistence import IntegrityError, StoredEvent
 
+from chatledger.adapters.persistence.config import StoreConfig
+from chatledger.adapters.persistence.errors import STORAGE_ERRORS
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
     ConcurrentWriteError,
@@ -31,6 +32,40 @@ class ConversationLog(Application[UUID]):
         "COMPRESSOR_TOPIC": "chatledger.adapters.persistence.codec:ChunkCompressor",
     }
 
+    def __init__(self, config: StoreConfig, env: dict[str, str] | None = None) -> None:
+        super().__init__(env={**config.env, **(env or {})})
+        self.config = config
+        """Where the log lives (backend, connection settings)."""
+
+    # -- the reader port: what followers and listeners need ---------------------
+
+    def select_events(
+        self,
+        aggregate_id: UUID,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        """Stored (still encoded) events of one conversation, one indexed query."""
+        try:
+            return list(
+                self.recorder.select_events(aggregate_id, gt=gt, lte=lte, desc=desc, limit=limit)
+            )
+        except STORAGE_ERRORS as error:
+            raise StoreUnavailableError(f"cannot read the log: {error}") from error
+
+    def decode(self, stored: StoredEvent) -> Any:
+        """The domain event (decrypted, decompressed, upcast) of a stored event."""
+        return self.mapper.to_domain_event(stored)
+
+    def head(self) -> int:
+        """The id of the last event recorded in the whole store (0 when empty)."""
+        return int(self.recorder.max_notification_id() or 0)
+
+    # -- conversations ------------------------------------------------------------
+
     def load(
         self, aggregate_id: UUID, tenant: str, chat_id: str, version: int | None = None
     ) -> Conversation:
@@ -39,7 +74,7 @@ class ConversationLog(Application[UUID]):
             conversation: Any = self.repository.get(aggregate_id, version=version)
         except AggregateNotFoundError:
             raise ConversationNotFoundError(tenant, chat_id) from None
-        except (PersistenceError, psycopg.Error, OSError) as error:
+        except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read conversation {chat_id!r}: {error}") from error
         assert isinstance(conversation, Conversation)
         return conversation
@@ -54,7 +89,7 @@ class ConversationLog(Application[UUID]):
         """Whether the log holds events of this conversation after ``version`` (one indexed query)."""
         try:
             return bool(self.recorder.select_events(aggregate_id, gt=version, limit=1))
-        except (PersistenceError, psycopg.Error, OSError) as error:
+        except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read the log: {error}") from error
 
     def record(self, conversation: Conversation, *, snapshot: bool = False) -> None:
@@ -77,7 +112,7 @@ class ConversationLog(Application[UUID]):
             self.save(conversation, **extra)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
-        except (PersistenceError, psycopg.Error, OSError, ValueError) as error:
+        except (*STORAGE_ERRORS, ValueError) as error:
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune

@@ -10,19 +10,19 @@ from psycopg import sql
 from chatledger.domain.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.persistence.log import ConversationLog
 
-__all__ = ["listen"]
+__all__ = ["listen", "wait_for_notify"]
 
 
-def listen(store: ConversationStore, application_name: str) -> psycopg.Connection[Any]:
+def listen(log: ConversationLog, application_name: str) -> psycopg.Connection[Any]:
     """A dedicated autocommit connection LISTENing on the event table's NOTIFY channel.
 
     Every insert into the log (any conversation) notifies it; callers re-read
     what concerns them. ``application_name`` shows in ``pg_stat_activity``.
     """
-    recorder: Any = store._log.recorder
-    env = store.config.env
+    recorder: Any = log.recorder
+    env = log.config.env
     try:
         connection = psycopg.connect(
             dbname=env["POSTGRES_DBNAME"],
@@ -42,3 +42,14 @@ def listen(store: ConversationStore, application_name: str) -> psycopg.Connectio
         connection.close()
         raise StoreUnavailableError(f"cannot listen for new events: {error}") from error
     return connection
+
+
+def wait_for_notify(listener: psycopg.Connection[Any], seconds: float) -> None:
+    """Sleep until a NOTIFY arrives (any conversation: the caller re-reads its own) or ``seconds`` pass."""
+    try:
+        for _ in listener.notifies(timeout=seconds, stop_after=1):
+            pass
+    except psycopg.Error as error:
+        raise StoreUnavailableError(
+            f"lost the connection listening for new events: {error}"
+        ) from error

@@ -384,9 +384,17 @@ def open_read_models(log: Any, backend: str) -> ReadModelView:
     return view
 
 
-def memory_read_models() -> SQLiteReadModels:
+class MemoryReadModels(SQLiteReadModels):
+    """Read models of a ``memory://`` store: an in-memory SQLite database of their own."""
+
+    def close(self) -> None:
+        """Close the in-memory database (nobody else uses it)."""
+        self.datastore.close()
+
+
+def memory_read_models() -> MemoryReadModels:
     """Read models for a ``memory://`` store: an in-memory SQLite database of their own."""
     name = f"file:chatledger-read-models-{uuid.uuid4().hex}?mode=memory&cache=shared"
-    view = SQLiteReadModels(SQLiteDatastore(name))
+    view = MemoryReadModels(SQLiteDatastore(name))
     view.create_table()
     return view

@@ -41,26 +41,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
-import psycopg
-from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import TopicError, resolve_topic
 
-from chatledger.adapters.persistence.notify import listen
+from chatledger.adapters.persistence.notify import listen, wait_for_notify
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ConversationNotFoundError,
     FollowTimeoutError,
     InvalidInputError,
-    StoreUnavailableError,
 )
 from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened
 
 if TYPE_CHECKING:
     from eventsourcing.persistence import StoredEvent
 
-    from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.persistence.log import ConversationLog
 
-__all__ = ["FollowTimeoutError", "FollowedChunk", "Following", "follow"]
+__all__ = ["FollowTimeoutError", "FollowedChunk", "follow"]
 
 POLL_SECONDS = 0.02
 """SQLite and memory: how often a waiting follower looks for new events."""
@@ -96,11 +93,11 @@ class _Start:
 
 
 def follow(
-    store: ConversationStore,
+    log: ConversationLog,
+    tenant: str,
     chat_id: str,
     *,
     after: str | None = None,
-    tenant: str | None = None,
     timeout: float | None = None,
     poll_seconds: float | None = None,
 ) -> Generator[FollowedChunk, None, None]:
@@ -117,78 +114,45 @@ def follow(
         raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
     if poll_seconds is not None and poll_seconds <= 0:
         raise InvalidInputError(f"poll_seconds must be positive, not {poll_seconds!r}")
-    tenant = tenant or store.tenant
     key = conversation_id(tenant, chat_id)
-    if not _select(store, key, limit=1):
+    if not _select(log, key, limit=1):
         raise ConversationNotFoundError(tenant, chat_id)
-    start = _last_stream(store, key) if after is None else _parse_cursor(store, key, after)
+    start = _last_stream(log, key) if after is None else _parse_cursor(log, key, after)
     if start is None:
         return _nothing()
-    postgres = store.config.backend == "postgres"
+    postgres = log.config.backend == "postgres"
     if poll_seconds is None:
         poll_seconds = POSTGRES_RECHECK_SECONDS if postgres else POLL_SECONDS
-    return _follow(store, key, chat_id, start, timeout, poll_seconds, postgres)
-
-
-class Following:
-    """``ConversationStore`` mixin: ``follow()``, live chunks of a conversation's stream (SPEC §8)."""
-
-    def follow(
-        self,
-        chat_id: str,
-        *,
-        after: str | None = None,
-        tenant: str | None = None,
-        timeout: float | None = None,
-        poll_seconds: float | None = None,
-    ) -> Generator[FollowedChunk, None, None]:
-        """Yield, in order, the chunks appended to the conversation's stream after ``after``.
-
-        ``after=None`` follows the stream open now from its start (or replays
-        the last stream when none is open; nothing if there never was one);
-        ``after=`` a ``FollowedChunk.cursor`` resumes right after that chunk.
-        Waits for new chunks until the stream closes, then returns; replayed
-        and refused chunks are not yielded. ``timeout`` (seconds with nothing
-        new) raises ``FollowTimeoutError``. Close the generator to release its
-        connection. Details: ``chatledger.adapters.store.follow``.
-        """
-        return follow(
-            cast("ConversationStore", self),
-            chat_id,
-            after=after,
-            tenant=tenant,
-            timeout=timeout,
-            poll_seconds=poll_seconds,
-        )
+    return _follow(log, key, chat_id, start, timeout, poll_seconds, postgres)
 
 
 # -- where to start -----------------------------------------------------------
 
 
-def _last_stream(store: ConversationStore, key: UUID) -> _Start | None:
+def _last_stream(log: ConversationLog, key: UUID) -> _Start | None:
     """The last ``StreamOpened`` of the conversation (open or not), found by reading back by topic."""
     below: int | None = None
     while True:
-        page = _select(store, key, lte=below, desc=True, limit=_PAGE)
+        page = _select(log, key, lte=below, desc=True, limit=_PAGE)
         for stored in page:
             if _kind(stored.topic) is StreamOpened:
-                opened = cast(StreamOpened, _decode(store, stored))
+                opened = cast(StreamOpened, _decode(log, stored))
                 return _Start(opened.stream_id, opened.originator_version, -1, None)
         if len(page) < _PAGE:
             return None
         below = page[-1].originator_version - 1
 
 
-def _parse_cursor(store: ConversationStore, key: UUID, cursor: str) -> _Start:
+def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> _Start:
     """Check ``cursor`` names a chunk of this conversation's log; start right after it."""
     try:
         stream_id, position_text, version_text = cursor.rsplit(":", 2)
         position, version = int(position_text), int(version_text)
     except (AttributeError, ValueError):
         raise InvalidInputError(f"not a follow cursor: {cursor!r}") from None
-    found = _select(store, key, gt=version - 1, lte=version) if version > 0 else []
+    found = _select(log, key, gt=version - 1, lte=version) if version > 0 else []
     if found and _kind(found[0].topic) is ChunksReceived:
-        batch = cast(ChunksReceived, _decode(store, found[0]))
+        batch = cast(ChunksReceived, _decode(log, found[0]))
         if batch.stream_id == stream_id and 0 <= position - batch.first_seq < len(batch.chunks):
             return _Start(stream_id, version - 1, position, cursor)
     raise InvalidInputError(f"cursor {cursor!r} names no chunk of this conversation")
@@ -203,7 +167,7 @@ def _nothing() -> Generator[FollowedChunk, None, None]:
 
 
 def _follow(
-    store: ConversationStore,
+    log: ConversationLog,
     key: UUID,
     chat_id: str,
     start: _Start,
@@ -215,23 +179,22 @@ def _follow(
     stream_id, version, skip_to = start.stream_id, start.version, start.position
     cursor = start.cursor
     listener = (
-        listen(store, _APPLICATION_NAME) if postgres else None
+        listen(log, _APPLICATION_NAME) if postgres else None
     )  # LISTEN before reading: no NOTIFY is missed
     try:
         news_at = time.monotonic()
         while True:
-            page = _select(store, key, gt=version, limit=_PAGE)
+            page = _select(log, key, gt=version, limit=_PAGE)
             if page:
                 news_at = time.monotonic()
             for stored in page:
                 version = stored.originator_version
                 kind = _kind(stored.topic)
                 if kind is ChunksReceived:
-                    batch = cast(ChunksReceived, _decode(store, stored))
+                    batch = cast(ChunksReceived, _decode(log, stored))
                     if batch.stream_id != stream_id:
                         continue
-                    skipped = set(batch.replays)
-                    skipped.update(index for index, _ in batch.refusals)
+                    skipped = batch.skipped()
                     for index, chunk in enumerate(batch.chunks):
                         position = batch.first_seq + index
                         if index in skipped or position <= skip_to:
@@ -239,11 +202,11 @@ def _follow(
                         cursor = f"{stream_id}:{position}:{version}"
                         yield FollowedChunk(cursor, chunk, stream_id, position)
                 elif kind is StreamClosed:
-                    if cast(StreamClosed, _decode(store, stored)).stream_id == stream_id:
+                    if cast(StreamClosed, _decode(log, stored)).stream_id == stream_id:
                         return
                 elif (
                     kind is StreamOpened
-                    and cast(StreamOpened, _decode(store, stored)).stream_id != stream_id
+                    and cast(StreamOpened, _decode(log, stored)).stream_id != stream_id
                 ):
                     return  # cannot happen while ours is open (one stream at a time): do not stray
             if len(page) == _PAGE:
@@ -257,28 +220,17 @@ def _follow(
             if listener is None:
                 time.sleep(wait)
             else:
-                _wait_for_notify(listener, wait)
+                wait_for_notify(listener, wait)
     finally:
         if listener is not None:
             listener.close()
-
-
-def _wait_for_notify(listener: psycopg.Connection[Any], seconds: float) -> None:
-    """Sleep until a NOTIFY arrives (any conversation: the caller re-reads its own) or ``seconds`` pass."""
-    try:
-        for _ in listener.notifies(timeout=seconds, stop_after=1):
-            pass
-    except psycopg.Error as error:
-        raise StoreUnavailableError(
-            f"lost the connection listening for new events: {error}"
-        ) from error
 
 
 # -- reading the log -------------------------------------------------------------
 
 
 def _select(
-    store: ConversationStore,
+    log: ConversationLog,
     key: UUID,
     *,
     gt: int | None = None,
@@ -287,10 +239,7 @@ def _select(
     limit: int | None = None,
 ) -> list[StoredEvent]:
     """Stored events of one conversation (one indexed query); database failures as StoreUnavailableError."""
-    try:
-        return list(store._log.recorder.select_events(key, gt=gt, lte=lte, desc=desc, limit=limit))
-    except (PersistenceError, psycopg.Error, OSError) as error:
-        raise StoreUnavailableError(f"cannot read the log: {error}") from error
+    return log.select_events(key, gt=gt, lte=lte, desc=desc, limit=limit)
 
 
 def _kind(topic: str) -> type | None:
@@ -301,6 +250,6 @@ def _kind(topic: str) -> type | None:
         return None
 
 
-def _decode(store: ConversationStore, stored: StoredEvent) -> Any:
+def _decode(log: ConversationLog, stored: StoredEvent) -> Any:
     """The domain event (decrypted, decompressed, upcast) of a stored event."""
-    return store._log.mapper.to_domain_event(stored)
+    return log.decode(stored)

@@ -32,7 +32,9 @@ def project_forever(
     ``on_catch_up`` is called with the number of events applied each time
     some were.
     """
-    listener = listen(store, "chatledger-project") if store.config.backend == "postgres" else None
+    listener = (
+        listen(store.log, "chatledger-project") if store.config.backend == "postgres" else None
+    )
     try:
         while not stop.is_set():
             applied = store.catch_up()

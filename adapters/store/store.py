@@ -1,28 +1,30 @@
-"""``ConversationStore``: chatledger's public API, composed from the log, the aggregate and the writer."""
+"""``ConversationStore``: chatledger's public API, one method per use case.
+
+Every public operation is a method of this class, each a few lines that
+resolve defaults and delegate to the module holding the concept: the
+``unit_of_work`` (load, decide, save), ``actions``, ``reads``, ``inbox``,
+``follow``, ``verify`` and the stream ``writer``. The parts it is composed of
+come from ``chatledger.adapters.bootstrap``.
+"""
 
 from __future__ import annotations
 
-import gc
-import json
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
-from uuid import UUID
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from chatledger.adapters.store.actions import ToolActions
-from chatledger.adapters.store.audit import Audit
-from chatledger.adapters.store.cache import ConversationCache, ReadCache
-from chatledger.adapters.persistence.config import StoreConfig, parse_url
-from chatledger.adapters.store.follow import Following
-from chatledger.adapters.store.inbox import Inbox
-from chatledger.adapters.persistence.log import ConversationLog
-from chatledger.adapters.store.retry import RETRIES, back_off
+from chatledger.adapters.store import actions, inbox
+from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.follow import FollowedChunk, follow
+from chatledger.adapters.store.reads import Reads
+from chatledger.adapters.store.unit_of_work import UnitOfWork
+from chatledger.adapters.store.verify import Progress as VerifyProgress
+from chatledger.adapters.store.verify import Verifier, VerifyReport
 from chatledger.adapters.store.writer import BatchPolicy, Flusher, StreamWriter
-from chatledger.adapters.store.verify import Verifying
-from chatledger.adapters.persistence.read_models import open_read_models
-from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.aggregate import Conversation
+from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
 from chatledger.domain.errors import (
@@ -30,17 +32,22 @@ from chatledger.domain.errors import (
     ConversationExistsError,
     InvalidChunkError,
     InvalidInputError,
-    StoreConfigurationError,
 )
-from chatledger.domain.events import StreamClosed
 from chatledger.domain.limits import Limits
-from chatledger.projections.projector import Progress, Projector
+from chatledger.domain.timeline import TimelineEntry
+from chatledger.projections.projector import Progress
+from chatledger.projections.read_models import ContinuationRequest, PendingApproval
+
+if TYPE_CHECKING:
+    from chatledger.adapters.bootstrap import StoreParts
+    from chatledger.adapters.persistence.config import StoreConfig
+    from chatledger.adapters.persistence.log import ConversationLog
+    from chatledger.projections.projector import Projector
+    from chatledger.projections.read_models import ReadModelView
 
 __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
 
 DEFAULT_TENANT = "default"
-_SNAPSHOT_EVERY = 16
-"""Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
 
 
 @dataclass
@@ -57,7 +64,7 @@ class IngestReport:
     """Chunks refused, with the reason for each."""
 
 
-class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
+class ConversationStore:
     """An event-sourced store of AI chat conversations.
 
     Open one with ``ConversationStore.open(url)``; it is safe to share between
@@ -67,32 +74,29 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
 
     def __init__(
         self,
-        config: StoreConfig,
+        parts: StoreParts,
         *,
         tenant: str = DEFAULT_TENANT,
         limits: Limits | None = None,
         batch: BatchPolicy | None = None,
-        env: dict[str, str] | None = None,
         auto_continue: bool = True,
     ) -> None:
-        self.config = config
-        self.auto_continue = auto_continue
+        """Compose a store from opened parts; use ``open()`` (or ``bootstrap.build_store``)."""
+        self.config: StoreConfig = parts.config
         self.tenant = tenant
         self.limits = limits or Limits()
         self.batch = batch or BatchPolicy()
-        if config.backend == "postgres" and config.schema and config.schema != "public":
-            _create_schema(config)
+        self.auto_continue = auto_continue
+        self.log: ConversationLog = parts.log
+        """The event log (an eventsourcing ``Application``): the source of truth."""
+        self.read_models: ReadModelView = parts.read_models
+        """The read-model tables next to the log."""
+        self.projector: Projector = parts.projector
+        """Keeps the read models up to date with the log."""
+        self._uow = UnitOfWork(self.log)
+        self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
+        self._verifier = Verifier(self.log, self.read_models, self.projector)
         self._flusher = Flusher(self.batch.max_delay)
-        self._cache = ConversationCache()
-        self._read_cache = ReadCache()
-        try:
-            self._log = ConversationLog(env={**config.env, **(env or {})})
-        except Exception as error:  # database driver errors vary by backend
-            raise StoreConfigurationError(
-                f"cannot open the store at {config.display}: {error}"
-            ) from error
-        self._view = open_read_models(self._log, config.backend)
-        self._projector = Projector(self._log, self._view)
 
     @classmethod
     def open(
@@ -116,27 +120,25 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         ``AESCipher.create_key``) encrypts events at rest. ``auto_continue=False``
         turns off the default continuation after approvals and tool outputs.
         """
-        env: dict[str, str] = {}
-        if not compress:
-            env["COMPRESSOR_TOPIC"] = ""
-        if cipher_key:
-            env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
-            env["CIPHER_KEY"] = cipher_key
-        return cls(
-            parse_url(url),
+        # The composition root imports this module; importing it here keeps the cycle lazy.
+        from chatledger.adapters.bootstrap import open_store
+
+        return open_store(
+            url,
             tenant=tenant,
+            batch_chunks=batch_chunks,
+            batch_ms=batch_ms,
             limits=limits,
-            batch=BatchPolicy(batch_chunks, batch_ms / 1000),
-            env=env,
+            compress=compress,
+            cipher_key=cipher_key,
             auto_continue=auto_continue,
         )
 
     def close(self) -> None:
         """Release database connections."""
         self._flusher.stop()
-        self._log.close()
-        if self.config.backend == "memory":  # the read models have a database of their own
-            self._view.datastore.close()  # type: ignore[attr-defined]
+        self.log.close()
+        self.read_models.close()
 
     def __enter__(self) -> ConversationStore:
         return self
@@ -167,7 +169,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
             self.limits.check_value(what, value)
         conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
         try:
-            self._log.record(conversation)
+            self._uow.create(conversation)
         except ConcurrentWriteError:
             raise ConversationExistsError(tenant, chat_id) from None
 
@@ -180,8 +182,10 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         actor: str = "system",
     ) -> None:
         """Append a whole UIMessage of any role (imported assistant messages keep every tool state)."""
-        self._act(
-            chat_id, tenant, lambda c: c.append_message(message, actor=actor, limits=self.limits)
+        self._uow.act(
+            tenant or self.tenant,
+            chat_id,
+            lambda c: c.append_message(message, actor=actor, limits=self.limits),
         )
 
     def open_stream(
@@ -206,19 +210,19 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
         new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
         trigger = trigger or ("continuation" if continuation else "submit-message")
-
-        def open_it(conversation: Conversation) -> None:
-            conversation.open_stream(
+        conversation, _, _ = self._uow.act(
+            tenant or self.tenant,
+            chat_id,
+            lambda c: c.open_stream(
                 stream_id,
                 new_message_id,
                 continuation=continuation,
                 trigger=trigger,
                 actor=actor,
                 request_id=request_id,
-            )
-
-        conversation, _ = self._act(chat_id, tenant, open_it, keep=False)
-        key = (tenant or self.tenant, chat_id)
+            ),
+            keep=False,
+        )
         return StreamWriter(
             conversation,
             stream_id,
@@ -226,9 +230,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
             limits=self.limits,
             policy=self.batch,
             flusher=self._flusher,
-            commit=self._commit,
-            reload=lambda: self._load(*key),
-            on_close=lambda saved: self._cache.give(conversation_id(*key), saved),
+            unit_of_work=self._uow,
         )
 
     def close_stream(
@@ -251,7 +253,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
             target = stream_id or (open_stream.stream_id if open_stream else None)
             conversation.close_stream(target or "", outcome, reason, actor=actor)
 
-        self._act(chat_id, tenant, close)
+        self._uow.act(tenant or self.tenant, chat_id, close)
 
     def ingest(
         self,
@@ -280,6 +282,153 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         report.message_id = stream.message_id
         return report
 
+    # -- human in the loop ----------------------------------------------------
+
+    def add_tool_output(
+        self,
+        chat_id: str,
+        tool_call_id: str,
+        *,
+        output: Any = None,
+        state: str = "output-available",
+        error_text: str | None = None,
+        actor: str = "system",
+        auto_continue: bool | None = None,
+        tenant: str | None = None,
+    ) -> ActionResult:
+        """Give a tool call's result (``output-available``) or error (``output-error``).
+
+        Accepted when the call is ``input-available``, ``approval-requested`` or
+        ``approval-responded``. ``output-error`` with ``error_text`` is how a
+        client sends a custom denial. A call that already has a result keeps it
+        (first write wins; ``changed`` is False). ``auto_continue`` defaults to
+        True for results and False for errors.
+        """
+        if auto_continue is None:
+            auto_continue = self.auto_continue and state == "output-available"
+        return actions.add_tool_output(
+            self._uow, tenant or self.tenant, chat_id, tool_call_id, output=output, state=state,
+            error_text=error_text, actor=actor, auto_continue=auto_continue, limits=self.limits,
+        )  # fmt: skip
+
+    def respond_to_approval(
+        self,
+        chat_id: str,
+        *,
+        approved: bool,
+        approval_id: str | None = None,
+        tool_call_id: str | None = None,
+        reason: str | None = None,
+        actor: str = "system",
+        auto_continue: bool | None = None,
+        tenant: str | None = None,
+    ) -> ActionResult:
+        """Approve or deny a tool call awaiting approval (by approval id or tool call id).
+
+        Approved: ``approval-responded``; denied: ``output-denied`` with
+        ``approval.approved = false`` and the reason, so the model is told. The
+        same answer again records nothing; a different one raises
+        ApprovalConflictError. ``auto_continue`` defaults to True for both.
+        """
+        return actions.respond_to_approval(
+            self._uow, tenant or self.tenant, chat_id, approved=approved, approval_id=approval_id,
+            tool_call_id=tool_call_id, reason=reason, actor=actor,
+            auto_continue=self.auto_continue if auto_continue is None else auto_continue,
+        )  # fmt: skip
+
+    def regenerate(
+        self,
+        chat_id: str,
+        message_id: str | None = None,
+        *,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> int:
+        """Cut an assistant message (default: the last one) and everything after it from the view.
+
+        Given a user message id, the messages after it are cut. The cut
+        messages stay in the log (``messages(at_version=...)`` shows them).
+        Open the new stream with ``trigger="regenerate-message"``. Returns how
+        many messages were cut.
+        """
+        return actions.regenerate(
+            self._uow, tenant or self.tenant, chat_id, message_id, reason=reason, actor=actor
+        )
+
+    def cut(
+        self,
+        chat_id: str,
+        from_message_id: str,
+        *,
+        trigger: str = "cut",
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> int:
+        """Cut ``from_message_id`` (any role) and every later message from the view.
+
+        The general form of ``regenerate`` and ``edit``, for stores of other
+        frameworks (``trigger`` names why, in the audit). The cut messages stay
+        in the log. Returns how many messages were cut.
+        """
+        return actions.cut(
+            self._uow, tenant or self.tenant, chat_id, from_message_id,
+            trigger=trigger, reason=reason, actor=actor,
+        )  # fmt: skip
+
+    def edit(
+        self,
+        chat_id: str,
+        message_id: str,
+        new_message: dict[str, Any],
+        *,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> int:
+        """Replace a user message: it and every later message leave the view, ``new_message`` is appended.
+
+        Returns how many messages were cut; they stay in the log.
+        """
+        return actions.edit(
+            self._uow, tenant or self.tenant, chat_id, message_id, new_message,
+            reason=reason, actor=actor, limits=self.limits,
+        )  # fmt: skip
+
+    def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
+        """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
+        return status_of(self._uow.load(tenant or self.tenant, chat_id).state)
+
+    def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
+        """Every tool call awaiting approval across the tenant's conversations, oldest first."""
+        return inbox.pending_approvals(self.read_models, self.projector, tenant or self.tenant)
+
+    def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
+        """Continuation requests not yet started (claimed or not), oldest first."""
+        return inbox.pending_continuations(self.read_models, self.projector, tenant or self.tenant)
+
+    def claim_continuation(
+        self,
+        worker: str,
+        *,
+        lease_seconds: float = 60.0,
+        tenant: str | None = None,
+        chat_id: str | None = None,
+        min_age_seconds: float = 0.0,
+    ) -> ContinuationRequest | None:
+        """Take the oldest unclaimed (or lease-expired) request; exactly one worker wins each.
+
+        Then open its stream with ``open_stream(chat_id, request_id=...)``
+        within the lease; that fulfils the request. ``chat_id`` takes only
+        that conversation's request; ``min_age_seconds`` leaves alone requests
+        younger than that (a request its own writer is about to fulfil).
+        """
+        return inbox.claim_continuation(
+            self._uow, self.pending_continuations(tenant=tenant), worker,
+            lease_seconds=lease_seconds, chat_id=chat_id, min_age_seconds=min_age_seconds,
+        )  # fmt: skip
+
     # -- reading ------------------------------------------------------------
 
     def messages(
@@ -295,28 +444,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         The current messages come from the read model (brought up to date
         first); past ones are rebuilt from the log.
         """
-        tenant = tenant or self.tenant
-        if at_time is not None:
-            at_version = self._version_at(tenant, chat_id, at_time)
-            if at_version == 0:
-                return []
-        if at_version is not None:
-            return self._load(tenant, chat_id, at_version).state.messages
-        key = conversation_id(tenant, chat_id)
-        cached = self._read_cache.get(key)
-        if cached is not None and not self._log.has_events_after(key, cached[0]):
-            text = cached[1]
-        else:
-            row = self._view.conversation(key)
-            if row is None or self._log.has_events_after(key, row.version):
-                self._projector.catch_up()
-                row = self._view.conversation(key)
-                if row is None:
-                    self._load(tenant, chat_id)  # raises ConversationNotFoundError
-                    raise AssertionError("a stored conversation is missing from the read model")
-            text = row.messages_json
-            self._read_cache.put(key, row.version, text)
-        return _decode(text)
+        return self._reads.messages(tenant or self.tenant, chat_id, at_version, at_time)
 
     def model_messages(
         self,
@@ -329,7 +457,7 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         ignore_incomplete_tool_calls: bool = False,
         unanswered: Unanswered = "refuse",
     ) -> Any:
-        """The conversation (now, or at a version or time) in a model API's format (SPEC §6).
+        """The conversation (now, or at a version or time) in a model API's format.
 
         ``format`` is ``"ai-sdk"`` (AI SDK ``ModelMessage`` list), ``"anthropic"``
         (``{"system": ..., "messages": [...]}``), ``"openai-chat"`` (Chat
@@ -344,7 +472,63 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
             unanswered=unanswered,
         )
 
-    # -- read models ---------------------------------------------------------
+    def history(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        kinds: Iterable[str] | None = None,
+        actor: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+        full: bool = False,
+    ) -> list[TimelineEntry]:
+        """The conversation's audit timeline: one entry per event, in order.
+
+        ``kinds`` keeps entries of those kinds (see ``chatledger.domain.timeline.KINDS``),
+        ``actor`` those of one actor, ``after`` those after a position.
+        Replayed and refused chunks show in the ``marks`` and ``details`` of
+        their batch's entry. A batch's details list only those chunks (the
+        read model stays small); ``full=True`` lists every chunk, re-read from
+        the log. Raises ConversationNotFoundError for an unknown chat.
+        """
+        return self._reads.history(tenant or self.tenant, chat_id, kinds, actor, after, limit, full)
+
+    def follow(
+        self,
+        chat_id: str,
+        *,
+        after: str | None = None,
+        tenant: str | None = None,
+        timeout: float | None = None,
+        poll_seconds: float | None = None,
+    ) -> Generator[FollowedChunk, None, None]:
+        """Yield, in order, the chunks appended to the conversation's stream after ``after``.
+
+        ``after=None`` follows the stream open now from its start (or replays
+        the last stream when none is open; nothing if there never was one);
+        ``after=`` a ``FollowedChunk.cursor`` resumes right after that chunk.
+        Waits for new chunks until the stream closes, then returns; replayed
+        and refused chunks are not yielded. ``timeout`` (seconds with nothing
+        new) raises ``FollowTimeoutError``. Close the generator to release its
+        connection. Details: ``chatledger.adapters.store.follow``.
+        """
+        return follow(
+            self.log, tenant or self.tenant, chat_id,
+            after=after, timeout=timeout, poll_seconds=poll_seconds,
+        )  # fmt: skip
+
+    def version(self, chat_id: str, *, tenant: str | None = None) -> int:
+        """The conversation's current version (number of events)."""
+        return self._uow.load(tenant or self.tenant, chat_id).version
+
+    def conversation(
+        self, chat_id: str, *, tenant: str | None = None, at_version: int | None = None
+    ) -> Conversation:
+        """The aggregate itself, loaded from the log (at ``at_version``): for tools and tests."""
+        return self._uow.load(tenant or self.tenant, chat_id, at_version)
+
+    # -- read models and checks -------------------------------------------------
 
     def catch_up(self, *, progress: Progress | None = None) -> int:
         """Bring the read models up to date with the log; returns how many events were applied.
@@ -352,134 +536,31 @@ class ConversationStore(ToolActions, Inbox, Audit, Following, Verifying):
         Reads do this by themselves; call it to keep reads fast (for example
         from a background worker, or ``chatledger project``).
         """
-        return self._projector.catch_up(progress=progress)
+        return self.projector.catch_up(progress=progress)
 
     def rebuild(self, *, progress: Progress | None = None) -> int:
         """Drop the read models and rebuild them from the whole log; returns how many events were applied."""
-        return self._projector.rebuild(progress=progress)
+        return self.projector.rebuild(progress=progress)
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
-        return int(self._log.recorder.max_notification_id() or 0)
+        return self.log.head()
 
     def read_model_counts(self) -> dict[str, int]:
         """Rows per read model: conversations, timeline, approvals, continuations."""
-        return self._view.counts()
+        return self.read_models.counts()
 
-    def version(self, chat_id: str, *, tenant: str | None = None) -> int:
-        """The conversation's current version (number of events)."""
-        return self._load(tenant or self.tenant, chat_id).version
-
-    def _version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        self._load(tenant, chat_id)  # raises ConversationNotFoundError
-        version = 0
-        event: Any
-        for event in self._log.events.get(conversation_id(tenant, chat_id)):
-            if event.timestamp > moment:
-                break
-            version = event.originator_version
-        return version
-
-    # -- plumbing -------------------------------------------------------------
-
-    def _load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
-        return self._log.load(conversation_id(tenant, chat_id), tenant, chat_id, version)
-
-    def _commit(self, conversation: Conversation) -> None:
-        """Save pending events; snapshot after a closed stream, and every so often within one.
-
-        Loading then reads one snapshot plus at most a few batches of chunks;
-        only the newest snapshot is kept.
-        """
-        pending = conversation.pending_events
-        snapshot_due = any(
-            isinstance(event, StreamClosed) or event.originator_version % _SNAPSHOT_EVERY == 0
-            for event in pending
-        )
-        self._log.record(conversation, snapshot=snapshot_due)
-
-    def _act(
+    def verify(
         self,
-        chat_id: str,
-        tenant: str | None,
-        decide: Callable[[Conversation], None],
+        chat_id: str | None = None,
         *,
-        keep: bool = True,
-    ) -> tuple[Conversation, list[Any]]:
-        """Load, decide, save; on a concurrent write, re-decide against the new state.
+        tenant: str | None = None,
+        progress: VerifyProgress | None = None,
+    ) -> VerifyReport:
+        """Re-derive snapshots and read models from the log and compare (all, or one conversation).
 
-        Returns the saved conversation and the events the decision recorded
-        (none for a duplicate action). With ``keep`` the conversation goes back
-        to the cache afterwards; otherwise the caller owns it.
+        The report names each disagreement and how to repair it; see
+        ``chatledger.adapters.store.verify``. Raises ConversationNotFoundError
+        for an unknown ``chat_id``.
         """
-        tenant = tenant or self.tenant
-        key = conversation_id(tenant, chat_id)
-        for attempt in range(RETRIES):
-            if attempt:
-                back_off(attempt)
-            conversation = self._current(key, tenant, chat_id)
-            decide(conversation)
-            events = list(conversation.pending_events)
-            if events:
-                try:
-                    self._commit(conversation)
-                except ConcurrentWriteError:
-                    continue
-            if keep:
-                self._cache.give(key, conversation)
-            return conversation, events
-        raise ConcurrentWriteError(chat_id)
-
-    def _current(self, key: UUID, tenant: str, chat_id: str) -> Conversation:
-        """The conversation as it is now: the cached one if nothing was written since, else loaded."""
-        cached = self._cache.take(key)
-        if cached is not None and not self._log.has_events_after(key, cached.version):
-            return cached
-        return self._load(tenant, chat_id)
-
-
-def _decode(text: str) -> list[dict[str, Any]]:
-    """Messages JSON to dicts, with the cyclic garbage collector paused.
-
-    Decoding a long conversation allocates hundreds of thousands of
-    containers, which triggers full collections: p99 of reading a 780 KB
-    conversation fell from 36 ms to 7 ms without them. JSON holds no cycles.
-    """
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        messages: list[dict[str, Any]] = json.loads(text)
-    finally:
-        if paused:
-            gc.enable()
-    return messages
-
-
-def _create_schema(config: StoreConfig) -> None:
-    """eventsourcing needs the PostgreSQL schema to exist; create it on first use."""
-    import psycopg
-    from psycopg import sql
-
-    env = config.env
-    try:
-        with psycopg.connect(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env["POSTGRES_HOST"],
-            port=int(env["POSTGRES_PORT"]),
-            user=env["POSTGRES_USER"],
-            password=env["POSTGRES_PASSWORD"] or None,
-            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-            autocommit=True,
-        ) as connection:
-            connection.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-                    sql.Identifier(config.schema or "")
-                )
-            )
-    except psycopg.Error as error:
-        raise StoreConfigurationError(
-            f"cannot open the store at {config.display}: {error}"
-        ) from error
+        return self._verifier.verify(tenant or self.tenant, chat_id, progress)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["Problem", "VerifyReport", "Verifying"]
+__all__ = ["Problem", "Verifier", "VerifyReport"]
 
 Progress = Callable[[str, int, int], None]
 """Called as work goes on with (stage, done, total); stages: ``log``, ``conversations``."""
@@ -93,21 +93,16 @@ class VerifyReport:
         return "; ".join(advice)
 
 
-class Verifying:
-    """``verify()`` of ``ConversationStore`` (mixed in)."""
+class Verifier:
+    """Re-derives conversations, snapshots and read models from the log and compares."""
 
-    if TYPE_CHECKING:
-        tenant: str
-        _log: ConversationLog
-        _view: ReadModelView
-        _projector: Projector
+    def __init__(self, log: ConversationLog, view: ReadModelView, projector: Projector) -> None:
+        self._log = log
+        self._view = view
+        self._projector = projector
 
     def verify(
-        self,
-        chat_id: str | None = None,
-        *,
-        tenant: str | None = None,
-        progress: Progress | None = None,
+        self, tenant: str, chat_id: str | None, progress: Progress | None = None
     ) -> VerifyReport:
         """Check the whole store (or one conversation) against its event log; see the module docstring.
 
@@ -126,7 +121,6 @@ class Verifying:
                 )
             )
         if chat_id is not None:
-            tenant = tenant or self.tenant
             found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
             if not self._log.has_events_after(next(iter(found)), 0):
                 raise ConversationNotFoundError(tenant, chat_id)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from chatledger.adapters.store.retry import RETRIES, back_off
+from chatledger.adapters.store.unit_of_work import RETRIES, UnitOfWork, back_off
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits
@@ -98,9 +98,7 @@ class StreamWriter:
         limits: Limits,
         policy: BatchPolicy,
         flusher: Flusher,
-        commit: Callable[[Conversation], None],
-        reload: Callable[[], Conversation],
-        on_close: Callable[[Conversation], None] | None = None,
+        unit_of_work: UnitOfWork,
     ) -> None:
         self.stream_id = stream_id
         assert conversation.state.stream is not None
@@ -109,9 +107,7 @@ class StreamWriter:
         self._conversation = conversation
         self._limits = limits
         self._policy = policy
-        self._commit = commit
-        self._reload = reload
-        self._on_close = on_close
+        self._uow = unit_of_work
         self._lock = threading.RLock()
         self._unsaved: list[Any] = []
         self._oldest: float = 0.0
@@ -189,8 +185,7 @@ class StreamWriter:
             self._unsaved = []
             self.closed = True
             self._flusher.unwatch(self)
-            if self._on_close is not None:
-                self._on_close(self._conversation)  # saved: the store may reuse it
+            self._uow.give_back(self._conversation)  # saved: the store may reuse it
 
     def _save(self, record: Callable[[Conversation], None]) -> None:
         """Record and commit; if another writer got in first, reload and re-apply the batch.
@@ -209,7 +204,7 @@ class StreamWriter:
                 self._closed_elsewhere()
                 raise
             try:
-                self._commit(self._conversation)
+                self._uow.commit(self._conversation)
                 return
             except ConcurrentWriteError:
                 self._resync()
@@ -229,7 +224,8 @@ class StreamWriter:
         call reloads again.
         """
         self._stale = True  # until the reload below has fully succeeded
-        conversation = self._reload()
+        state = self._conversation.state
+        conversation = self._uow.load(state.tenant, state.chat_id)
         try:
             for chunk in self._unsaved:
                 conversation.receive(self.stream_id, chunk, limits=self._limits)

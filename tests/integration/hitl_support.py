@@ -5,7 +5,7 @@ streams as ``streamText(...).toUIMessageStream()`` sends them (``start``,
 ``start-step``, ``tool-input-start``/``-delta``/``-available``,
 ``tool-approval-request``, ``finish-step``, ``finish`` with ``finishReason``
 ``tool-calls``), and imported assistant UIMessages whose tool parts are in a
-given state. The readers decode the stored log (``store._log``, through
+given state. The readers decode the stored log (``store.log``, through
 ``tests.support.ledger``) so the tests can check what was *recorded*, not only
 what is shown.
 """
@@ -213,7 +213,7 @@ def paused_turn(
 def events(
     store: ConversationStore, chat: str, tenant: str | None = None
 ) -> list[ConversationEvent]:
-    """Every stored event of the conversation (``store._log.events.get(conversation_id(...))``)."""
+    """Every stored event of the conversation (``store.log.events.get(conversation_id(...))``)."""
     return stored_events(store, chat, tenant)
 
 

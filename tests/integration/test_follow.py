@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.store.follow import FollowedChunk, Following, FollowTimeoutError, follow
+from chatledger.adapters.store.follow import FollowedChunk, FollowTimeoutError
 from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
@@ -99,7 +99,7 @@ def test_a_follower_thread_sees_the_applied_chunks_in_order_and_ends_at_close(
     reader = backend.other_store(writer)
     _new_chat(writer, "live")
     stream = writer.open_stream("live")
-    thread, got = _in_thread(follow(reader, "live", timeout=20))
+    thread, got = _in_thread(reader.follow("live", timeout=20))
     chunks = _reply()
     applied = _write(stream, chunks, pause=0.003)
     assert len(applied) == len(chunks) - 2  # one replay, one refusal
@@ -121,17 +121,17 @@ def test_resume_from_a_cursor_mid_stream(backend: Backend) -> None:
     stream = store.open_stream("resume")
     applied = _write(stream, chunks[:30])
     stream.flush()
-    first = follow(store, "resume")
+    first = store.follow("resume")
     seen = [next(first) for _ in range(12)]
     first.close()
     applied += _write(stream, chunks[30:])
     stream.close()
 
-    rest = list(follow(store, "resume", after=seen[-1].cursor))
+    rest = list(store.follow("resume", after=seen[-1].cursor))
     assert _seen(seen) + _seen(rest) == applied
-    everything = list(follow(store, "resume"))
+    everything = list(store.follow("resume"))
     for index, item in enumerate(everything):
-        assert _seen(list(follow(store, "resume", after=item.cursor))) == applied[index + 1 :]
+        assert _seen(list(store.follow("resume", after=item.cursor))) == applied[index + 1 :]
 
 
 def test_after_the_stream_closed_the_whole_last_stream_is_replayed(backend: Backend) -> None:
@@ -139,12 +139,12 @@ def test_after_the_stream_closed_the_whole_last_stream_is_replayed(backend: Back
     a conversation without streams yields nothing."""
     store = backend.open()
     _new_chat(store, "done")
-    assert list(follow(store, "done")) == []
+    assert list(store.follow("done")) == []
     store.ingest("done", [{"type": "start"}, *_text("first answer")])
     store.append_message("done", {**_user("done"), "id": "u2"})
     last = [{"type": "start"}, *_text("second answer")]
     store.ingest("done", last)
-    followed = list(follow(store, "done"))
+    followed = list(store.follow("done"))
     assert [item.chunk for item in followed] == last
     assert [item.position for item in followed] == list(range(len(last)))
 
@@ -155,31 +155,31 @@ def test_a_long_stream_is_read_in_pages(backend: Backend) -> None:
     store = backend.open(batch_chunks=1)
     _new_chat(store, "long")
     stream = store.open_stream("long")
-    thread, live = _in_thread(follow(store, "long", timeout=20))
+    thread, live = _in_thread(store.follow("long", timeout=20))
     applied = _write(stream, _reply(300))
     stream.close()
     thread.join(timeout=30)
     assert not thread.is_alive()
     assert _seen(live) == applied
-    assert _seen(list(follow(store, "long"))) == applied
+    assert _seen(list(store.follow("long"))) == applied
     store.append_message("long", {**_user("long"), "id": "u2"})
-    assert _seen(list(follow(store, "long", after=live[150].cursor))) == applied[151:]
+    assert _seen(list(store.follow("long", after=live[150].cursor))) == applied[151:]
 
 
 def test_unknown_chats_and_bad_cursors_are_refused_at_the_call(backend: Backend) -> None:
     store = backend.open()
     with pytest.raises(ConversationNotFoundError):
-        follow(store, "nobody")
+        store.follow("nobody")
     _new_chat(store, "a")
     _new_chat(store, "b")
     store.ingest("a", [{"type": "start"}, *_text("hi")])
     store.ingest("b", [{"type": "start"}, *_text("hi")])
-    cursor_of_a = next(follow(store, "a")).cursor
+    cursor_of_a = next(store.follow("a")).cursor
     for bad in ["", "nonsense", "s_x:1:2", cursor_of_a.replace(":0:", ":99:"), "s:1:0"]:
         with pytest.raises(InvalidInputError):
-            follow(store, "a", after=bad)
+            store.follow("a", after=bad)
     with pytest.raises(InvalidInputError):
-        follow(store, "b", after=cursor_of_a)
+        store.follow("b", after=cursor_of_a)
 
 
 def test_timeout_raises_with_the_cursor_to_resume_from(backend: Backend) -> None:
@@ -187,7 +187,7 @@ def test_timeout_raises_with_the_cursor_to_resume_from(backend: Backend) -> None
     _new_chat(store, "quiet")
     stream = store.open_stream("quiet")
     stream.append({"type": "start"})
-    follower = follow(store, "quiet", timeout=0.3)
+    follower = store.follow("quiet", timeout=0.3)
     first = next(follower)
     started = time.monotonic()
     with pytest.raises(FollowTimeoutError) as raised:
@@ -196,14 +196,13 @@ def test_timeout_raises_with_the_cursor_to_resume_from(backend: Backend) -> None
     assert raised.value.cursor == first.cursor
     stream.append({"type": "text-start", "id": "t"})
     stream.close()
-    resumed = list(follow(store, "quiet", after=raised.value.cursor, timeout=5))
+    resumed = list(store.follow("quiet", after=raised.value.cursor, timeout=5))
     assert [item.chunk for item in resumed] == [{"type": "text-start", "id": "t"}]
 
 
 def test_the_store_method_follows() -> None:
-    """``ConversationStore.follow`` is the function, as a method."""
+    """``ConversationStore.follow`` replays a closed stream on the in-memory backend too."""
     with ConversationStore.open("memory://") as store:
-        assert isinstance(store, Following)
         _new_chat(store, "mixin")
         chunks = [{"type": "start"}, *_text("hello")]
         store.ingest("mixin", chunks, continuation=False)
@@ -218,7 +217,7 @@ _CHILD = textwrap.dedent(
 
     url, chat, poll = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with ConversationStore.open(url) as store:
-        chunks = follow(store, chat, timeout=30, poll_seconds=poll)
+        chunks = store.follow(chat, timeout=30, poll_seconds=poll)
         print("ready", flush=True)
         for item in chunks:
             print(json.dumps([item.position, item.chunk]), flush=True)
@@ -264,7 +263,7 @@ def test_closing_a_follower_releases_its_listen_connection(postgres_backend: Bac
     stream = store.open_stream("conn")
     stream.append({"type": "start"})
     before = _listeners(store)
-    follower = follow(store, "conn")
+    follower = store.follow("conn")
     assert next(follower).chunk == {"type": "start"}
     assert _listeners(store) == before + 1
     follower.close()

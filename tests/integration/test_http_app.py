@@ -30,8 +30,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from chatledger import ConversationStore
-from chatledger.adapters.responders import demo
 from chatledger.adapters.http.app import create_app, openapi_document
+from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     Responder,
     ResponderRequest,

@@ -25,11 +25,11 @@ def _user(turn: int) -> dict[str, object]:
 
 
 def _position(store: ConversationStore) -> int:
-    return store._projector.position()
+    return store.projector.position()
 
 
 def _head(store: ConversationStore) -> int:
-    return int(store._log.recorder.max_notification_id() or 0)
+    return int(store.log.recorder.max_notification_id() or 0)
 
 
 def _wait_for(condition: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -84,9 +84,9 @@ def test_a_projection_process_keeps_up_and_resumes_after_a_kill(
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
     for chat in chats:
-        history = observer._view.history(conversation_id(observer.tenant, chat), HistoryQuery())
+        history = observer.read_models.history(conversation_id(observer.tenant, chat), HistoryQuery())
         assert [entry.position for entry in history] == list(range(1, writer.version(chat) + 1))
-        row = observer._view.conversation(conversation_id(observer.tenant, chat))
+        row = observer.read_models.conversation(conversation_id(observer.tenant, chat))
         assert row is not None
         assert json.loads(row.messages_json) == writer.messages(
             chat, at_version=writer.version(chat)

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given
 
 from chatledger import ConversationStore
-from chatledger.adapters.store.audit import write_jsonl
 from chatledger.adapters.persistence.read_models import memory_read_models
+from chatledger.adapters.store.audit import write_jsonl
 from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.projector import Projector
 from chatledger.projections.read_models import HistoryQuery, ReadModelView
@@ -52,8 +53,8 @@ def test_the_read_model_equals_the_aggregate_at_every_version(backend: Backend) 
         _write(store, chat, scenario)
         key = conversation_id(store.tenant, chat)
         view = memory_read_models()  # a fresh view, fed from the store's log one event at a time
-        projector = Projector(store._log, view, page_size=1)
-        notifications = store._log.recorder.select_notifications(start=1, limit=10_000)
+        projector = Projector(store.log, view, page_size=1)
+        notifications = store.log.recorder.select_notifications(start=1, limit=10_000)
         for notification in notifications:
             projector.catch_up(until=notification.id)
             if notification.originator_id != key:
@@ -73,7 +74,7 @@ def test_the_read_model_equals_the_aggregate_at_every_version(backend: Backend) 
 def _status_at(store: ConversationStore, chat: str, version: int) -> str:
     from chatledger.domain.continuation import status_of
 
-    return status_of(store._load(store.tenant, chat, version).state).status
+    return status_of(store.conversation(chat, at_version=version).state).status
 
 
 def test_a_rebuild_gives_exactly_what_the_live_projection_gave(backend: Backend) -> None:
@@ -91,10 +92,10 @@ def test_a_rebuild_gives_exactly_what_the_live_projection_gave(backend: Backend)
 
     write()
     store.catch_up()
-    live = _snapshot(store, store._view, chats)
+    live = _snapshot(store, store.read_models, chats)
     applied = store.rebuild()
-    assert applied == len(store._log.recorder.select_notifications(start=1, limit=1_000_000))
-    assert _snapshot(store, store._view, chats) == live
+    assert applied == len(store.log.recorder.select_notifications(start=1, limit=1_000_000))
+    assert _snapshot(store, store.read_models, chats) == live
 
 
 def test_two_projectors_racing_apply_each_event_exactly_once(durable_backend: Backend) -> None:
@@ -178,7 +179,7 @@ def test_history_filters_and_exports_json_lines(store: ConversationStore) -> Non
     assert write_jsonl(everything, out) == len(everything)
     lines = out.getvalue().splitlines()
     assert [json.loads(line)["position"] for line in lines] == [e.position for e in everything]
-    with pytest.raises(ValueError, match="unknown timeline kind"):
+    with pytest.raises(InvalidInputError, match="unknown timeline kind"):
         store.history(chat, kinds=["no-such-kind"])
 
 

@@ -23,6 +23,7 @@ from chatledger import (
     StreamAlreadyOpenError,
     Verdict,
 )
+from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.events import ChunksReceived
@@ -783,7 +784,7 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
     durable_backend: Backend,
 ) -> None:
     """After a commit fails (the database stayed locked), the log stays contiguous and complete."""
-    store = ConversationStore(
+    store = build_store(
         parse_url(durable_backend.url),
         batch=BatchPolicy(max_chunks=1000, max_delay=600),
         env={"SQLITE_LOCK_TIMEOUT": "1", "POSTGRES_LOCK_TIMEOUT": "1"},
@@ -821,7 +822,7 @@ def test_the_store_does_not_depend_on_statements_prepared_on_its_connections(
     transaction did the same in CI ("prepared statement _pg3_2 does not
     exist"). chatledger's connections prepare no statements, so nothing is lost.
     """
-    store = ConversationStore(
+    store = build_store(
         parse_url(postgres_backend.url),
         env={"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"},
     )
@@ -829,7 +830,7 @@ def test_the_store_does_not_depend_on_statements_prepared_on_its_connections(
     store.start_conversation("chat")
     for turn in range(6):  # psycopg would prepare what runs five times
         store.append_message("chat", user(f"u{turn}"))
-    pool = store._log.recorder.datastore.pool
+    pool = store.log.recorder.datastore.pool
     connection = pool.getconn()
     try:
         assert connection.pgconn.exec_(b"DEALLOCATE ALL").status == 1  # COMMAND_OK

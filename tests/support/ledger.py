@@ -1,7 +1,7 @@
 """Test-only views of what a ``ConversationStore`` keeps: stored events, snapshots, full replays.
 
 These reach below the public API into the store's ``eventsourcing`` application
-(``store._log``) on purpose: the properties they serve are about the stored log
+(``store.log``) on purpose: the properties they serve are about the stored log
 itself (it never changes, folding it from scratch rebuilds the live state,
 snapshots change nothing). Keeping every such access here means one place to
 update when the store's internals move.
@@ -52,7 +52,7 @@ def stored_records(
     store: ConversationStore, chat_id: str, tenant: str | None = None
 ) -> list[tuple[int, str, bytes]]:
     """The conversation's stored events exactly as recorded: (version, topic, stored bytes)."""
-    recorder: Any = store._log.events.recorder
+    recorder: Any = store.log.events.recorder
     return [
         (record.originator_version, record.topic, bytes(record.state))
         for record in recorder.select_events(aggregate_id(store, chat_id, tenant))
@@ -63,7 +63,7 @@ def stored_events(
     store: ConversationStore, chat_id: str, tenant: str | None = None
 ) -> list[ConversationEvent]:
     """The conversation's stored events, decoded."""
-    return list(store._log.events.get(aggregate_id(store, chat_id, tenant)))
+    return list(store.log.events.get(aggregate_id(store, chat_id, tenant)))
 
 
 def stored_chunk_count(store: ConversationStore, chat_id: str, tenant: str | None = None) -> int:
@@ -79,7 +79,7 @@ def replay_from_scratch(
     store: ConversationStore, chat_id: str, version: int | None = None
 ) -> Conversation:
     """Fold every stored event from the first one (no snapshot), up to ``version``."""
-    events = store._log.events.get(aggregate_id(store, chat_id), lte=version)
+    events = store.log.events.get(aggregate_id(store, chat_id), lte=version)
     conversation = project_aggregate(None, events)
     assert isinstance(conversation, Conversation), f"no conversation {chat_id!r} at {version}"
     return conversation
@@ -89,15 +89,15 @@ def load_with_snapshots(
     store: ConversationStore, chat_id: str, version: int | None = None
 ) -> Conversation:
     """Load the conversation the way the store does: newest snapshot, then later events."""
-    conversation = store._log.repository.get(aggregate_id(store, chat_id), version=version)
+    conversation = store.log.repository.get(aggregate_id(store, chat_id), version=version)
     assert isinstance(conversation, Conversation)
     return conversation
 
 
 def snapshot_versions(store: ConversationStore, chat_id: str) -> list[int]:
     """Versions at which the conversation has a stored snapshot."""
-    assert store._log.snapshots is not None
-    recorder: Any = store._log.snapshots.recorder
+    assert store.log.snapshots is not None
+    recorder: Any = store.log.snapshots.recorder
     return [
         record.originator_version for record in recorder.select_events(aggregate_id(store, chat_id))
     ]
@@ -105,8 +105,8 @@ def snapshot_versions(store: ConversationStore, chat_id: str) -> list[int]:
 
 def drop_snapshots(store: ConversationStore) -> None:
     """Delete every stored snapshot, so the next load folds the whole log."""
-    assert store._log.snapshots is not None
-    recorder: Any = store._log.snapshots.recorder
+    assert store.log.snapshots is not None
+    recorder: Any = store.log.snapshots.recorder
     datastore = getattr(recorder, "datastore", None)
     if datastore is None:  # eventsourcing.popo (memory://): an in-memory index
         with recorder._database_lock:
@@ -139,7 +139,7 @@ def writes_blocked(store: ConversationStore) -> Iterator[None]:
         return
     assert config.backend == "postgres", "only SQLite and PostgreSQL stores can be blocked"
     env = config.env
-    table = store._log.events.recorder.events_table_name  # type: ignore[attr-defined]
+    table = store.log.events.recorder.events_table_name  # type: ignore[attr-defined]
     with psycopg.connect(
         dbname=env["POSTGRES_DBNAME"],
         host=env["POSTGRES_HOST"],

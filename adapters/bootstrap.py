@@ -1,0 +1,95 @@
+"""The composition root: a URL (or a parsed configuration) becomes a working ``ConversationStore``.
+
+URL -> ``StoreConfig`` -> the event log (eventsourcing application over
+SQLite, PostgreSQL or memory) -> the read models next to it -> the projector
+-> the flusher, caches and unit of work -> the store. Nothing else in
+chatledger builds these parts; ``ConversationStore.open`` calls
+``open_store``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatledger.adapters.persistence.config import StoreConfig, parse_url
+from chatledger.adapters.persistence.log import ConversationLog
+from chatledger.adapters.persistence.read_models import open_read_models
+from chatledger.adapters.persistence.schema import ensure_schema
+from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
+from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.domain.errors import StoreConfigurationError
+from chatledger.domain.limits import Limits
+from chatledger.projections.projector import Projector
+from chatledger.projections.read_models import ReadModelView
+
+__all__ = ["StoreParts", "build_store", "open_store"]
+
+
+@dataclass(frozen=True)
+class StoreParts:
+    """The infrastructure a ``ConversationStore`` is composed of."""
+
+    config: StoreConfig
+    log: ConversationLog
+    read_models: ReadModelView
+    projector: Projector
+
+
+def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
+    """Open (creating on first use) the log and read models at ``config``."""
+    ensure_schema(config)
+    try:
+        log = ConversationLog(config, env)
+    except Exception as error:  # database driver errors vary by backend
+        raise StoreConfigurationError(
+            f"cannot open the store at {config.display}: {error}"
+        ) from error
+    read_models = open_read_models(log, config.backend)
+    return StoreParts(config, log, read_models, Projector(log, read_models))
+
+
+def build_store(
+    config: StoreConfig,
+    *,
+    tenant: str = DEFAULT_TENANT,
+    limits: Limits | None = None,
+    batch: BatchPolicy | None = None,
+    env: dict[str, str] | None = None,
+    auto_continue: bool = True,
+) -> ConversationStore:
+    """A store over ``config``; ``env`` adds eventsourcing settings (e.g. lock timeouts, a cipher)."""
+    return ConversationStore(
+        open_parts(config, env),
+        tenant=tenant,
+        limits=limits or Limits(),
+        batch=batch or BatchPolicy(),
+        auto_continue=auto_continue,
+    )
+
+
+def open_store(
+    url: str | None = None,
+    *,
+    tenant: str = DEFAULT_TENANT,
+    batch_chunks: int = 64,
+    batch_ms: float = 50,
+    limits: Limits | None = None,
+    compress: bool = True,
+    cipher_key: str | None = None,
+    auto_continue: bool = True,
+) -> ConversationStore:
+    """What ``ConversationStore.open`` does; see there."""
+    env: dict[str, str] = {}
+    if not compress:
+        env["COMPRESSOR_TOPIC"] = ""
+    if cipher_key:
+        env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
+        env["CIPHER_KEY"] = cipher_key
+    return build_store(
+        parse_url(url),
+        tenant=tenant,
+        limits=limits,
+        batch=BatchPolicy(batch_chunks, batch_ms / 1000),
+        env=env,
+        auto_continue=auto_continue,
+    )

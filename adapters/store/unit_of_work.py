@@ -1,0 +1,126 @@
+"""Load, decide, save: how every change to a conversation is committed.
+
+``UnitOfWork.act`` loads the conversation (the cached one if nothing was
+written since), lets a decision record events on it, and saves them; on a
+version clash with another writer it loads again and re-decides against the
+new state. ``commit`` holds the snapshot policy. The stream writer commits
+through the same unit of work.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from chatledger.adapters.persistence.log import ConversationLog
+from chatledger.adapters.store.cache import ConversationCache
+from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.errors import ConcurrentWriteError
+from chatledger.domain.events import StreamClosed
+
+__all__ = ["RETRIES", "SNAPSHOT_EVERY", "UnitOfWork", "back_off"]
+
+RETRIES = 30
+"""Attempts before a write gives up with ConcurrentWriteError."""
+SNAPSHOT_EVERY = 16
+"""Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
+
+
+def back_off(attempt: int) -> None:
+    """Sleep a little, randomly, longer each attempt: concurrent writers of one conversation take turns."""
+    time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))
+
+
+class UnitOfWork:
+    """Loads and saves conversations for the use cases; keeps the recently saved ones in a cache."""
+
+    def __init__(self, log: ConversationLog, cache: ConversationCache | None = None) -> None:
+        self.log = log
+        self.cache = cache or ConversationCache()
+
+    def load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
+        """The conversation as stored (at ``version``); ConversationNotFoundError if there is none."""
+        return self.log.load(conversation_id(tenant, chat_id), tenant, chat_id, version)
+
+    def current(self, tenant: str, chat_id: str) -> Conversation:
+        """The conversation as it is now: the cached one if nothing was written since, else loaded.
+
+        The caller owns it; ``give_back`` returns it to the cache once saved.
+        """
+        key = conversation_id(tenant, chat_id)
+        cached = self.cache.take(key)
+        if cached is not None and not self.log.has_events_after(key, cached.version):
+            return cached
+        return self.load(tenant, chat_id)
+
+    def give_back(self, conversation: Conversation) -> None:
+        """Keep a saved conversation for the next ``current``."""
+        state = conversation.state
+        self.cache.give(conversation_id(state.tenant, state.chat_id), conversation)
+
+    def commit(self, conversation: Conversation) -> None:
+        """Save pending events; snapshot after a closed stream, and every so often within one.
+
+        Loading then reads one snapshot plus at most a few batches of chunks;
+        only the newest snapshot is kept. ConcurrentWriteError when another
+        writer got there first (nothing was written).
+        """
+        pending = conversation.pending_events
+        snapshot_due = any(
+            isinstance(event, StreamClosed) or event.originator_version % SNAPSHOT_EVERY == 0
+            for event in pending
+        )
+        self.log.record(conversation, snapshot=snapshot_due)
+
+    def create(self, conversation: Conversation) -> None:
+        """Save a new conversation; ConcurrentWriteError if its id is taken."""
+        self.log.record(conversation)
+
+    def act(
+        self,
+        tenant: str,
+        chat_id: str,
+        decide: Callable[[Conversation], Any],
+        *,
+        keep: bool = True,
+    ) -> tuple[Conversation, list[Any], Any]:
+        """Load, decide, save; on a concurrent write, re-decide against the new state.
+
+        Returns the saved conversation, the events the decision recorded (none
+        for a duplicate action) and what ``decide`` returned. With ``keep``
+        the conversation goes back to the cache afterwards; otherwise the
+        caller owns it.
+        """
+        for attempt in range(RETRIES):
+            if attempt:
+                back_off(attempt)
+            conversation = self.current(tenant, chat_id)
+            decided = decide(conversation)
+            events = list(conversation.pending_events)
+            if events:
+                try:
+                    self.commit(conversation)
+                except ConcurrentWriteError:
+                    continue
+            if keep:
+                self.give_back(conversation)
+            return conversation, events, decided
+        raise ConcurrentWriteError(chat_id)
+
+    def version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
+        """The conversation's version as it stood at ``moment`` (0 before it started)."""
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        self.load(tenant, chat_id)  # raises ConversationNotFoundError
+        version = 0
+        event: Any
+        key: UUID = conversation_id(tenant, chat_id)
+        for event in self.log.events.get(key):
+            if event.timestamp > moment:
+                break
+            version = event.originator_version
+        return version
