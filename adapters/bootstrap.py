@@ -9,30 +9,17 @@ chatledger builds these parts; ``ConversationStore.open`` calls
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from chatledger.adapters.persistence.config import StoreConfig, parse_url
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import ensure_schema
-from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
+from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.errors import StoreConfigurationError
 from chatledger.domain.limits import Limits
 from chatledger.projections.projector import Projector
-from chatledger.projections.read_models import ReadModelView
 
 __all__ = ["StoreParts", "build_store", "open_store"]
-
-
-@dataclass(frozen=True)
-class StoreParts:
-    """The infrastructure a ``ConversationStore`` is composed of."""
-
-    config: StoreConfig
-    log: ConversationLog
-    read_models: ReadModelView
-    projector: Projector
 
 
 def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:

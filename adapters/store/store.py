@@ -39,15 +39,24 @@ from chatledger.projections.projector import Progress
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
 
 if TYPE_CHECKING:
-    from chatledger.adapters.bootstrap import StoreParts
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport"]
+__all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport", "StoreParts"]
 
 DEFAULT_TENANT = "default"
+
+
+@dataclass(frozen=True)
+class StoreParts:
+    """The infrastructure a ``ConversationStore`` is composed of (built by ``chatledger.adapters.bootstrap``)."""
+
+    config: StoreConfig
+    log: ConversationLog
+    read_models: ReadModelView
+    projector: Projector
 
 
 @dataclass

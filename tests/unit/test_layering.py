@@ -1,4 +1,11 @@
-"""Imports go one way (STYLE.md): domain <- projections <- adapters; the domain does no I/O."""
+"""Imports go one way: domain <- projections <- adapters; the domain does no I/O.
+
+Inside ``adapters/`` the sub-packages have rules of their own (see
+``adapters/__init__.py``): only ``persistence`` touches database drivers, and
+it imports nothing else from adapters; ``store`` (the use cases) reaches
+storage through ``persistence`` only; the entry points (``http``, ``cli``,
+``frameworks``) and ``responders`` never import ``persistence``.
+"""
 
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ PROJECTIONS_FORBIDDEN = ("chatledger.adapters", "adapters")
 
 def _package_of(path: Path, layer: str) -> list[str]:
     """The dotted package a module lives in, as installed (``chatledger.<layer>...``)."""
-    return ["chatledger", layer, *path.parent.relative_to(ROOT / layer).parts]
+    top = layer.split("/")[0]
+    return ["chatledger", top, *path.parent.relative_to(ROOT / top).parts]
 
 
 def imports(path: Path, layer: str) -> Iterator[tuple[int, str]]:
@@ -63,6 +71,46 @@ def violations(layer: str, forbidden: tuple[str, ...]) -> list[str]:
             if any(module == bad or module.startswith(f"{bad}.") for bad in forbidden):
                 found.append(f"{path.relative_to(ROOT)}:{line} imports {module}")
     return sorted(set(found))
+
+
+DRIVERS = ("psycopg", "psycopg_pool", "sqlite3", "eventsourcing.postgres", "eventsourcing.sqlite")
+_A = "chatledger.adapters"
+ADAPTER_RULES = {
+    "adapters/persistence": tuple(
+        f"{_A}.{p}" for p in ("store", "http", "responders", "frameworks", "cli", "bootstrap")
+    ),
+    "adapters/store": (
+        *DRIVERS,
+        *(f"{_A}.{p}" for p in ("http", "responders", "frameworks", "cli", "bootstrap")),
+    ),
+    "adapters/responders": (
+        *DRIVERS,
+        *(f"{_A}.{p}" for p in ("persistence", "http", "frameworks", "cli", "bootstrap")),
+    ),
+    "adapters/http": (*DRIVERS, *(f"{_A}.{p}" for p in ("persistence", "frameworks", "cli"))),
+    "adapters/frameworks": (
+        *DRIVERS,
+        *(f"{_A}.{p}" for p in ("persistence", "http", "cli", "bootstrap")),
+    ),
+    "adapters/cli": (*DRIVERS, f"{_A}.persistence"),
+}
+ALLOWED = {
+    # ConversationStore.open is the public way in; it calls the composition root
+    # lazily (inside the method), so the import graph has no cycle at load time.
+    "adapters/store/store.py imports chatledger.adapters.bootstrap",
+    "adapters/store/store.py imports chatledger.adapters.bootstrap.open_store",
+}
+
+
+@pytest.mark.parametrize("package", sorted(ADAPTER_RULES))
+def test_adapter_packages_import_only_what_their_role_allows(package: str) -> None:
+    """Each sub-package of ``adapters/`` keeps to its role's imports (see the module docstring)."""
+    found = [
+        v
+        for v in violations(package, ADAPTER_RULES[package])
+        if v.split(":", 1)[0] + " imports " + v.split(" imports ", 1)[1] not in ALLOWED
+    ]
+    assert found == []
 
 
 def test_the_domain_imports_no_outer_layer_and_no_io() -> None:
