@@ -53,8 +53,6 @@ from chatledger.domain.errors import (
 from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened
 
 if TYPE_CHECKING:
-    from eventsourcing.persistence import StoredEvent
-
     from chatledger.adapters.persistence.log import ConversationLog
 
 __all__ = ["FollowTimeoutError", "FollowedChunk", "follow"]
@@ -115,7 +113,7 @@ def follow(
     if poll_seconds is not None and poll_seconds <= 0:
         raise InvalidInputError(f"poll_seconds must be positive, not {poll_seconds!r}")
     key = conversation_id(tenant, chat_id)
-    if not _select(log, key, limit=1):
+    if not log.select_events(key, limit=1):
         raise ConversationNotFoundError(tenant, chat_id)
     start = _last_stream(log, key) if after is None else _parse_cursor(log, key, after)
     if start is None:
@@ -133,10 +131,10 @@ def _last_stream(log: ConversationLog, key: UUID) -> _Start | None:
     """The last ``StreamOpened`` of the conversation (open or not), found by reading back by topic."""
     below: int | None = None
     while True:
-        page = _select(log, key, lte=below, desc=True, limit=_PAGE)
+        page = log.select_events(key, lte=below, desc=True, limit=_PAGE)
         for stored in page:
             if _kind(stored.topic) is StreamOpened:
-                opened = cast(StreamOpened, _decode(log, stored))
+                opened = cast(StreamOpened, log.decode(stored))
                 return _Start(opened.stream_id, opened.originator_version, -1, None)
         if len(page) < _PAGE:
             return None
@@ -150,9 +148,9 @@ def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> _Start:
         position, version = int(position_text), int(version_text)
     except (AttributeError, ValueError):
         raise InvalidInputError(f"not a follow cursor: {cursor!r}") from None
-    found = _select(log, key, gt=version - 1, lte=version) if version > 0 else []
+    found = log.select_events(key, gt=version - 1, lte=version) if version > 0 else []
     if found and _kind(found[0].topic) is ChunksReceived:
-        batch = cast(ChunksReceived, _decode(log, found[0]))
+        batch = cast(ChunksReceived, log.decode(found[0]))
         if batch.stream_id == stream_id and 0 <= position - batch.first_seq < len(batch.chunks):
             return _Start(stream_id, version - 1, position, cursor)
     raise InvalidInputError(f"cursor {cursor!r} names no chunk of this conversation")
@@ -184,14 +182,14 @@ def _follow(
     try:
         news_at = time.monotonic()
         while True:
-            page = _select(log, key, gt=version, limit=_PAGE)
+            page = log.select_events(key, gt=version, limit=_PAGE)
             if page:
                 news_at = time.monotonic()
             for stored in page:
                 version = stored.originator_version
                 kind = _kind(stored.topic)
                 if kind is ChunksReceived:
-                    batch = cast(ChunksReceived, _decode(log, stored))
+                    batch = cast(ChunksReceived, log.decode(stored))
                     if batch.stream_id != stream_id:
                         continue
                     skipped = batch.skipped()
@@ -202,11 +200,11 @@ def _follow(
                         cursor = f"{stream_id}:{position}:{version}"
                         yield FollowedChunk(cursor, chunk, stream_id, position)
                 elif kind is StreamClosed:
-                    if cast(StreamClosed, _decode(log, stored)).stream_id == stream_id:
+                    if cast(StreamClosed, log.decode(stored)).stream_id == stream_id:
                         return
                 elif (
                     kind is StreamOpened
-                    and cast(StreamOpened, _decode(log, stored)).stream_id != stream_id
+                    and cast(StreamOpened, log.decode(stored)).stream_id != stream_id
                 ):
                     return  # cannot happen while ours is open (one stream at a time): do not stray
             if len(page) == _PAGE:
@@ -229,27 +227,9 @@ def _follow(
 # -- reading the log -------------------------------------------------------------
 
 
-def _select(
-    log: ConversationLog,
-    key: UUID,
-    *,
-    gt: int | None = None,
-    lte: int | None = None,
-    desc: bool = False,
-    limit: int | None = None,
-) -> list[StoredEvent]:
-    """Stored events of one conversation (one indexed query); database failures as StoreUnavailableError."""
-    return log.select_events(key, gt=gt, lte=lte, desc=desc, limit=limit)
-
-
 def _kind(topic: str) -> type | None:
     """The event class a stored topic names (old, registered topics too), without decoding the event."""
     try:
         return cast(type, resolve_topic(topic))
     except TopicError:  # a topic this code does not know: not an event the follower needs
         return None
-
-
-def _decode(log: ConversationLog, stored: StoredEvent) -> Any:
-    """The domain event (decrypted, decompressed, upcast) of a stored event."""
-    return log.decode(stored)
