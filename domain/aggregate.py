@@ -20,7 +20,7 @@ from eventsourcing.domain import BaseAggregate
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
 from chatledger.domain.chunks import check_chunk
-from chatledger.domain.continuation import batch_is_answered
+from chatledger.domain.continuation import batch_is_answered, latest_assistant
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
     ContinuationNotPendingError,
@@ -296,7 +296,9 @@ class Conversation(BaseAggregate[UUID]):
         state = self.state
         if state.continuation is not None or not batch_is_answered(state):
             return False
-        message_id = next(m["id"] for m in reversed(state.messages) if m["role"] == "assistant")
+        answer = latest_assistant(state.messages)
+        assert answer is not None  # a batch to answer lives in an assistant message
+        message_id = answer["id"]
         self.trigger_event(
             ContinuationRequested,
             request_id=f"cont_{self.id.hex[:8]}_{self.version + 1}",

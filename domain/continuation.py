@@ -13,12 +13,14 @@ __all__ = [
     "WaitingCall",
     "batch_is_answered",
     "last_step_tool_parts",
+    "latest_assistant",
     "status_of",
 ]
 
 
-def _latest_assistant(state: ConversationState) -> dict[str, Any] | None:
-    for message in reversed(state.messages):
+def latest_assistant(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last assistant message of a conversation's messages, or None: the turn everything waits on."""
+    for message in reversed(messages):
         if message["role"] == "assistant":
             found: dict[str, Any] = message
             return found
@@ -35,7 +37,7 @@ def awaiting_approval(
     turn (the converters give it an "interrupted" result), so nothing waits
     on it and the approvals inbox does not list it.
     """
-    message = _latest_assistant(state)
+    message = latest_assistant(state.messages)
     if message is None:
         return None, []
     return message, [
@@ -45,7 +47,7 @@ def awaiting_approval(
 
 def last_step_tool_parts(state: ConversationState) -> list[dict[str, Any]]:
     """The tool parts of the last step of the latest assistant message (the current tool batch)."""
-    message = _latest_assistant(state)
+    message = latest_assistant(state.messages)
     if message is None:
         return []
     parts = message["parts"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from chatledger.domain.continuation import latest_assistant
 from chatledger.domain.errors import InvalidMessageError
 from chatledger.domain.events import ContinuationRequested
 
@@ -106,7 +107,7 @@ def regenerate(
     def decide(conversation: Conversation) -> int:
         messages = conversation.state.messages
         if message_id is None:
-            target = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+            target = latest_assistant(messages)
             if target is None:
                 raise InvalidMessageError("nothing to regenerate: no assistant message")
             index = messages.index(target)
