@@ -33,7 +33,6 @@ from stats import median, percentile
 from workload import conversation
 
 from chatledger import ConversationStore
-from chatledger.adapters.store.cache import ReadCache
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.convert import FORMATS, to_model_messages
 from chatledger.domain.limits import Limits
@@ -145,7 +144,7 @@ def measure_messages(
         load = partial(store.log.load, key, store.tenant, chat)
 
         def uncached(chat: str = chat) -> None:
-            store._reads._cache = ReadCache()  # bench only: the row is fetched from the database again
+            store.forget_cached()  # the row is fetched from the database again
             store.messages(chat)
 
         read_model = [_timed(read) for _ in range(calls)]

@@ -26,6 +26,11 @@ class ConversationCache:
         self._items: OrderedDict[UUID, Conversation] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget every cached conversation."""
+        with self._lock:
+            self._items.clear()
+
     def take(self, key: UUID) -> Conversation | None:
         """Remove and return the cached conversation, if any."""
         with self._lock:
@@ -55,6 +60,12 @@ class ReadCache:
         self._used = 0
         self._items: OrderedDict[UUID, tuple[int, str]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget every cached row."""
+        with self._lock:
+            self._items.clear()
+            self._used = 0
 
     def get(self, key: UUID) -> tuple[int, str] | None:
         """(version, messages JSON) last kept for the conversation, if any."""

@@ -37,6 +37,10 @@ class Reads:
         self._projector = projector
         self._cache = ReadCache()
 
+    def forget_cached(self) -> None:
+        """Drop the cached message rows: the next reads fetch them again."""
+        self._cache.clear()
+
     def messages(
         self,
         tenant: str,

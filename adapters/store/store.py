@@ -555,6 +555,16 @@ class ConversationStore:
         """The id of the last event recorded in the whole store (0 when empty)."""
         return self.log.head()
 
+    def forget_cached(self) -> None:
+        """Drop what this process caches (conversations, message rows); reads go to the database again.
+
+        Nothing is needed for writes from other processes (every read checks
+        the log first); use it after changing the database behind the store's
+        back, e.g. a restore.
+        """
+        self._uow.cache.clear()
+        self._reads.forget_cached()
+
     def read_model_counts(self) -> dict[str, int]:
         """Rows per read model: conversations, timeline, approvals, continuations."""
         return self.read_models.counts()

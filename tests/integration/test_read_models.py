@@ -6,6 +6,7 @@ import io
 import json
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -189,3 +190,23 @@ def test_history_of_an_unknown_chat_is_refused(store: ConversationStore) -> None
 
     with pytest.raises(ConversationNotFoundError):
         store.history(f"missing-{uuid.uuid4().hex}")
+
+
+def test_forget_cached_makes_reads_fetch_the_row_again(tmp_path: Path) -> None:
+    """A row changed behind the store's back (a restore) shows only after ``forget_cached``."""
+    import sqlite3
+
+    path = tmp_path / "chatledger.db"
+    with ConversationStore.open(f"sqlite:///{path}") as store:
+        store.start_conversation("c")
+        store.append_message(
+            "c", {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "before"}]}
+        )
+        assert "before" in json.dumps(store.messages("c"))
+        with sqlite3.connect(path) as raw:
+            raw.execute(
+                "UPDATE chatledger_conversations SET messages = replace(messages, 'before', 'after')"
+            )
+        assert "before" in json.dumps(store.messages("c"))  # served from this process's cache
+        store.forget_cached()
+        assert "after" in json.dumps(store.messages("c"))
