@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -22,10 +22,15 @@ from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.events import StreamClosed
 
-__all__ = ["RETRIES", "SNAPSHOT_EVERY", "UnitOfWork", "back_off"]
+__all__ = ["RETRY_SECONDS", "SNAPSHOT_EVERY", "UnitOfWork", "attempts", "back_off"]
 
-RETRIES = 30
-"""Attempts before a write gives up with ConcurrentWriteError."""
+RETRY_SECONDS = 10.0
+"""How long a write that keeps losing version clashes tries again before ConcurrentWriteError.
+
+A deadline, not a count: a competing writer (a stream committing every
+chunk) holds the conversation for as long as it writes, and under load that
+lasts longer; a fixed number of attempts then runs out while a deadline
+outlasts it (retries are cheap: load, decide, one insert)."""
 SNAPSHOT_EVERY = 16
 """Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
 
@@ -33,6 +38,18 @@ SNAPSHOT_EVERY = 16
 def back_off(attempt: int) -> None:
     """Sleep a little, randomly, longer each attempt: concurrent writers of one conversation take turns."""
     time.sleep(random.uniform(0, min(0.002 * 2**attempt, 0.1)))
+
+
+def attempts(seconds: float = RETRY_SECONDS) -> Iterator[int]:
+    """Attempt numbers (0, 1, ...) with a back-off before each retry, until ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    attempt = 0
+    while True:
+        yield attempt
+        attempt += 1
+        if time.monotonic() >= deadline:
+            return
+        back_off(attempt)
 
 
 class UnitOfWork:
@@ -95,9 +112,7 @@ class UnitOfWork:
         the conversation goes back to the cache afterwards; otherwise the
         caller owns it.
         """
-        for attempt in range(RETRIES):
-            if attempt:
-                back_off(attempt)
+        for _ in attempts():
             conversation = self.current(tenant, chat_id)
             decided = decide(conversation)
             events = list(conversation.pending_events)

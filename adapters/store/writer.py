@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from chatledger.adapters.store.unit_of_work import RETRIES, UnitOfWork, back_off
+from chatledger.adapters.store.unit_of_work import UnitOfWork, attempts
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.limits import Limits
@@ -195,9 +195,7 @@ class StreamWriter:
         commits them), and raises StoreUnavailableError.
         """
         self._resync_if_stale()
-        for attempt in range(RETRIES):
-            if attempt:
-                back_off(attempt)
+        for _ in attempts():
             try:
                 record(self._conversation)
             except NoOpenStreamError:
