@@ -53,8 +53,6 @@ import contextlib
 import dataclasses
 import hmac
 import logging
-import os
-import socket
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
@@ -68,6 +66,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.requests import (
@@ -85,19 +84,18 @@ from chatledger.adapters.http.sse import (
     resumed,
     sse_event,
 )
-from chatledger.adapters.http.turns import Turn, TurnRunner
-from chatledger.adapters.http.use_chat import TRIGGERS, ClientChanges
-from chatledger.adapters.responders.scripted import Responder, ResponderRequest, demo_responder
+from chatledger.adapters.http.turns import TurnRunner, open_turn
+from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
+from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
 from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
     ChatLedgerError,
-    ConcurrentWriteError,
     FollowTimeoutError,
-    StoreUnavailableError,
 )
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.read_models import ContinuationRequest
@@ -151,18 +149,30 @@ class _ChatApp:
         max_body_bytes: int,
         continuation_poll_seconds: float | None,
         continuation_grace_seconds: float,
+        run_continuations: bool = True,
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
         self.tokens = tokens
         self.keepalive_seconds = keepalive_seconds
         self.continuation_poll_seconds = continuation_poll_seconds
-        self.continuation_grace_seconds = continuation_grace_seconds
-        self.worker = f"http:{socket.gethostname()}:{os.getpid()}"
-        """The name this process claims continuation requests under."""
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
         self.runner = TurnRunner(responder, keepalive_seconds=keepalive_seconds)
         """The answers this process is writing."""
+        self.continuations = (
+            ContinuationRunner(
+                store,
+                self.run_continuation,
+                tenants=self.tenants(),
+                worker=worker_name("http"),
+                lease_seconds=max(60.0, 4 * keepalive_seconds),
+                grace_seconds=continuation_grace_seconds,
+                poll_seconds=continuation_poll_seconds or 0.0,
+            )
+            if run_continuations
+            else None
+        )
+        """The continuation policy (None: this app runs no continuations; a worker does)."""
 
     # -- tenancy ------------------------------------------------------------------
 
@@ -197,8 +207,8 @@ class _ChatApp:
         chat_id = string_field(body, "id")
         assert chat_id is not None
         trigger = body.get("trigger", "submit-message")
-        if trigger not in TRIGGERS:
-            raise invalid(f"'trigger' must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
+        if trigger not in CLIENT_TRIGGERS:
+            raise invalid(f"'trigger' must be one of {', '.join(CLIENT_TRIGGERS)}, not {trigger!r}")
         message_id = string_field(body, "messageId", required=False)
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(
@@ -207,53 +217,19 @@ class _ChatApp:
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
         turn = await run_in_threadpool(
-            self._prepare, tenant, chat_id, messages, trigger, message_id, body
+            lambda: take_turn(
+                self.store,
+                tenant=tenant,
+                chat_id=chat_id,
+                actor=self.actor(tenant),
+                responder_actor=self.responder_actor,
+                messages=messages,
+                trigger=trigger,
+                message_id=message_id,
+                body=body,
+            )
         )
         return self.runner.response(turn)
-
-    def _prepare(
-        self,
-        tenant: str,
-        chat_id: str,
-        messages: list[dict[str, Any]],
-        trigger: str,
-        message_id: str | None,
-        body: dict[str, Any],
-    ) -> Turn:
-        """Record the client's additions and open the stream the responder will write (a worker thread)."""
-        changes = ClientChanges(self.store, tenant, chat_id, self.actor(tenant))
-        answer = changes.record(messages, trigger, message_id)
-        return self._open_turn(
-            tenant,
-            chat_id,
-            answer.trigger,
-            continuation=answer.continuation,
-            request_id=answer.request_id,
-            body=body,
-        )
-
-    def _open_turn(
-        self,
-        tenant: str,
-        chat_id: str,
-        trigger: str,
-        *,
-        continuation: bool,
-        request_id: str | None,
-        body: dict[str, Any] | None = None,
-    ) -> Turn:
-        """Open the stream the responder will write, and what it is asked (a worker thread)."""
-        context = self.store.messages(chat_id, tenant=tenant)
-        writer = self.store.open_stream(
-            chat_id,
-            tenant=tenant,
-            actor=self.responder_actor,
-            continuation=continuation,
-            trigger=trigger,
-            request_id=request_id,
-        )
-        request = ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body or {})
-        return Turn(writer, request)
 
     # -- continuations requested outside POST /api/chat ----------------------------------
 
@@ -261,61 +237,21 @@ class _ChatApp:
         """The tenants this app serves (whose continuation requests it runs)."""
         return sorted(set(self.tokens.values())) if self.tokens else [self.store.tenant]
 
-    async def _claim(
-        self, tenant: str, *, chat_id: str | None = None, min_age_seconds: float = 0.0
-    ) -> ContinuationRequest | None:
-        """Claim one pending continuation request (with a lease: one process of many wins it)."""
-        return await run_in_threadpool(
-            lambda: self.store.claim_continuation(
-                self.worker,
-                lease_seconds=max(60.0, 4 * self.keepalive_seconds),
-                tenant=tenant,
-                chat_id=chat_id,
-                min_age_seconds=min_age_seconds,
+    async def run_continuation(self, claimed: ContinuationRequest) -> None:
+        """Open the claimed request's stream and start the responder on it; clients follow the log."""
+        turn = await run_in_threadpool(
+            lambda: open_turn(
+                self.store,
+                claimed.chat_id,
+                tenant=claimed.tenant,
+                actor=self.responder_actor,
+                trigger="continuation",
+                continuation=True,
+                request_id=claimed.request_id,
             )
         )
-
-    async def _continue(self, claimed: ContinuationRequest) -> None:
-        """Open the claimed request's stream and start the responder on it; clients follow the log."""
-        try:
-            turn = await run_in_threadpool(
-                lambda: self._open_turn(
-                    claimed.tenant,
-                    claimed.chat_id,
-                    "continuation",
-                    continuation=True,
-                    request_id=claimed.request_id,
-                )
-            )
-        except ChatLedgerError as error:  # its lease lapses and the sweep tries again
-            log.warning("could not continue chat %r: %s", claimed.chat_id, error)
-            return
         # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
         self.runner.run(turn, asyncio.Queue())
-
-    async def sweep_continuations(self, stop: asyncio.Event) -> None:
-        """Run the continuation requests nobody took, every ``continuation_poll_seconds``.
-
-        Requests younger than ``continuation_grace_seconds`` are left to the
-        process that recorded them (a ``POST /api/chat`` continuing its own
-        turn, or the endpoint that started one already); older ones were left
-        by a process that stopped, or recorded by another program. Returns once
-        ``stop`` is set, between two claims: a claim under way (in a worker
-        thread) is never cut off while the store may be closed after it.
-        """
-        assert self.continuation_poll_seconds is not None
-        grace = self.continuation_grace_seconds
-        while not stop.is_set():
-            for tenant in self.tenants():
-                try:
-                    while not stop.is_set() and (
-                        claimed := await self._claim(tenant, min_age_seconds=grace)
-                    ):
-                        await self._continue(claimed)
-                except (StoreUnavailableError, ConcurrentWriteError) as error:
-                    log.warning("continuation sweep for tenant %r: %s", tenant, error)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.continuation_poll_seconds)
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 
@@ -583,16 +519,11 @@ class _ChatApp:
         """The action's JSON answer, once the continuation it requested (if any) is streaming.
 
         So a client that resumes (``GET /api/chat/{id}/stream``) right after
-        the answer finds the continuation open.
+        the answer finds the continuation open. An app that runs no
+        continuations leaves it to a worker (``chatledger worker``).
         """
-        if result.continuation_requested:
-            try:
-                claimed = await self._claim(tenant, chat_id=chat_id)
-            except ChatLedgerError as error:  # the sweep takes it once it is old enough
-                log.warning("could not claim the continuation of chat %r: %s", chat_id, error)
-            else:
-                if claimed is not None:
-                    await self._continue(claimed)
+        if result.continuation_requested and self.continuations is not None:
+            await self.continuations.continue_now(tenant, chat_id)
         return JSONResponse(_action_json(result))
 
     async def openapi(self, request: Request) -> Response:
@@ -612,6 +543,7 @@ def create_app(
     max_body_bytes: int = 32_000_000,
     continuation_poll_seconds: float | None = 2.0,
     continuation_grace_seconds: float = 5.0,
+    run_continuations: bool = True,
     cors_origins: Sequence[str] = (),
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
@@ -629,7 +561,9 @@ def create_app(
     ``continuation_poll_seconds`` (None: never) the app claims and runs the
     requests older than ``continuation_grace_seconds`` that nobody took (left
     by a stopped process, or recorded by another program). Several processes
-    may serve one database: a claim goes to exactly one of them.
+    may serve one database: a claim goes to exactly one of them. With
+    ``run_continuations=False`` the app runs none at all: a worker process
+    (``chatledger worker``) does.
 
     ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
     the app, e.g. a ``useChat`` front end served from another port.
@@ -648,13 +582,14 @@ def create_app(
         max_body_bytes=max_body_bytes,
         continuation_poll_seconds=continuation_poll_seconds,
         continuation_grace_seconds=continuation_grace_seconds,
+        run_continuations=run_continuations,
     )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         stop, sweep = asyncio.Event(), None
-        if continuation_poll_seconds is not None:
-            sweep = asyncio.create_task(chat.sweep_continuations(stop))
+        if continuation_poll_seconds is not None and chat.continuations is not None:
+            sweep = asyncio.create_task(chat.continuations.sweep(stop))
         try:
             yield
         finally:

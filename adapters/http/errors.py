@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from chatledger.adapters.http.use_chat import NothingToContinueError, OutOfDateError
 from chatledger.domain.errors import (
     ApprovalConflictError,
     ChatLedgerError,
@@ -46,6 +47,8 @@ STATUS_OF_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (InvalidInputError, 422),
     (MessageConversionError, 422),
     (ConversationExistsError, 409),
+    (OutOfDateError, 409),
+    (NothingToContinueError, 409),
     (StreamAlreadyOpenError, 409),
     (NoOpenStreamError, 409),
     (ConcurrentWriteError, 409),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatledger.adapters.http.use_chat import TRIGGERS
+from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.domain.convert import FORMATS
 
 __all__ = ["openapi_document"]
@@ -113,7 +113,7 @@ def openapi_document() -> dict[str, Any]:
                             "messages": {"type": "array", "items": {"type": "object"}},
                             "trigger": {
                                 "type": "string",
-                                "enum": list(TRIGGERS),
+                                "enum": list(CLIENT_TRIGGERS),
                             },
                             "messageId": {"type": "string"},
                         },

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
@@ -31,10 +32,11 @@ from chatledger.adapters.http.sse import (
     sse_event,
 )
 from chatledger.adapters.responders.scripted import Responder, ResponderRequest
+from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.errors import ChatLedgerError, NoOpenStreamError
 
-__all__ = ["Turn", "TurnRunner"]
+__all__ = ["Turn", "TurnRunner", "open_turn"]
 
 log = logging.getLogger("chatledger.http")
 
@@ -47,6 +49,39 @@ class Turn:
     request: ResponderRequest
     stopped_by: tuple[str, str | None] | None = None
     """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
+
+
+def open_turn(
+    store: ConversationStore,
+    chat_id: str,
+    *,
+    tenant: str,
+    actor: str,
+    trigger: str,
+    continuation: bool,
+    request_id: str | None,
+    body: dict[str, Any] | None = None,
+) -> Turn:
+    """Open the stream a responder will write, and what it is asked (call it in a worker thread).
+
+    The responder's messages come from the conversation just saved by the
+    open (a copy: the writer goes on folding into it), not from the read
+    models, so a write never waits for the projection to catch up.
+    """
+    writer = store.open_stream(
+        chat_id,
+        tenant=tenant,
+        actor=actor,
+        continuation=continuation,
+        trigger=trigger,
+        request_id=request_id,
+    )
+    state = writer.conversation.state
+    assert state.stream is not None  # just opened by this writer
+    end = state.stream.message_index + (1 if state.stream.continuation else 0)
+    context = copy.deepcopy(state.messages[:end])
+    request = ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body or {})
+    return Turn(writer, request)
 
 
 class _Batches:

@@ -1,9 +1,10 @@
-"""What a ``useChat`` request changes in the store (SPEC §9; ai-sdk-v6.md §g).
+"""What a ``useChat`` request asks of the store: a pure planner from the stored messages and the request.
 
 ``DefaultChatTransport`` posts the whole conversation as the client holds it
-(``{id, messages, trigger, messageId}``). ``ClientChanges.record`` finds what
-is new in it and records it as the store's own actions, with the client as
-the actor:
+(``{id, messages, trigger, messageId}``). ``plan_use_chat`` compares it with
+the stored messages and returns a ``Plan``: the store actions that record what
+is new, and what the responder is to write next. It reads nothing and writes
+nothing; ``adapters/http/chat.py`` executes the plan. The rules:
 
 * ``submit-message`` ending on a user message: a new user message (appended),
   an edit of a stored one (``edit``: the later messages are cut), or the same
@@ -17,25 +18,114 @@ the actor:
   after the client's last known message) is cut.
 
 The store stays authoritative: parts it already answered keep their answer
-(a contradicting approval is refused, 409) and tool calls it does not know
-are ignored. The result says what the responder is to write next.
+(a contradicting approval is planned, and the store refuses it: 409) and tool
+calls it does not know are ignored.
 """
 
 from __future__ import annotations
 
-import contextlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatledger.adapters.http.errors import HTTPProblem, invalid
-from chatledger.adapters.store import ConversationStore
-from chatledger.domain.errors import ConversationExistsError, StreamAlreadyOpenError
+from chatledger.domain.errors import ChatLedgerError, InvalidInputError, InvalidMessageError
 from chatledger.domain.tool_parts import is_terminal, is_tool_part
 
-__all__ = ["TRIGGERS", "Answer", "ClientChanges"]
+__all__ = [
+    "CLIENT_TRIGGERS",
+    "Action",
+    "AddToolOutput",
+    "Answer",
+    "AppendMessage",
+    "EditMessage",
+    "InvalidRequestError",
+    "NothingToContinueError",
+    "OutOfDateError",
+    "Plan",
+    "Regenerate",
+    "RespondToApproval",
+    "plan_use_chat",
+]
 
-TRIGGERS = ("submit-message", "regenerate-message")
-"""The ``trigger`` values ``DefaultChatTransport`` sends."""
+CLIENT_TRIGGERS = ("submit-message", "regenerate-message")
+"""The ``trigger`` values a client may send (``DefaultChatTransport``); a stream's own triggers
+add ``continuation`` (``chatledger.domain.aggregate.TRIGGERS``)."""
+
+
+class InvalidRequestError(InvalidInputError):
+    """The request cannot be answered as it is (HTTP 422); the message says what to change."""
+
+
+class OutOfDateError(ChatLedgerError):
+    """The client asks to continue a message that is no longer the conversation's last (HTTP 409)."""
+
+    def __init__(self, message_id: str) -> None:
+        super().__init__(
+            f"message {message_id!r} is not the conversation's last message; "
+            "reload the messages (GET /api/chats/{id}/messages)"
+        )
+        self.message_id = message_id
+
+
+class NothingToContinueError(ChatLedgerError):
+    """The client asks to continue a turn that cannot continue now (HTTP 409)."""
+
+    def __init__(self, status: str, waiting_for: Sequence[str] = ()) -> None:
+        detail = f" (waiting for {', '.join(waiting_for)})" if waiting_for else ""
+        super().__init__(f"the turn cannot continue: the conversation is {status}{detail}")
+        self.status = status
+        self.waiting_for = tuple(waiting_for)
+
+
+# -- the actions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppendMessage:
+    """Append a new user message."""
+
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EditMessage:
+    """Replace a stored user message (it and the later messages are cut)."""
+
+    message_id: str
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Regenerate:
+    """Cut the answer to regenerate: from ``message_id`` (None: the last assistant message)."""
+
+    message_id: str | None
+
+
+@dataclass(frozen=True)
+class RespondToApproval:
+    """Answer a tool call's approval request."""
+
+    tool_call_id: str
+    approval_id: str | None
+    approved: bool
+    reason: str | None
+    auto_continue: bool
+
+
+@dataclass(frozen=True)
+class AddToolOutput:
+    """Give a tool call its result (``output-available``) or error (``output-error``)."""
+
+    tool_call_id: str
+    state: str
+    output: Any
+    error_text: str | None
+    auto_continue: bool
+
+
+Action = AppendMessage | EditMessage | Regenerate | RespondToApproval | AddToolOutput
+"""One store action of a plan."""
 
 
 @dataclass(frozen=True)
@@ -46,184 +136,173 @@ class Answer:
     """``submit-message``, ``regenerate-message`` or ``continuation``."""
     continuation: bool
     """Whether it continues the last assistant message (else: a new message)."""
-    request_id: str | None
+    request_id: str | None = None
     """The pending continuation request the answer fulfils, if any."""
 
 
-class ClientChanges:
-    """Records what one ``useChat`` request adds to one conversation (call it in a worker thread)."""
+@dataclass(frozen=True)
+class Plan:
+    """The actions recording a request, in order, and the answer to write after them."""
 
-    def __init__(self, store: ConversationStore, tenant: str, chat_id: str, actor: str) -> None:
-        self.store = store
-        self.tenant = tenant
-        self.chat_id = chat_id
-        self.actor = actor
-        """Who the audit names for what the client records."""
+    actions: tuple[Action, ...]
+    answer: Answer
 
-    def record(
-        self, messages: list[dict[str, Any]], trigger: str, message_id: str | None
-    ) -> Answer:
-        """Record what the request adds; what the responder is to write next."""
-        store, actor, tenant, chat_id = self.store, self.actor, self.tenant, self.chat_id
-        if trigger != "regenerate-message" and not messages:
-            raise invalid("'messages' is empty: there is nothing to answer")
-        with contextlib.suppress(ConversationExistsError):
-            store.start_conversation(chat_id, tenant=tenant, actor=actor)
-        status = store.status(chat_id, tenant=tenant)
-        if status.stream_id is not None:
-            raise StreamAlreadyOpenError(chat_id, status.stream_id)
-        stored = store.messages(chat_id, tenant=tenant)
-        continuation, request_id = False, None
-        if trigger == "regenerate-message":
-            self._regenerate(messages, message_id, stored)
-        else:
-            last = messages[-1]
-            client_assistant = next(
-                (m for m in reversed(messages) if m["role"] == "assistant"), None
+    @property
+    def continues(self) -> bool:
+        """Whether the answer continues the last assistant message (the turn must be able to)."""
+        return self.answer.continuation
+
+
+# -- the planner --------------------------------------------------------------------------
+
+
+def plan_use_chat(
+    stored: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    trigger: str,
+    message_id: str | None = None,
+) -> Plan:
+    """What recording a ``useChat`` request takes, given the conversation's stored messages.
+
+    ``messages`` are the client's (each with a string ``id`` and ``role``).
+    Raises ``InvalidRequestError`` when there is nothing to answer and
+    ``OutOfDateError`` when the client continues a message that is not the
+    last one (``InvalidMessageError`` for a ``messageId`` it does not
+    hold). Whether a turn can continue once its answers are recorded is
+    for the store to say (``NothingToContinueError``).
+    """
+    if trigger not in CLIENT_TRIGGERS:
+        raise InvalidRequestError(
+            f"'trigger' must be one of {', '.join(CLIENT_TRIGGERS)}, not {trigger!r}"
+        )
+    if trigger == "regenerate-message":
+        return Plan(_regenerate(stored, messages, message_id), Answer(trigger, False))
+    if not messages:
+        raise InvalidRequestError("'messages' is empty: there is nothing to answer")
+    last = messages[-1]
+    actions: list[Action] = []
+    client_assistant = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+    if client_assistant is not None:
+        actions += _answers(client_assistant, stored, continuing=last["role"] == "assistant")
+    if last["role"] == "user":
+        actions += _user_message(dict(last), stored)
+        return Plan(tuple(actions), Answer(trigger, False))
+    if last["role"] == "assistant":
+        if not stored or stored[-1]["id"] != last["id"]:
+            raise OutOfDateError(str(last["id"]))
+        return Plan(tuple(actions), Answer("continuation", True))
+    raise InvalidRequestError(
+        f"the last message must be a user or an assistant message, not {last['role']!r}"
+    )
+
+
+def _regenerate(
+    stored: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
+    message_id: str | None,
+) -> tuple[Action, ...]:
+    """Cut the answer to regenerate: ``messageId``, else whatever follows the client's last message."""
+    stored_ids = [m["id"] for m in stored]
+    if message_id is not None:
+        if message_id not in stored_ids:
+            raise InvalidMessageError("no message with this id", message_id=message_id)
+        target: str | None = message_id
+    else:
+        target = next((m["id"] for m in reversed(messages) if m["id"] in stored_ids), None)
+    if target is not None:
+        index = stored_ids.index(target)
+        kept = index if stored[index]["role"] == "assistant" else index + 1
+        action: tuple[Action, ...] = (Regenerate(target),)
+    elif stored and stored[-1]["role"] == "assistant":
+        kept, action = len(stored) - 1, (Regenerate(None),)
+    else:
+        kept, action = len(stored), ()
+    if kept == 0:
+        raise InvalidRequestError(
+            "nothing to regenerate: the conversation has no message to answer"
+        )
+    return action
+
+
+def _user_message(message: dict[str, Any], stored: Sequence[Mapping[str, Any]]) -> list[Action]:
+    """Append a new user message; an already stored one is an edit (or a retry if it is the last)."""
+    index = next((i for i, m in enumerate(stored) if m["id"] == message["id"]), None)
+    if index is None:
+        return [AppendMessage(message)]
+    if index == len(stored) - 1 and stored[index] == message:
+        return []  # the same request again: answer it, record nothing new
+    return [EditMessage(message["id"], message)]
+
+
+def _answers(
+    client_message: Mapping[str, Any],
+    stored: Sequence[Mapping[str, Any]],
+    *,
+    continuing: bool,
+) -> list[Action]:
+    """Approval answers and tool outputs the client's assistant message has and the store lacks.
+
+    When the client asks to continue, the answers may request the
+    continuation; otherwise they do not.
+    """
+    known = next((m for m in stored if m["id"] == client_message["id"]), None)
+    if known is None:
+        return []
+    mine_by_call = {
+        p["toolCallId"]: p
+        for p in known.get("parts", [])
+        if isinstance(p, dict) and is_tool_part(p) and "toolCallId" in p
+    }
+    parts = client_message.get("parts")
+    actions: list[Action] = []
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict) or not is_tool_part(part):
+            continue
+        call = part.get("toolCallId")
+        mine = mine_by_call.get(call) if isinstance(call, str) else None
+        if mine is None or mine == part or not isinstance(call, str):  # unknown, or nothing new
+            continue
+        action = _answer(call, part, mine, continuing)
+        if action is not None:
+            actions.append(action)
+    return actions
+
+
+def _answer(
+    call: str, part: Mapping[str, Any], mine: Mapping[str, Any], continuing: bool
+) -> Action | None:
+    """The action recording what the client's tool ``part`` says beyond the stored one, if any."""
+    state, before = part.get("state"), mine.get("state")
+    given = part.get("approval")
+    approval: Mapping[str, Any] = given if isinstance(given, dict) else {}
+    approved = approval.get("approved")
+    if state in ("approval-responded", "output-denied") and isinstance(approved, bool):
+        recorded_approval = mine.get("approval")
+        recorded = (
+            recorded_approval.get("approved") if isinstance(recorded_approval, dict) else None
+        )
+        if before == "approval-requested" or (
+            before in ("approval-responded", "output-denied") and recorded != approved
+        ):
+            approval_id = approval.get("id")
+            reason = approval.get("reason")
+            return RespondToApproval(
+                tool_call_id=call,
+                approval_id=approval_id if isinstance(approval_id, str) else None,
+                approved=approved,
+                reason=reason if isinstance(reason, str) else None,
+                auto_continue=continuing,
             )
-            if client_assistant is not None:
-                self._record_answers(
-                    client_assistant,
-                    stored,
-                    continuing=last["role"] == "assistant",
-                )
-            if last["role"] == "user":
-                self._record_user_message(last, stored)
-            elif last["role"] == "assistant":
-                request_id = self._continuable(last)
-                continuation = True
-                trigger = "continuation"
-            else:
-                raise invalid(
-                    f"the last message must be a user or an assistant message, not {last['role']!r}"
-                )
-        return Answer(trigger, continuation, request_id)
-
-    def _regenerate(
-        self,
-        messages: list[dict[str, Any]],
-        message_id: str | None,
-        stored: list[dict[str, Any]],
-    ) -> None:
-        """Cut the answer to regenerate: ``messageId``, else whatever follows the client's last message."""
-        store, actor, tenant, chat_id = self.store, self.actor, self.tenant, self.chat_id
-        if message_id is not None:
-            store.regenerate(chat_id, message_id, actor=actor, tenant=tenant)
-            return
-        stored_ids = {m["id"] for m in stored}
-        last_known = next((m["id"] for m in reversed(messages) if m["id"] in stored_ids), None)
-        if last_known is not None:
-            store.regenerate(chat_id, last_known, actor=actor, tenant=tenant)
-        elif stored and stored[-1]["role"] == "assistant":
-            store.regenerate(chat_id, actor=actor, tenant=tenant)
-        if not store.messages(chat_id, tenant=tenant):
-            raise invalid("nothing to regenerate: the conversation has no message to answer")
-
-    def _record_user_message(self, message: dict[str, Any], stored: list[dict[str, Any]]) -> None:
-        """Append a new user message; an already stored one is an edit (or a retry if it is the last)."""
-        store, actor, tenant, chat_id = self.store, self.actor, self.tenant, self.chat_id
-        index = next((i for i, m in enumerate(stored) if m["id"] == message["id"]), None)
-        if index is None:
-            store.append_message(chat_id, message, tenant=tenant, actor=actor)
-        elif index == len(stored) - 1 and stored[index] == message:
-            return  # the same request again: answer it, record nothing new
-        else:
-            store.edit(chat_id, message["id"], message, tenant=tenant, actor=actor)
-
-    def _record_answers(
-        self,
-        client_message: dict[str, Any],
-        stored: list[dict[str, Any]],
-        *,
-        continuing: bool,
-    ) -> None:
-        """Record approval answers and tool outputs the client's assistant message has and the store lacks.
-
-        The store stays authoritative: parts it already answered keep their
-        answer (a contradicting approval is refused with 409); tool calls it
-        does not know are ignored. When the client asks to continue, the
-        answers may request the continuation (SPEC §4.3); otherwise they do not.
-        """
-        known = next((m for m in stored if m["id"] == client_message["id"]), None)
-        if known is None:
-            return
-        parts = {
-            p["toolCallId"]: p
-            for p in known.get("parts", [])
-            if isinstance(p, dict) and is_tool_part(p) and "toolCallId" in p
-        }
-        store, actor, tenant, chat_id = self.store, self.actor, self.tenant, self.chat_id
-        for part in client_message.get("parts") or []:
-            if not isinstance(part, dict) or not is_tool_part(part):
-                continue
-            call = part.get("toolCallId")
-            mine = parts.get(call) if isinstance(call, str) else None
-            if mine is None or mine == part:  # unknown, or nothing new
-                continue
-            assert isinstance(call, str)
-            state, before = part.get("state"), mine.get("state")
-            given = part.get("approval")
-            approval: dict[str, Any] = given if isinstance(given, dict) else {}
-            approved = approval.get("approved")
-            if state in ("approval-responded", "output-denied") and isinstance(approved, bool):
-                recorded = (mine.get("approval") or {}).get("approved")
-                if before == "approval-requested" or (
-                    before in ("approval-responded", "output-denied") and recorded != approved
-                ):
-                    approval_id = (
-                        approval.get("id") if isinstance(approval.get("id"), str) else None
-                    )
-                    reason = approval.get("reason")
-                    store.respond_to_approval(
-                        chat_id,
-                        approved=approved,
-                        approval_id=approval_id,
-                        tool_call_id=None if approval_id else call,
-                        reason=reason if isinstance(reason, str) else None,
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-            elif state in ("output-available", "output-error") and not is_terminal(mine):
-                if state == "output-available":
-                    store.add_tool_output(
-                        chat_id,
-                        call,
-                        output=part.get("output"),
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-                else:
-                    error_text = part.get("errorText")
-                    store.add_tool_output(
-                        chat_id,
-                        call,
-                        state="output-error",
-                        error_text=error_text if isinstance(error_text, str) else None,
-                        actor=actor,
-                        auto_continue=continuing,
-                        tenant=tenant,
-                    )
-
-    def _continuable(self, message: dict[str, Any]) -> str | None:
-        """Check the turn of ``message`` can continue now; returns its pending continuation request."""
-        chat_id, tenant = self.chat_id, self.tenant
-        stored = self.store.messages(chat_id, tenant=tenant)
-        if not stored or stored[-1]["id"] != message["id"]:
-            raise HTTPProblem(
-                409,
-                "OutOfDateError",
-                f"message {message['id']!r} is not the conversation's last message; "
-                "reload the messages (GET /api/chats/{id}/messages)",
-            )
-        status = self.store.status(chat_id, tenant=tenant)
-        if status.status != "ready-to-continue":
-            waiting = ", ".join(call.tool_call_id for call in status.waiting_for)
-            detail = f" (waiting for {waiting})" if waiting else ""
-            raise HTTPProblem(
-                409,
-                "NothingToContinueError",
-                f"the turn cannot continue: the conversation is {status.status}{detail}",
-            )
-        return status.continuation_request
+        return None
+    if state in ("output-available", "output-error") and not is_terminal(mine):
+        error_text = part.get("errorText")
+        return AddToolOutput(
+            tool_call_id=call,
+            state=state,
+            output=part.get("output") if state == "output-available" else None,
+            error_text=error_text
+            if state == "output-error" and isinstance(error_text, str)
+            else None,
+            auto_continue=continuing,
+        )
+    return None

@@ -23,7 +23,7 @@ from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.adapters.store.verify import Progress as VerifyProgress
 from chatledger.adapters.store.verify import Verifier, VerifyReport
 from chatledger.adapters.store.writer import BatchPolicy, Flusher, StreamWriter
-from chatledger.domain.aggregate import Conversation
+from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
@@ -164,8 +164,13 @@ class ConversationStore:
         tenant: str | None = None,
         actor: str = "system",
         metadata: dict[str, Any] | None = None,
-    ) -> None:
-        """Create a conversation; ConversationExistsError if it is already there."""
+        exist_ok: bool = False,
+    ) -> bool:
+        """Create a conversation; ConversationExistsError if it is already there.
+
+        With ``exist_ok`` an existing conversation is left as it is (checked
+        first: no failing write). Returns whether the conversation was created.
+        """
         tenant = tenant or self.tenant
         if not isinstance(chat_id, str) or not chat_id:
             raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
@@ -176,11 +181,17 @@ class ConversationStore:
             ("metadata", metadata),
         ):
             self.limits.check_value(what, value)
+        key = conversation_id(tenant, chat_id)
+        if exist_ok and self.log.has_events_after(key, 0):
+            return False
         conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
         try:
             self._uow.create(conversation)
         except ConcurrentWriteError:
+            if exist_ok:  # created by another writer since the check
+                return False
             raise ConversationExistsError(tenant, chat_id) from None
+        return True
 
     def append_message(
         self,

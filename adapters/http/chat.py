@@ -1,0 +1,137 @@
+"""``POST /api/chat``'s use case: record what a ``useChat`` request adds, then open the answer's stream.
+
+``take_turn`` reads the conversation from its aggregate (never the read
+models: the write path does not wait for the projection), asks the pure
+planner (``use_chat.plan_use_chat``) what the request adds, executes the
+plan's actions with the client as the actor, and opens the stream the
+responder writes. A request refused before its first action changes nothing:
+a new conversation is created only once the plan and its first message are
+known to be acceptable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatledger.adapters.http.turns import Turn, open_turn
+from chatledger.adapters.http.use_chat import (
+    Action,
+    AddToolOutput,
+    AppendMessage,
+    EditMessage,
+    NothingToContinueError,
+    Plan,
+    Regenerate,
+    RespondToApproval,
+    plan_use_chat,
+)
+from chatledger.adapters.store import ConversationStore
+from chatledger.domain.continuation import ConversationStatus
+from chatledger.domain.errors import ConversationNotFoundError, StreamAlreadyOpenError
+from chatledger.domain.parts import check_message
+
+__all__ = ["execute", "take_turn"]
+
+
+def take_turn(
+    store: ConversationStore,
+    *,
+    tenant: str,
+    chat_id: str,
+    actor: str,
+    responder_actor: str,
+    messages: list[dict[str, Any]],
+    trigger: str,
+    message_id: str | None,
+    body: dict[str, Any],
+) -> Turn:
+    """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread)."""
+    status = _status(store, chat_id, tenant)
+    if status is not None and status.stream_id is not None:
+        raise StreamAlreadyOpenError(chat_id, status.stream_id)
+    stored = [] if status is None else _stored_messages(store, chat_id, tenant)
+    plan = plan_use_chat(stored, messages, trigger, message_id)
+    if status is None:
+        _check_first_actions(store, plan)
+        store.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)
+    execute(store, plan, chat_id=chat_id, tenant=tenant, actor=actor)
+    request_id = None
+    if plan.continues:
+        status = store.status(chat_id, tenant=tenant)
+        if status.status != "ready-to-continue":
+            raise NothingToContinueError(
+                status.status, [call.tool_call_id for call in status.waiting_for]
+            )
+        request_id = status.continuation_request
+    return open_turn(
+        store,
+        chat_id,
+        tenant=tenant,
+        actor=responder_actor,
+        trigger=plan.answer.trigger,
+        continuation=plan.answer.continuation,
+        request_id=request_id,
+        body=body,
+    )
+
+
+def execute(store: ConversationStore, plan: Plan, *, chat_id: str, tenant: str, actor: str) -> None:
+    """Record the plan's actions in order, as ``actor``."""
+    for action in plan.actions:
+        _execute(store, action, chat_id=chat_id, tenant=tenant, actor=actor)
+
+
+def _execute(
+    store: ConversationStore, action: Action, *, chat_id: str, tenant: str, actor: str
+) -> None:
+    if isinstance(action, AppendMessage):
+        store.append_message(chat_id, action.message, tenant=tenant, actor=actor)
+    elif isinstance(action, EditMessage):
+        store.edit(chat_id, action.message_id, action.message, tenant=tenant, actor=actor)
+    elif isinstance(action, Regenerate):
+        store.regenerate(chat_id, action.message_id, actor=actor, tenant=tenant)
+    elif isinstance(action, RespondToApproval):
+        store.respond_to_approval(
+            chat_id,
+            approved=action.approved,
+            approval_id=action.approval_id,
+            tool_call_id=None if action.approval_id else action.tool_call_id,
+            reason=action.reason,
+            actor=actor,
+            auto_continue=action.auto_continue,
+            tenant=tenant,
+        )
+    elif isinstance(action, AddToolOutput):
+        store.add_tool_output(
+            chat_id,
+            action.tool_call_id,
+            output=action.output,
+            state=action.state,
+            error_text=action.error_text,
+            actor=actor,
+            auto_continue=action.auto_continue,
+            tenant=tenant,
+        )
+    else:  # pragma: no cover - the Action union is closed
+        raise TypeError(f"unknown action {action!r}")
+
+
+def _status(store: ConversationStore, chat_id: str, tenant: str) -> ConversationStatus | None:
+    """The conversation's status (from its aggregate), or None when it does not exist yet."""
+    try:
+        return store.status(chat_id, tenant=tenant)
+    except ConversationNotFoundError:
+        return None
+
+
+def _stored_messages(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:
+    """The current messages, rebuilt from the log (not the read models, which may lag)."""
+    return store.messages(chat_id, tenant=tenant, at_version=store.version(chat_id, tenant=tenant))
+
+
+def _check_first_actions(store: ConversationStore, plan: Plan) -> None:
+    """Refuse a new conversation's first message before the conversation is created."""
+    for action in plan.actions:
+        if isinstance(action, AppendMessage):
+            store.limits.message_size(action.message)
+            check_message(action.message)
