@@ -1,6 +1,6 @@
 """The HTTP app's OpenAPI 3.1 description, served at ``GET /openapi.json``.
 
-Written by hand next to the routes; ``tests/integration/test_http_app.py``
+Written by hand next to the routes; ``tests/integration/test_http_json_api.py``
 checks that it lists every route and method the app serves.
 """
 

@@ -30,7 +30,7 @@ from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
 from chatledger.adapters.responders.scripted import ScriptedResponder
 from tests.integration.conftest import Backend
-from tests.integration.test_http_app import answer_approval, client_of, send_body, sse_events
+from tests.integration.http_support import answer_approval, client_of, send_body, sse_events
 from tests.support.oracle import Oracle
 
 pytestmark = pytest.mark.anyio

@@ -1,0 +1,110 @@
+"""Who may call the app (``http/app.py``): tenants by bearer token, browser origins."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.http.app import create_app
+from chatledger.adapters.responders import demo
+from chatledger.adapters.responders.scripted import (
+    ScriptedResponder,
+)
+from tests.integration.http_support import (
+    client_of,
+    error_of,
+    send_body,
+    sse_events,
+    text_turn,
+    user,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_tenants_are_isolated(sqlite_store: ConversationStore) -> None:
+    """Bearer tokens map to tenants; one tenant never reads or writes another's conversation."""
+    tokens = {"token-acme": "acme", "token-globex": "globex"}
+    responder = ScriptedResponder([demo.first_turn_chunks(), text_turn("g1", "Hello globex.")])
+    app = create_app(sqlite_store, responder=responder, tokens=tokens)
+    chat = "shared-name"
+    async with client_of(app) as anonymous:
+        missing = await anonymous.get(f"/api/chats/{chat}/messages")
+        error_of(missing, 401, "UnauthorizedError")
+        assert missing.headers["www-authenticate"].startswith("Bearer")
+        error_of(
+            await anonymous.post("/api/chat", json=send_body(chat, [])), 401, "UnauthorizedError"
+        )
+        assert (await anonymous.get("/openapi.json")).status_code == 200
+    async with client_of(app, "wrong") as stranger:
+        error_of(await stranger.get("/api/approvals"), 401, "UnauthorizedError")
+
+    async with client_of(app, "token-acme") as acme, client_of(app, "token-globex") as globex:
+        sse_events(await acme.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+        for path in ("messages", "status", "history", "model-messages"):
+            error_of(
+                await globex.get(f"/api/chats/{chat}/{path}"), 404, "ConversationNotFoundError"
+            )
+        error_of(await globex.get(f"/api/chat/{chat}/stream"), 404, "ConversationNotFoundError")
+        deny = {"approvalId": demo.APPROVAL_ID, "approved": False}
+        error_of(
+            await globex.post(f"/api/chats/{chat}/approvals", json=deny),
+            404,
+            "ConversationNotFoundError",
+        )
+        error_of(
+            await globex.post(
+                f"/api/chats/{chat}/tool-outputs",
+                json={"toolCallId": demo.TOOL_CALL_ID, "output": 1},
+            ),
+            404,
+            "ConversationNotFoundError",
+        )
+        assert (await globex.get("/api/approvals")).json() == {"approvals": []}
+        assert len((await acme.get("/api/approvals")).json()["approvals"]) == 1
+
+        # The same chat id for globex is a conversation of its own.
+        sse_events(await globex.post("/api/chat", json=send_body(chat, [user("g-u1", "Hi")])))
+        mine = (await globex.get(f"/api/chats/{chat}/messages")).json()["messages"]
+        assert [m["id"] for m in mine] == ["g-u1", "g1"]
+        theirs = (await acme.get(f"/api/chats/{chat}/messages")).json()["messages"]
+        assert [m["id"] for m in theirs] == [demo.USER_MESSAGE["id"], demo.MESSAGE_ID]
+
+    assert sqlite_store.messages(chat, tenant="acme") == theirs
+    assert sqlite_store.status(chat, tenant="acme").status == "awaiting-approval"
+    assert {r.tenant for r in responder.requests} == {"acme", "globex"}
+    actors = {
+        e.actor for e in sqlite_store.history(chat, tenant="acme", kinds=["message-appended"])
+    }
+    assert actors == {"http-client:acme"}
+
+
+async def test_cors_lets_only_the_named_origins_in(sqlite_store: ConversationStore) -> None:
+    """A browser front end on another origin may call the app when its origin is named."""
+    app = create_app(
+        sqlite_store,
+        responder=ScriptedResponder([text_turn("a1", "Hi.")]),
+        cors_origins=["http://localhost:3000"],
+    )
+    preflight = {
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type,authorization",
+    }
+    async with client_of(app) as client:
+        allowed = await client.options(
+            "/api/chat", headers={"origin": "http://localhost:3000", **preflight}
+        )
+        assert allowed.status_code == 200
+        assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"
+        refused = await client.options(
+            "/api/chat", headers={"origin": "http://evil.test", **preflight}
+        )
+        assert refused.status_code == 400
+        answer = await client.post(
+            "/api/chat",
+            json=send_body("c", [user("u1", "hi")]),
+            headers={"origin": "http://localhost:3000"},
+        )
+        assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
+        assert "x-vercel-ai-ui-message-stream" in answer.headers["access-control-expose-headers"]
+        assert [c["type"] for c in sse_events(answer)][-1] == "finish"

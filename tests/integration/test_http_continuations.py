@@ -1,0 +1,78 @@
+"""Continuations over HTTP (``store/continuations.py`` run by the app): after an approval
+endpoint, and the sweep of requests nobody took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.http.app import create_app
+from chatledger.adapters.responders import demo
+from chatledger.adapters.responders.scripted import (
+    demo_responder,
+)
+from tests.integration.http_support import client_of, send_body, sse_events
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_approval_by_the_endpoint_continues_the_turn_in_the_background(
+    sqlite_store: ConversationStore,
+) -> None:
+    """The approvals endpoint runs the continuation itself; a client follows it with resume."""
+    responder = demo_responder(delay=0.05)  # the continuation streams ~0.5 s: time to resume it
+    app = create_app(sqlite_store, responder=responder)
+    chat = "by-endpoint"
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+        deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": demo.DENIAL_REASON}
+        answered = await client.post(f"/api/chats/{chat}/approvals", json=deny)
+        assert answered.json()["continuationRequested"] is True
+        resumed = await client.get(f"/api/chat/{chat}/stream")
+        assert resumed.status_code == 200, "the continuation should be streaming"
+        # The log holds the provider's replays (the earlier call, its denial) as
+        # replays: resume sends only what was applied.
+        replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
+        replayed.add("tool-output-denied")
+        assert sse_events(resumed) == [
+            c for c in demo.continuation_chunks() if c["type"] not in replayed
+        ]
+        status = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+    assert [r.trigger for r in responder.requests] == ["submit-message", "continuation"]
+    assert sqlite_store.pending_continuations() == []
+    demo.record_demo(sqlite_store, "direct")
+    assert sqlite_store.messages(chat) == sqlite_store.messages("direct")
+
+
+async def test_the_sweep_runs_continuations_nobody_took(sqlite_store: ConversationStore) -> None:
+    """A request recorded by another program (here: the store directly) is claimed and run."""
+    responder = demo_responder()
+    app = create_app(
+        sqlite_store,
+        responder=responder,
+        continuation_poll_seconds=0.05,
+        continuation_grace_seconds=0.2,
+    )
+    chat = "swept"
+    sqlite_store.start_conversation(chat)
+    sqlite_store.append_message(chat, demo.USER_MESSAGE)
+    sqlite_store.ingest(chat, demo.first_turn_chunks(), actor="agent:elsewhere")
+    sqlite_store.respond_to_approval(
+        chat, approval_id=demo.APPROVAL_ID, approved=False, reason="no", actor="alice"
+    )
+    (pending,) = sqlite_store.pending_continuations()
+    async with app.router.lifespan_context(app):
+        for _ in range(200):
+            if sqlite_store.status(chat).status == "idle":
+                break
+            await asyncio.sleep(0.02)
+    assert sqlite_store.status(chat).last_outcome == "finished"
+    assert sqlite_store.pending_continuations() == []
+    (request,) = responder.requests
+    assert (request.trigger, request.message_id) == ("continuation", pending.message_id)
+    opened = sqlite_store.history(chat, kinds=["stream-opened"])[-1]
+    assert opened.actor == responder.actor
