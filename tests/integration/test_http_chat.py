@@ -27,6 +27,7 @@ from chatledger.adapters.responders.scripted import (
     ScriptExhaustedError,
     demo_responder,
 )
+from chatledger.domain.errors import ConversationExistsError
 from tests.integration.conftest import Backend
 from tests.integration.http_support import (
     Chunk,
@@ -395,3 +396,59 @@ async def test_stop_ends_the_answer_being_written(sqlite_store: ConversationStor
     assert status.last_reason == "stopped by http-client:default: too slow"
     (closed,) = sqlite_store.history(chat, kinds=["stream-closed"])
     assert closed.actor == demo_responder().actor
+
+
+# -- the write path ------------------------------------------------------------------------
+
+
+async def test_a_turn_never_waits_for_the_projection(sqlite_store: ConversationStore) -> None:
+    """Two turns over HTTP leave every event to the projector: the write path reads the aggregate.
+
+    The responder is still given the conversation as stored (from the
+    aggregate just saved), equal to what the read models show afterwards.
+    """
+    responder = ScriptedResponder([text_turn("a1", "One."), text_turn("a2", "Two.")])
+    app = create_app(sqlite_store, responder=responder)
+    assistant = {"id": "a1", "role": "assistant"}
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body("c", [user("u1", "hi")])))
+        body = send_body("c", [user("u1", "hi"), assistant, user("u2", "again")])
+        sse_events(await client.post("/api/chat", json=body))
+    assert sqlite_store.catch_up() == sqlite_store.head()  # nothing was projected before
+    stored = sqlite_store.messages("c")
+    assert [r.messages for r in responder.requests] == [stored[:1], stored[:3]]
+
+
+async def test_a_refused_first_message_creates_no_conversation(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A POST whose new conversation's message is refused (invalid, oversized) changes nothing."""
+    app = create_app(sqlite_store, responder=ScriptedResponder([text_turn("a1", "Hi.")]))
+    bad_parts = {"id": "u1", "role": "user", "parts": "not a list"}
+    huge = user("u1", "x" * (sqlite_store.limits.max_message_bytes + 1))
+    async with client_of(app) as client:
+        refused = await client.post("/api/chat", json=send_body("new", [bad_parts]))
+        error_of(refused, 422, "InvalidMessageError")
+        too_big = await client.post("/api/chat", json=send_body("new", [huge]))
+        error_of(too_big, 413, "OversizedInputError")
+        assistant = {"id": "a", "role": "assistant"}
+        unknown = await client.post("/api/chat", json=send_body("new", [assistant]))
+        error_of(unknown, 409, "OutOfDateError")
+        nothing = await client.post(
+            "/api/chat", json={"id": "new", "messages": [], "trigger": "regenerate-message"}
+        )
+        error_of(nothing, 422, "InvalidRequestError")
+        error_of(await client.get("/api/chats/new/status"), 404, "ConversationNotFoundError")
+    assert sqlite_store.head() == 0
+
+
+def test_start_conversation_exist_ok_leaves_an_existing_one_alone(
+    sqlite_store: ConversationStore,
+) -> None:
+    """``exist_ok=True`` creates a conversation once; later calls change nothing and raise nothing."""
+    assert sqlite_store.start_conversation("c", actor="alice", exist_ok=True) is True
+    head = sqlite_store.head()
+    assert sqlite_store.start_conversation("c", actor="bob", exist_ok=True) is False
+    assert sqlite_store.head() == head
+    with pytest.raises(ConversationExistsError):
+        sqlite_store.start_conversation("c")
