@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rebuild(commands)
     _add_project(commands)
     _add_verify(commands)
+    from chatledger.adapters.cli.worker import add_worker  # it uses this module's helpers
+
+    add_worker(commands, _subparser)
     return parser
 
 
@@ -177,6 +180,11 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=["critical", "error", "warning", "info", "debug"],
         help="server log level (default: info)",
     )
+    parser.add_argument(
+        "--no-continuations",
+        action="store_true",
+        help="run no continuations here: leave them to 'chatledger worker' processes",
+    )
     parser.set_defaults(command=_serve)
 
 
@@ -209,6 +217,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             tokens=tokens,
             cors_origins=args.cors_origin or (),
             log_level=args.log_level,
+            run_continuations=not args.no_continuations,
         )
     return 0
 

@@ -643,6 +643,7 @@ def serve(
     tokens: dict[str, str] | None = None,
     cors_origins: Sequence[str] = (),
     log_level: str = "info",
+    run_continuations: bool = True,
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
@@ -656,5 +657,6 @@ def serve(
         responder=responder or demo_responder(delay=0.05),
         tokens=tokens,
         cors_origins=cors_origins,
+        run_continuations=run_continuations,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -5,6 +5,8 @@ endpoint, and the sweep of requests nobody took.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import pytest
 
@@ -76,3 +78,45 @@ async def test_the_sweep_runs_continuations_nobody_took(sqlite_store: Conversati
     assert (request.trigger, request.message_id) == ("continuation", pending.message_id)
     opened = sqlite_store.history(chat, kinds=["stream-opened"])[-1]
     assert opened.actor == responder.actor
+
+
+async def test_a_worker_continues_a_turn_answered_over_http(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A server that runs no continuations records the request; ``chatledger worker`` runs it.
+
+    The server's lifespan (its sweep included, were it on) runs the whole time:
+    only the worker, a process without HTTP, may claim the request.
+    """
+    app = create_app(
+        sqlite_store,
+        responder=demo_responder(),
+        run_continuations=False,
+        continuation_poll_seconds=0.01,
+        continuation_grace_seconds=0.0,
+    )
+    chat = "for-the-worker"
+    deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": demo.DENIAL_REASON}
+    async with app.router.lifespan_context(app), client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+        answered = await client.post(f"/api/chats/{chat}/approvals", json=deny)
+        assert answered.json()["continuationRequested"] is True
+        await asyncio.sleep(0.1)  # ten sweeps' time: none may run it
+        waiting = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert waiting["status"] == "ready-to-continue"
+
+        url = sqlite_store.config.display
+        command = [sys.executable, "-m", "chatledger", "worker", "--url", url]
+        command += ["--responder", "demo", "--delay", "0", "--grace-seconds", "0", "--once"]
+        ran = await asyncio.to_thread(
+            subprocess.run, command, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert ran.returncode == 0, ran.stderr
+        assert "1 continuation(s) run" in ran.stdout
+
+        status = (await client.get(f"/api/chats/{chat}/status")).json()
+        assert (status["status"], status["lastOutcome"]) == ("idle", "finished")
+    (claim,) = sqlite_store.history(chat, kinds=["continuation-claimed"])
+    assert claim.actor.startswith("worker:")
+    demo.record_demo(sqlite_store, "direct")
+    assert sqlite_store.messages(chat) == sqlite_store.messages("direct")

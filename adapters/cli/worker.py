@@ -1,0 +1,166 @@
+"""``chatledger worker``: run the continuations the store queues, in a process without HTTP.
+
+An approval or tool output may request a continuation of the turn. ``chatledger
+serve`` runs them itself; a worker runs them too (or instead, with ``serve
+--no-continuations``): it claims each request with a lease (of many servers and
+workers exactly one runs it), opens its stream and runs the responder into
+it. Clients follow the answer with ``GET /api/chat/{id}/stream``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from chatledger.adapters.http.turns import TurnRunner, open_turn
+from chatledger.adapters.responders.scripted import Responder
+from chatledger.adapters.store import ConversationStore
+from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+from chatledger.projections.read_models import ContinuationRequest
+
+__all__ = ["add_worker", "run_worker"]
+
+
+def add_worker(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    subparser: Callable[..., argparse.ArgumentParser],
+) -> None:
+    """Add the ``worker`` command (``subparser`` adds the store options every command takes)."""
+    parser = subparser(
+        commands,
+        "worker",
+        "run the continuations requested by approvals and tool outputs (no HTTP)",
+        "Claim each continuation request of the tenant (with a lease: of many servers and "
+        "workers exactly one runs it), open its stream and run the responder into it, until "
+        "interrupted. Requests younger than --grace-seconds are left to the process that "
+        "recorded them.",
+        epilog="Example: chatledger worker --url postgresql://app@db/chat --responder myapp.bot:agent",
+    )
+    parser.add_argument(
+        "--responder",
+        default="demo",
+        metavar="demo|MODULE:NAME",
+        help="what answers, as for 'serve' (default: demo)",
+    )
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.05,
+        metavar="SECONDS",
+        help="pause between the demo responder's chunks (default: 0.05)",
+    )
+    parser.add_argument(
+        "--poll-seconds", type=float, default=2.0, help="look for requests this often (default: 2)"
+    )
+    parser.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=5.0,
+        help="leave younger requests to the process that recorded them (default: 5)",
+    )
+    parser.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=60.0,
+        help="how long a claim keeps other processes off a request (default: 60)",
+    )
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="run the requests waiting now, wait for their answers, and exit",
+    )
+    parser.set_defaults(command=_worker)
+
+
+def _worker(args: argparse.Namespace, out: TextIO) -> int:
+    from chatledger.adapters.cli.commands import _open, _responder
+
+    responder = _responder(args.responder, args.delay)
+    with _open(args) as store:
+        print(
+            f"chatledger worker on {store.config.display} (tenant: {args.tenant}); "
+            "Ctrl-C to stop",
+            file=out,
+            flush=True,
+        )
+        started = asyncio.run(
+            run_worker(
+                store,
+                responder,
+                tenants=[args.tenant],
+                poll_seconds=args.poll_seconds,
+                grace_seconds=args.grace_seconds,
+                lease_seconds=args.lease_seconds,
+                once=args.once,
+            )
+        )
+        print(f"chatledger worker: {started} continuation(s) run", file=out, flush=True)
+    return 0
+
+
+async def run_worker(
+    store: ConversationStore,
+    responder: Responder,
+    *,
+    tenants: Sequence[str],
+    poll_seconds: float = 2.0,
+    grace_seconds: float = 5.0,
+    lease_seconds: float = 60.0,
+    once: bool = False,
+    stop: asyncio.Event | None = None,
+) -> int:
+    """Run continuation requests until ``stop`` is set (SIGINT/SIGTERM set it); how many were run.
+
+    With ``once``, runs the requests waiting now and returns when their answers
+    are written. Answers under way when it stops get 10 s to finish, then are
+    closed as ``aborted``.
+    """
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, stop.set)
+    runner = TurnRunner(responder, keepalive_seconds=15.0)
+    started = 0
+
+    async def run(claimed: ContinuationRequest) -> None:
+        nonlocal started
+        turn = await asyncio.to_thread(
+            open_turn,
+            store,
+            claimed.chat_id,
+            tenant=claimed.tenant,
+            actor=str(getattr(responder, "actor", "agent:responder")),
+            trigger="continuation",
+            continuation=True,
+            request_id=claimed.request_id,
+        )
+        runner.run(turn, asyncio.Queue())  # nobody reads it: clients follow the log
+        started += 1
+
+    continuations = ContinuationRunner(
+        store,
+        run,
+        tenants=tenants,
+        worker=worker_name("worker"),
+        lease_seconds=lease_seconds,
+        grace_seconds=grace_seconds,
+        poll_seconds=poll_seconds,
+    )
+    try:
+        if once:
+            await continuations.sweep_once(stop)
+            if runner.tasks:
+                await asyncio.wait(set(runner.tasks))
+        else:
+            await continuations.sweep(stop)
+    finally:
+        await runner.shutdown(timeout=10)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(signum)
+    return started
