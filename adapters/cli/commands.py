@@ -181,6 +181,13 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="server log level (default: info)",
     )
     parser.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name the server answers to besides localhost and --host, e.g. "
+        "chat.example.com behind a proxy (repeatable; '*' for any)",
+    )
+    parser.add_argument(
         "--no-continuations",
         action="store_true",
         help="run no continuations here: leave them to 'chatledger worker' processes",
@@ -218,6 +225,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             cors_origins=args.cors_origin or (),
             log_level=args.log_level,
             run_continuations=not args.no_continuations,
+            allowed_hosts=args.allowed_host or (),
         )
     return 0
 

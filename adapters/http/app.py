@@ -68,6 +68,7 @@ from starlette.routing import Route
 
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
+from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.requests import (
     auto_continue_field,
@@ -545,6 +546,7 @@ def create_app(
     continuation_grace_seconds: float = 5.0,
     run_continuations: bool = True,
     cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = LOCAL_HOSTS,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -566,7 +568,10 @@ def create_app(
     (``chatledger worker``) does.
 
     ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
-    the app, e.g. a ``useChat`` front end served from another port.
+    the app, e.g. a ``useChat`` front end served from another port; pages of
+    any other origin are refused (403). ``allowed_hosts`` are the ``Host``
+    names the app answers to (``"*"``: any; default: the localhost names),
+    which keeps DNS-rebinding pages out (see ``http/guard.py``).
     """
     if tokens is not None and not all(isinstance(t, str) and t for t in tokens):
         raise ValueError("tokens must be non-empty strings")
@@ -613,7 +618,9 @@ def create_app(
         Route("/api/approvals", chat.approvals, methods=["GET"]),
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]
-    middleware = []
+    middleware = [
+        Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)
+    ]
     if cors_origins:
         middleware.append(
             Middleware(
@@ -644,11 +651,13 @@ def serve(
     cors_origins: Sequence[str] = (),
     log_level: str = "info",
     run_continuations: bool = True,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
     Without a ``responder`` the demo responder answers (the recorded demo turn
-    and its continuation, in a loop): enough to try a client against.
+    and its continuation, in a loop): enough to try a client against. The
+    server answers to the localhost names, ``host`` and ``allowed_hosts``.
     """
     import uvicorn
 
@@ -658,5 +667,6 @@ def serve(
         tokens=tokens,
         cors_origins=cors_origins,
         run_continuations=run_continuations,
+        allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -17,7 +17,20 @@ __all__ = ["auto_continue_field", "bool_param", "int_param", "read_body", "strin
 
 
 async def read_body(request: Request, limit: int) -> dict[str, Any]:
-    """The JSON object body (413 over ``limit`` bytes, 400 if it is not JSON, 422 if not an object)."""
+    """The JSON object body (413 over ``limit`` bytes, 400 if it is not JSON, 422 if not an object).
+
+    The request must say ``Content-Type: application/json`` (415 otherwise):
+    a cross-site HTML form or ``text/plain`` fetch cannot, so a page of
+    another site cannot post to the app without a CORS preflight.
+    """
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise HTTPProblem(
+            415,
+            "UnsupportedMediaTypeError",
+            f"the body must be JSON sent with 'Content-Type: application/json', "
+            f"not {media_type or 'no content type'!r}",
+        )
     too_large = HTTPProblem(
         413, "RequestTooLargeError", f"the request body is over the limit of {limit} bytes"
     )

@@ -25,7 +25,7 @@ async def client_of(app: Starlette, token: str | None = None) -> AsyncIterator[h
     headers = {"authorization": f"Bearer {token}"} if token else {}
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(
-        transport=transport, base_url="http://chatledger.test", headers=headers, timeout=30
+        transport=transport, base_url="http://localhost", headers=headers, timeout=30
     ) as client:
         yield client
 

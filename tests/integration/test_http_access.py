@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from chatledger import ConversationStore
@@ -9,7 +12,9 @@ from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     ScriptedResponder,
+    demo_responder,
 )
+from chatledger.domain.errors import ConversationNotFoundError
 from tests.integration.http_support import (
     client_of,
     error_of,
@@ -108,3 +113,75 @@ async def test_cors_lets_only_the_named_origins_in(sqlite_store: ConversationSto
         assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
         assert "x-vercel-ai-ui-message-stream" in answer.headers["access-control-expose-headers"]
         assert [c["type"] for c in sse_events(answer)][-1] == "finish"
+
+
+# -- a local server web pages cannot drive ------------------------------------------------
+
+EVIL = "http://evil.test"
+
+
+async def paused_demo(client: Any, chat: str) -> None:
+    """Stream the demo turn up to its call awaiting approval."""
+    sse_events(await client.post("/api/chat", json=send_body(chat, [demo.USER_MESSAGE])))
+
+
+async def test_a_cross_site_text_plain_post_changes_nothing(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A page of another site may POST ``text/plain`` without a preflight: refused (415), nothing recorded."""
+    app = create_app(sqlite_store, responder=demo_responder())
+    deny = json.dumps({"approvalId": demo.APPROVAL_ID, "approved": True})
+    as_form = {"content-type": "text/plain;charset=UTF-8"}
+    async with client_of(app) as client:
+        await paused_demo(client, "c")
+        approve = await client.post("/api/chats/c/approvals", content=deny, headers=as_form)
+        error_of(approve, 415, "UnsupportedMediaTypeError")
+        start = json.dumps(send_body("attacker", [user("u1", "delete everything")]))
+        error_of(
+            await client.post("/api/chat", content=start, headers=as_form),
+            415,
+            "UnsupportedMediaTypeError",
+        )
+    assert sqlite_store.status("c").status == "awaiting-approval"
+    with pytest.raises(ConversationNotFoundError):
+        sqlite_store.status("attacker")
+
+
+async def test_pages_of_other_origins_are_refused(sqlite_store: ConversationStore) -> None:
+    """A request carrying a foreign ``Origin`` is refused (403) whatever its content type."""
+    app = create_app(
+        sqlite_store, responder=demo_responder(), cors_origins=["http://localhost:3000"]
+    )
+    approve = {"approvalId": demo.APPROVAL_ID, "approved": True}
+    async with client_of(app) as client:
+        await paused_demo(client, "c")
+        for origin in (EVIL, "null", "http://localhost:3001"):
+            refused = await client.post(
+                "/api/chats/c/approvals", json=approve, headers={"origin": origin}
+            )
+            error_of(refused, 403, "OriginNotAllowedError")
+            read = await client.get("/api/approvals", headers={"origin": origin})
+            error_of(read, 403, "OriginNotAllowedError")
+        assert sqlite_store.status("c").status == "awaiting-approval"
+        # The app's own pages and the named origin are let in.
+        for origin in ("http://localhost", "http://localhost:3000"):
+            shown = await client.get("/api/approvals", headers={"origin": origin})
+            assert shown.status_code == 200, shown.text
+
+
+async def test_unknown_host_names_are_refused(sqlite_store: ConversationStore) -> None:
+    """A DNS-rebinding page reaches 127.0.0.1 under its own name: refused (400) unless configured."""
+    app = create_app(sqlite_store, responder=demo_responder())
+    async with client_of(app) as client:
+        await paused_demo(client, "c")
+        for host in ("evil.test", "evil.test:8000", "localhost.evil.test"):
+            read = await client.get("/api/approvals", headers={"host": host})
+            error_of(read, 400, "HostNotAllowedError")
+        for host in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000"):
+            assert (await client.get("/api/approvals", headers={"host": host})).status_code == 200
+    named = create_app(sqlite_store, responder=demo_responder(), allowed_hosts=["chat.example.com"])
+    async with client_of(named) as client:
+        assert (await client.get("/api/approvals", headers={"host": "chat.example.com"})).json()[
+            "approvals"
+        ]
+        error_of(await client.get("/api/approvals"), 400, "HostNotAllowedError")

@@ -39,7 +39,9 @@ async def test_json_endpoints_and_error_mapping(sqlite_store: ConversationStore)
         error_of(await client.get("/api/chat"), 405, "MethodNotAllowedError")
         error_of(await client.get("/api/chat/nope/stream"), 404, "ConversationNotFoundError")
         error_of(
-            await client.post("/api/chat", content=b"{not json", headers={"content-type": "x"}),
+            await client.post(
+                "/api/chat", content=b"{not json", headers={"content-type": "application/json"}
+            ),
             400,
             "InvalidJSONError",
         )

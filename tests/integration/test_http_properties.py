@@ -45,7 +45,7 @@ async def _post(
 ) -> str:
     app = create_app(store, responder=ScriptedResponder([chunks]))
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://chatledger.test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         response = await client.post("/api/chat", json=body)
     assert response.status_code == 200, response.text
     return response.text
