@@ -32,10 +32,11 @@ answer that contradicts the recorded one, nothing to continue), 413 oversized
 input, 422 invalid input, 401 without a known token, 503 database
 unavailable.
 
-**Tenancy.** With ``tokens`` (bearer token -> tenant) every request needs
-``Authorization: Bearer <token>`` and sees only its tenant's conversations
-(another tenant's chat id is simply unknown: 404). Without ``tokens`` every
-request is the store's default tenant.
+**Tenancy.** With ``tokens`` (bearer token -> tenant, or tenant and user)
+every request needs ``Authorization: Bearer <token>`` and sees only its
+tenant's conversations (another tenant's chat id is simply unknown: 404); the
+token's user is the recorded actor. Without ``tokens`` every request is the
+store's default tenant (``http/auth.py``).
 
 The store is synchronous; the app calls it from worker threads.
 
@@ -51,10 +52,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hmac
 import logging
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -66,6 +66,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
@@ -144,7 +145,7 @@ class _ChatApp:
         self,
         store: ConversationStore,
         responder: Responder,
-        tokens: dict[str, str] | None,
+        authenticate: Authenticate | None,
         *,
         keepalive_seconds: float,
         max_body_bytes: int,
@@ -154,7 +155,8 @@ class _ChatApp:
     ) -> None:
         self.store = store
         self.max_body_bytes = max_body_bytes
-        self.tokens = tokens
+        self.authenticate = authenticate
+        """The authentication hook (None: every request is the store's default tenant)."""
         self.keepalive_seconds = keepalive_seconds
         self.continuation_poll_seconds = continuation_poll_seconds
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
@@ -177,33 +179,18 @@ class _ChatApp:
 
     # -- tenancy ------------------------------------------------------------------
 
-    def tenant(self, request: Request) -> str:
-        """The caller's tenant, from its bearer token (401 when tokens are configured and it has none)."""
-        if self.tokens is None:
-            return self.store.tenant
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        token = token.strip()
-        if scheme.lower() == "bearer" and token:
-            for known, tenant in self.tokens.items():
-                if hmac.compare_digest(known.encode(), token.encode()):
-                    return tenant
-        raise HTTPProblem(
-            401,
-            "UnauthorizedError",
-            "a valid bearer token is required (Authorization: Bearer <token>)",
-            headers={"www-authenticate": 'Bearer realm="chatledger"'},
-        )
-
-    @staticmethod
-    def actor(tenant: str) -> str:
-        """Who the audit names for what an HTTP client records."""
-        return f"http-client:{tenant}"
+    def identity(self, request: Request) -> Identity:
+        """The caller's tenant and user (the store's default tenant when no hook is configured)."""
+        if self.authenticate is None:
+            return Identity(self.store.tenant)
+        return self.authenticate(request)
 
     # -- POST /api/chat -------------------------------------------------------------
 
     async def chat(self, request: Request) -> Response:
         """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         body = await read_body(request, self.max_body_bytes)
         chat_id = string_field(body, "id")
         assert chat_id is not None
@@ -222,7 +209,7 @@ class _ChatApp:
                 self.store,
                 tenant=tenant,
                 chat_id=chat_id,
-                actor=self.actor(tenant),
+                actor=who.actor,
                 responder_actor=self.responder_actor,
                 messages=messages,
                 trigger=trigger,
@@ -236,7 +223,8 @@ class _ChatApp:
 
     def tenants(self) -> list[str]:
         """The tenants this app serves (whose continuation requests it runs)."""
-        return sorted(set(self.tokens.values())) if self.tokens else [self.store.tenant]
+        tenants = getattr(self.authenticate, "tenants", None)
+        return list(tenants) if tenants else [self.store.tenant]
 
     async def run_continuation(self, claimed: ContinuationRequest) -> None:
         """Open the claimed request's stream and start the responder on it; clients follow the log."""
@@ -258,7 +246,8 @@ class _ChatApp:
 
     async def resume(self, request: Request) -> Response:
         """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         chat_id = request.path_params["chat_id"]
         after = request.query_params.get("after") or request.headers.get("last-event-id") or None
         status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
@@ -357,7 +346,8 @@ class _ChatApp:
 
     async def messages(self, request: Request) -> Response:
         """``GET /api/chats/{id}/messages[?atVersion=N]``: the UIMessages."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         chat_id = request.path_params["chat_id"]
         at_version = int_param(request, "atVersion")
         found = await run_in_threadpool(
@@ -367,7 +357,8 @@ class _ChatApp:
 
     async def status(self, request: Request) -> Response:
         """``GET /api/chats/{id}/status``: where the turn stands."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         found = await run_in_threadpool(
             self.store.status, request.path_params["chat_id"], tenant=tenant
         )
@@ -375,7 +366,8 @@ class _ChatApp:
 
     async def history(self, request: Request) -> Response:
         """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&full=true]``: the audit timeline."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         kinds = request.query_params.getlist("kind") or None
         unknown = sorted(set(kinds or ()) - set(KINDS))
         if unknown:
@@ -394,7 +386,8 @@ class _ChatApp:
 
     async def model_messages(self, request: Request) -> Response:
         """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         format_ = request.query_params.get("format", "ai-sdk")
         if format_ not in FORMATS:
             raise invalid(f"unknown format {format_!r}; use one of {', '.join(FORMATS)}")
@@ -414,7 +407,8 @@ class _ChatApp:
 
     async def approvals(self, request: Request) -> Response:
         """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         pending = await run_in_threadpool(self.store.pending_approvals, tenant=tenant)
         return JSONResponse(
             {
@@ -436,7 +430,8 @@ class _ChatApp:
 
     async def respond_to_approval(self, request: Request) -> Response:
         """``POST /api/chats/{id}/approvals`` ``{approvalId | toolCallId, approved, reason?, autoContinue?}``."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         body = await read_body(request, self.max_body_bytes)
         approved = body.get("approved")
         if not isinstance(approved, bool):
@@ -455,7 +450,7 @@ class _ChatApp:
                 approval_id=approval_id,
                 tool_call_id=tool_call_id,
                 reason=reason,
-                actor=self.actor(tenant),
+                actor=who.actor,
                 auto_continue=auto_continue_field(body),
                 tenant=tenant,
             )
@@ -464,7 +459,8 @@ class _ChatApp:
 
     async def add_tool_output(self, request: Request) -> Response:
         """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         body = await read_body(request, self.max_body_bytes)
         tool_call_id = string_field(body, "toolCallId")
         assert tool_call_id is not None
@@ -480,7 +476,7 @@ class _ChatApp:
                 output=body.get("output"),
                 state="output-available" if has_output else "output-error",
                 error_text=error_text,
-                actor=self.actor(tenant),
+                actor=who.actor,
                 auto_continue=auto_continue_field(body),
                 tenant=tenant,
             )
@@ -496,13 +492,14 @@ class _ChatApp:
         and followers get an ``abort`` chunk. Stopping when nothing streams
         changes nothing.
         """
-        tenant = self.tenant(request)
+        who = self.identity(request)
+        tenant = who.tenant
         chat_id = request.path_params["chat_id"]
         body = await read_body(request, self.max_body_bytes)
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise invalid("'reason' must be a string")
-        actor = self.actor(tenant)
+        actor = who.actor
         status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
         stream_id = status.stream_id
         if stream_id is None:
@@ -539,7 +536,8 @@ def create_app(
     store_or_url: ConversationStore | str | None,
     *,
     responder: Responder,
-    tokens: dict[str, str] | None = None,
+    tokens: Mapping[str, str | Identity] | None = None,
+    authenticate: Authenticate | None = None,
     keepalive_seconds: float = 15.0,
     max_body_bytes: int = 32_000_000,
     continuation_poll_seconds: float | None = 2.0,
@@ -550,7 +548,10 @@ def create_app(
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
-    ``tokens`` maps bearer tokens to tenants; None serves everything as the
+    ``tokens`` maps bearer tokens to ``TENANT``, ``TENANT:USER`` or an
+    ``Identity``; the user is recorded as the actor of what its requests
+    record. ``authenticate`` replaces the token table with a hook of your own
+    (``Request -> Identity``). With neither, every request is served as the
     store's default tenant. A store given by URL (or None: ``$CHATLEDGER_URL``,
     else ``sqlite:///./chatledger.db``) is opened now and closed at shutdown;
     a store object stays the caller's. ``keepalive_seconds`` is how long a
@@ -573,8 +574,8 @@ def create_app(
     names the app answers to (``"*"``: any; default: the localhost names),
     which keeps DNS-rebinding pages out (see ``http/guard.py``).
     """
-    if tokens is not None and not all(isinstance(t, str) and t for t in tokens):
-        raise ValueError("tokens must be non-empty strings")
+    if authenticate is None and tokens is not None:
+        authenticate = TokenTable(tokens)
     if isinstance(store_or_url, ConversationStore):
         store, owned = store_or_url, False
     else:
@@ -582,7 +583,7 @@ def create_app(
     chat = _ChatApp(
         store,
         responder,
-        tokens,
+        authenticate,
         keepalive_seconds=keepalive_seconds,
         max_body_bytes=max_body_bytes,
         continuation_poll_seconds=continuation_poll_seconds,
@@ -647,7 +648,7 @@ def serve(
     port: int = 8000,
     *,
     responder: Responder | None = None,
-    tokens: dict[str, str] | None = None,
+    tokens: Mapping[str, str | Identity] | None = None,
     cors_origins: Sequence[str] = (),
     log_level: str = "info",
     run_continuations: bool = True,

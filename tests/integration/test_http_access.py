@@ -9,6 +9,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
+from chatledger.adapters.http.auth import Identity, unauthorized
 from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     ScriptedResponder,
@@ -185,3 +186,43 @@ async def test_unknown_host_names_are_refused(sqlite_store: ConversationStore) -
             "approvals"
         ]
         error_of(await client.get("/api/approvals"), 400, "HostNotAllowedError")
+
+
+# -- who approved -----------------------------------------------------------------------------
+
+
+async def test_the_user_of_a_token_is_the_recorded_actor(sqlite_store: ConversationStore) -> None:
+    """``TOKEN=TENANT:USER``: the audit names the person who sent, approved or denied."""
+    tokens = {"t-alice": "acme:alice", "t-bob": "acme:bob", "t-service": "acme"}
+    app = create_app(sqlite_store, responder=demo_responder(), tokens=tokens)
+    deny = {"approvalId": demo.APPROVAL_ID, "approved": False, "reason": "not today"}
+    async with client_of(app, "t-alice") as alice, client_of(app, "t-bob") as bob:
+        await paused_demo(alice, "c")
+        assert (await bob.post("/api/chats/c/approvals", json=deny)).status_code == 200
+    actors = {e.kind: e.actor for e in sqlite_store.history("c", tenant="acme")}
+    assert actors["message-appended"] == "alice"
+    assert actors["approval-responded"] == "bob"
+    async with client_of(app, "t-service") as service:
+        sse_events(await service.post("/api/chat", json=send_body("d", [user("u1", "hi")])))
+    (appended,) = sqlite_store.history("d", tenant="acme", kinds=["message-appended"])
+    assert appended.actor == "http-client:acme"  # a token without a user names its tenant
+
+
+async def test_a_custom_authentication_hook_gives_tenant_and_user(
+    sqlite_store: ConversationStore,
+) -> None:
+    """``authenticate`` (e.g. a session cookie) yields the identity; ``unauthorized()`` refuses."""
+
+    def from_header(request: Any) -> Identity:
+        name = request.headers.get("x-user")
+        if not name:
+            raise unauthorized()
+        return Identity("team", name)
+
+    app = create_app(sqlite_store, responder=demo_responder(), authenticate=from_header)
+    async with client_of(app) as client:
+        error_of(await client.get("/api/approvals"), 401, "UnauthorizedError")
+        body = send_body("c", [demo.USER_MESSAGE])
+        sse_events(await client.post("/api/chat", json=body, headers={"x-user": "carol"}))
+    (appended,) = sqlite_store.history("c", tenant="team", kinds=["message-appended"])
+    assert appended.actor == "carol"
