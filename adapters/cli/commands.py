@@ -138,7 +138,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "approvals and tool outputs and read messages, status, the audit history, the approvals "
         "inbox and model messages. /openapi.json describes them all. Several servers may share "
         "one PostgreSQL database.",
-        epilog="Example: chatledger serve --port 8000 --token s3cret=acme "
+        epilog="Example: chatledger serve --port 8000 --token-file tokens.txt "
         "--responder myapp.bot:agent",
     )
     parser.add_argument(
@@ -149,9 +149,22 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--token",
         action="append",
         metavar="TOKEN=TENANT",
-        help="accept 'Authorization: Bearer TOKEN' for TENANT (repeatable; also "
-        "$CHATLEDGER_TOKENS, comma-separated). Without any, every request is --tenant "
-        "and needs no token",
+        help="refused: a token on the command line is visible to every local user; "
+        "use --token-file or $CHATLEDGER_TOKENS",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="bearer tokens, one a line: TOKEN=TENANT or TOKEN=TENANT:USER (the user is the "
+        "recorded actor); also $CHATLEDGER_TOKENS, comma-separated. Default: "
+        "$CHATLEDGER_TOKEN_FILE, else ./chatledger.tokens, generated with one token for "
+        "--tenant at first start",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve every request as --tenant without a token (anyone who can reach the "
+        "server can use it)",
     )
     parser.add_argument(
         "--cors-origin",
@@ -196,14 +209,26 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _serve(args: argparse.Namespace, out: TextIO) -> int:
+    from chatledger.adapters.cli.tokens import TokenError, serve_tokens
     from chatledger.adapters.http.app import serve
 
-    tokens = _tokens([*_env_tokens(), *(args.token or [])])
+    if args.token:
+        raise CommandError(
+            "--token is refused: a token on the command line is visible to every local user "
+            "in the process list; put TOKEN=TENANT[:USER] lines in a --token-file, or in "
+            "$CHATLEDGER_TOKENS"
+        )
     responder = _responder(args.responder, args.delay)
+    try:
+        tokens = serve_tokens(
+            args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr
+        )
+    except TokenError as error:
+        raise CommandError(str(error)) from None
     with _open(args) as store:
         where = store.config.display
         base = f"http://{args.host}:{args.port}"
-        tenants = ", ".join(sorted(set(tokens.values()))) if tokens else args.tenant
+        tenants = ", ".join(sorted({t.tenant for t in tokens.values()})) if tokens else args.tenant
         print(
             f"chatledger serving {where} at {base} (tenants: {tenants}); "
             f"API description at {base}/openapi.json; Ctrl-C to stop",
@@ -212,7 +237,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
         )
         if tokens is None and args.host not in ("127.0.0.1", "localhost", "::1"):
             print(
-                f"{_PROG}: warning: listening on {args.host} without --token: anyone who can "
+                f"{_PROG}: warning: listening on {args.host} with --no-auth: anyone who can "
                 f"reach it reads and writes tenant {args.tenant!r}",
                 file=sys.stderr,
             )
@@ -228,21 +253,6 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             allowed_hosts=args.allowed_host or (),
         )
     return 0
-
-
-def _env_tokens() -> list[str]:
-    return [item for item in os.environ.get("CHATLEDGER_TOKENS", "").split(",") if item.strip()]
-
-
-def _tokens(pairs: list[str]) -> dict[str, str] | None:
-    """``TOKEN=TENANT`` pairs as a table (None when there are none)."""
-    tokens: dict[str, str] = {}
-    for pair in pairs:
-        token, equals, tenant = pair.strip().partition("=")
-        if not equals or not token or not tenant:
-            raise CommandError(f"--token takes TOKEN=TENANT, got {pair!r}")
-        tokens[token] = tenant
-    return tokens or None
 
 
 def _responder(spec: str, delay: float) -> Responder:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -101,19 +102,31 @@ def user(message_id: str, text: str) -> dict[str, Any]:
 
 
 @contextmanager
-def running_server(url: str, *options: str) -> Iterator[str]:
+def running_server(
+    url: str, *options: str, tokens: str | None = "token-node=node-tenant"
+) -> Iterator[str]:
     """``chatledger serve`` on ``url`` in a subprocess, on a free port; yields its base URL.
 
     The demo responder answers (``--delay 0.02`` unless ``options`` say
-    otherwise); the token ``token-node`` is tenant ``node-tenant``.
+    otherwise); ``tokens`` go in ``$CHATLEDGER_TOKENS`` (by default the token
+    ``token-node`` is tenant ``node-tenant``).
     """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
-    command += ["--token", "token-node=node-tenant", "--log-level", "warning"]
+    command += ["--log-level", "warning"]
     command += options or ("--delay", "0.02")
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CHATLEDGER_TOKENS", "CHATLEDGER_TOKEN_FILE")
+    }
+    if tokens is not None:
+        env["CHATLEDGER_TOKENS"] = tokens
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

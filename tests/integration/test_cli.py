@@ -407,7 +407,7 @@ def test_convert_prints_the_denial_as_an_anthropic_tool_result(run: Run, demo: D
 @pytest.mark.parametrize(
     ("args", "names"),
     [
-        (["--token", "no-equals-sign"], "--token takes TOKEN=TENANT, got 'no-equals-sign'"),
+        (["--token", "t=acme"], "a token on the command line is visible to every local user"),
         (["--responder", "nowhere"], "--responder takes 'demo' or MODULE:NAME, got 'nowhere'"),
         (
             ["--responder", "no_such_module_x:bot"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,9 +15,16 @@ import httpx
 import pytest
 
 from chatledger import ConversationStore
+from chatledger.adapters.cli.tokens import TokenError, serve_tokens
 from chatledger.adapters.responders import demo
 from tests.integration.conftest import Backend
-from tests.integration.http_support import answer_approval, running_server, send_body, sse_events
+from tests.integration.http_support import (
+    answer_approval,
+    error_of,
+    running_server,
+    send_body,
+    sse_events,
+)
 from tests.support.oracle import ORACLE_DIR, ensure_installed
 
 pytestmark = pytest.mark.anyio
@@ -331,3 +339,40 @@ def test_the_real_ai_sdk_client_resumes_after_its_connection_is_cut(tmp_path: Pa
         assert stored[-1]["parts"][-1]["state"] == "approval-requested"
         opened = store.history("cut-chat", kinds=["stream-closed"])
         assert [e.summary.rsplit(": ", 1)[-1] for e in opened] == ["finished"]
+
+
+# -- serve's tokens: a file or the environment, users, first start, --no-auth ---------------------
+
+
+def test_serve_takes_tokens_from_a_file_and_records_their_users(tmp_path: Path) -> None:
+    """``--token-file`` lines ``TOKEN=TENANT:USER``: the user is the recorded actor."""
+    token_file = tmp_path / "tokens"
+    token_file.write_text("# people\ntok-alice=acme:alice\n\ntok-bob=acme:bob\n")
+    url = f"sqlite:///{tmp_path / 'users.db'}"
+    with running_server(url, "--token-file", str(token_file), tokens=None) as base:
+        body = send_body("c", [demo.USER_MESSAGE])
+        anonymous = httpx.post(f"{base}/api/chat", json=body, timeout=30)
+        error_of(anonymous, 401, "UnauthorizedError")
+        alice = {"authorization": "Bearer tok-alice"}
+        sse_events(httpx.post(f"{base}/api/chat", json=body, headers=alice, timeout=30))
+    with ConversationStore.open(url, tenant="acme") as store:
+        (appended,) = store.history("c", kinds=["message-appended"])
+        assert appended.actor == "alice"
+
+
+def test_the_first_start_generates_a_token_and_no_auth_is_loud(tmp_path: Path) -> None:
+    """Without tokens a token is generated once (owner-only file); ``--no-auth`` warns on stderr."""
+    path = tmp_path / "chatledger.tokens"
+    out, err = io.StringIO(), io.StringIO()
+    first = serve_tokens(str(path), no_auth=False, tenant="acme", out=out, err=err)
+    assert first is not None
+    ((token, identity),) = first.items()
+    assert identity.tenant == "acme" and token in out.getvalue()
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert serve_tokens(str(path), no_auth=False, tenant="acme", out=out, err=err) == first
+    with pytest.raises(TokenError, match="--no-auth, but tokens are configured"):
+        serve_tokens(str(path), no_auth=True, tenant="acme", out=out, err=err)
+    path.unlink()
+    assert serve_tokens(str(path), no_auth=True, tenant="acme", out=out, err=err) is None
+    assert "WARNING: --no-auth" in err.getvalue()
+    assert not path.exists()
