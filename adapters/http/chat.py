@@ -26,7 +26,7 @@ from chatledger.adapters.http.use_chat import (
     plan_use_chat,
 )
 from chatledger.adapters.store import ConversationStore
-from chatledger.domain.continuation import ConversationStatus
+from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ConversationNotFoundError, StreamAlreadyOpenError
 from chatledger.domain.parts import check_message
 
@@ -46,12 +46,12 @@ def take_turn(
     body: dict[str, Any],
 ) -> Turn:
     """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread)."""
-    status = _status(store, chat_id, tenant)
-    if status is not None and status.stream_id is not None:
-        raise StreamAlreadyOpenError(chat_id, status.stream_id)
-    stored = [] if status is None else _stored_messages(store, chat_id, tenant)
+    state = _current_state(store, chat_id, tenant)
+    if state is not None and state.stream is not None:
+        raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
+    stored = [] if state is None else state.messages
     plan = plan_use_chat(stored, messages, trigger, message_id)
-    if status is None:
+    if state is None:
         _check_first_actions(store, plan)
         store.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)
     execute(store, plan, chat_id=chat_id, tenant=tenant, actor=actor)
@@ -116,17 +116,12 @@ def _execute(
         raise TypeError(f"unknown action {action!r}")
 
 
-def _status(store: ConversationStore, chat_id: str, tenant: str) -> ConversationStatus | None:
-    """The conversation's status (from its aggregate), or None when it does not exist yet."""
+def _current_state(store: ConversationStore, chat_id: str, tenant: str) -> ConversationState | None:
+    """The conversation as its aggregate holds it now (not the read models, which may lag), or None."""
     try:
-        return store.status(chat_id, tenant=tenant)
+        return store.conversation(chat_id, tenant=tenant).state
     except ConversationNotFoundError:
         return None
-
-
-def _stored_messages(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:
-    """The current messages, rebuilt from the log (not the read models, which may lag)."""
-    return store.messages(chat_id, tenant=tenant, at_version=store.version(chat_id, tenant=tenant))
 
 
 def _check_first_actions(store: ConversationStore, plan: Plan) -> None:
