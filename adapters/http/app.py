@@ -72,6 +72,7 @@ from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, inv
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.requests import (
+    BodyLimits,
     auto_continue_field,
     bool_param,
     int_param,
@@ -154,7 +155,8 @@ class _ChatApp:
         run_continuations: bool = True,
     ) -> None:
         self.store = store
-        self.max_body_bytes = max_body_bytes
+        self.limits = body_limits(store, max_body_bytes)
+        """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
         self.authenticate = authenticate
         """The authentication hook (None: every request is the store's default tenant)."""
         self.keepalive_seconds = keepalive_seconds
@@ -191,7 +193,7 @@ class _ChatApp:
         """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
         who = self.identity(request)
         tenant = who.tenant
-        body = await read_body(request, self.max_body_bytes)
+        body = await read_body(request, self.limits["chat"])
         chat_id = string_field(body, "id")
         assert chat_id is not None
         trigger = body.get("trigger", "submit-message")
@@ -432,7 +434,7 @@ class _ChatApp:
         """``POST /api/chats/{id}/approvals`` ``{approvalId | toolCallId, approved, reason?, autoContinue?}``."""
         who = self.identity(request)
         tenant = who.tenant
-        body = await read_body(request, self.max_body_bytes)
+        body = await read_body(request, self.limits["approvals"])
         approved = body.get("approved")
         if not isinstance(approved, bool):
             raise invalid("'approved' must be true or false")
@@ -461,7 +463,7 @@ class _ChatApp:
         """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
         who = self.identity(request)
         tenant = who.tenant
-        body = await read_body(request, self.max_body_bytes)
+        body = await read_body(request, self.limits["tool-outputs"])
         tool_call_id = string_field(body, "toolCallId")
         assert tool_call_id is not None
         has_output, error_text = "output" in body, body.get("errorText")
@@ -495,7 +497,7 @@ class _ChatApp:
         who = self.identity(request)
         tenant = who.tenant
         chat_id = request.path_params["chat_id"]
-        body = await read_body(request, self.max_body_bytes)
+        body = await read_body(request, self.limits["stop"])
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise invalid("'reason' must be a string")
@@ -527,6 +529,18 @@ class _ChatApp:
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
         return JSONResponse(openapi_document())
+
+
+def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, BodyLimits]:
+    """Each JSON route's body limits: whole conversations for ``/api/chat``, small actions elsewhere."""
+    action = min(max_body_bytes, 64_000)
+    output = min(max_body_bytes, store.limits.max_tool_output_bytes + 64_000)
+    return {
+        "chat": BodyLimits(max_body_bytes),
+        "approvals": BodyLimits(action, max_items=1_000),
+        "tool-outputs": BodyLimits(output),
+        "stop": BodyLimits(action, max_items=1_000),
+    }
 
 
 # -- the app ----------------------------------------------------------------------------

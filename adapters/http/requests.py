@@ -7,22 +7,63 @@ what it must be (413 over the limit, 400 not JSON, 422 otherwise).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from chatledger.adapters.http.errors import HTTPProblem, invalid
 
-__all__ = ["auto_continue_field", "bool_param", "int_param", "read_body", "string_field"]
+__all__ = [
+    "BodyLimits",
+    "auto_continue_field",
+    "bool_param",
+    "int_param",
+    "parse_body",
+    "read_body",
+    "string_field",
+]
 
 
-async def read_body(request: Request, limit: int) -> dict[str, Any]:
-    """The JSON object body (413 over ``limit`` bytes, 400 if it is not JSON, 422 if not an object).
+@dataclass(frozen=True)
+class BodyLimits:
+    """How much work one route's JSON body may ask for (413 over a size, 422 over a shape)."""
+
+    max_bytes: int
+    """The body's size in bytes."""
+    max_items: int = 2_000_000
+    """JSON values, counted as ``{``, ``[`` and ``,`` characters before parsing (so a body of
+    millions of tiny items is refused before it takes memory; those characters inside strings
+    count too)."""
+    max_depth: int = 128
+    """How deep objects and arrays nest."""
+    max_messages: int = 100_000
+    """Items of a ``messages`` list."""
+    max_parts: int = 10_000
+    """Items of one message's ``parts`` list."""
+
+    def describe(self) -> dict[str, int]:
+        """The limits as the OpenAPI document states them."""
+        return {
+            "maxBytes": self.max_bytes,
+            "maxItems": self.max_items,
+            "maxDepth": self.max_depth,
+            "maxMessages": self.max_messages,
+            "maxParts": self.max_parts,
+        }
+
+
+async def read_body(request: Request, limits: BodyLimits | int) -> dict[str, Any]:
+    """The JSON object body within ``limits`` (413 too large, 400 not JSON, 415 not JSON-typed, 422 otherwise).
 
     The request must say ``Content-Type: application/json`` (415 otherwise):
     a cross-site HTML form or ``text/plain`` fetch cannot, so a page of
-    another site cannot post to the app without a CORS preflight.
+    another site cannot post to the app without a CORS preflight. The body
+    is parsed in a worker thread: a large one never stalls the event loop.
     """
+    if isinstance(limits, int):
+        limits = BodyLimits(limits)
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise HTTPProblem(
@@ -31,6 +72,7 @@ async def read_body(request: Request, limit: int) -> dict[str, Any]:
             f"the body must be JSON sent with 'Content-Type: application/json', "
             f"not {media_type or 'no content type'!r}",
         )
+    limit = limits.max_bytes
     too_large = HTTPProblem(
         413, "RequestTooLargeError", f"the request body is over the limit of {limit} bytes"
     )
@@ -42,13 +84,60 @@ async def read_body(request: Request, limit: int) -> dict[str, Any]:
         received += piece
         if len(received) > limit:
             raise too_large
+    return await run_in_threadpool(parse_body, bytes(received), limits)
+
+
+def parse_body(received: bytes, limits: BodyLimits) -> dict[str, Any]:
+    """Parse and check a JSON object body against ``limits`` (call it off the event loop)."""
+    items = received.count(b"{") + received.count(b"[") + received.count(b",")
+    if items > limits.max_items:
+        raise HTTPProblem(
+            413,
+            "RequestTooLargeError",
+            f"the body holds about {items} JSON values, over the limit of {limits.max_items}",
+        )
     try:
         body = json.loads(received)
+    except RecursionError:
+        raise _too_deep(limits) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise HTTPProblem(400, "InvalidJSONError", f"the body is not JSON: {error}") from None
+    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+        raise invalid(f"the body holds a value Python cannot read: {error}") from None
     if not isinstance(body, dict):
         raise HTTPProblem(422, "InvalidRequestError", "the body must be a JSON object")
+    if not _shallow_enough(body, limits.max_depth):
+        raise _too_deep(limits)
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        if len(messages) > limits.max_messages:
+            raise invalid(
+                f"'messages' has {len(messages)} items, over the limit of {limits.max_messages}"
+            )
+        for message in messages:
+            parts = message.get("parts") if isinstance(message, dict) else None
+            if isinstance(parts, list) and len(parts) > limits.max_parts:
+                raise invalid(
+                    f"message {message.get('id')!r} has {len(parts)} parts, over the limit of "
+                    f"{limits.max_parts}"
+                )
     return body
+
+
+def _too_deep(limits: BodyLimits) -> HTTPProblem:
+    return invalid(f"the body nests objects and arrays more than {limits.max_depth} levels deep")
+
+
+def _shallow_enough(value: Any, max_depth: int) -> bool:
+    """Whether containers nest at most ``max_depth`` deep (iterative: deep input cannot crash it)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth >= max_depth:
+            return False
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return True
 
 
 def string_field(body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -61,15 +150,28 @@ def string_field(body: dict[str, Any], key: str, *, required: bool = True) -> st
     return value
 
 
-def int_param(request: Request, name: str) -> int | None:
-    """An integer query parameter (None when absent or empty)."""
+MAX_INT_PARAM = 2**63 - 1
+"""The largest integer a query parameter may be (what a database column holds)."""
+
+
+def int_param(request: Request, name: str, *, minimum: int = 0) -> int | None:
+    """An integer query parameter from ``minimum`` to ``MAX_INT_PARAM`` (None when absent or empty)."""
     text = request.query_params.get(name)
     if text is None or text == "":
         return None
+    problem = invalid(
+        f"query parameter {name!r} must be an integer from {minimum} to {MAX_INT_PARAM}, "
+        f"not {text[:40]!r}"
+    )
+    if len(text) > 20:
+        raise problem
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise invalid(f"query parameter {name!r} must be an integer, not {text!r}") from None
+        raise problem from None
+    if not minimum <= value <= MAX_INT_PARAM:
+        raise problem
+    return value
 
 
 def bool_param(request: Request, name: str) -> bool:
