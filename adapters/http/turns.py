@@ -34,7 +34,7 @@ from chatledger.adapters.http.sse import (
 from chatledger.adapters.responders.scripted import Responder, ResponderRequest
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.writer import StreamWriter
-from chatledger.domain.errors import ChatLedgerError, NoOpenStreamError
+from chatledger.domain.errors import NoOpenStreamError
 
 __all__ = ["Turn", "TurnRunner", "open_turn"]
 
@@ -49,6 +49,8 @@ class Turn:
     request: ResponderRequest
     stopped_by: tuple[str, str | None] | None = None
     """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
+    started: bool = False
+    """Whether the client was sent the answer's ``start`` (it names the stored message)."""
 
 
 def open_turn(
@@ -137,8 +139,9 @@ class TurnRunner:
         self.keepalive_seconds = keepalive_seconds
         self.tasks: set[asyncio.Task[None]] = set()
         """Every task of the app (answers and continuations); shutdown waits for them."""
-        self.turns: dict[str, tuple[Turn, asyncio.Task[None]]] = {}
-        """The answers being written, by stream id (to stop them)."""
+        self.turns: dict[str, tuple[Turn, asyncio.Task[None], asyncio.Task[None]]] = {}
+        """The answers being written, by stream id: the turn, its responder's task (to stop
+        it) and the task that ends it."""
 
     def response(self, turn: Turn) -> Response:
         """Start the responder (it runs to its end on its own) and stream what it writes."""
@@ -156,60 +159,83 @@ class TurnRunner:
         return task
 
     def run(self, turn: Turn, queue: asyncio.Queue[str | None]) -> None:
-        """Run the responder on ``turn`` as a task of its own, known by its stream id."""
-        stream_id = turn.writer.stream_id
-        task = self.spawn(self._produce(turn, queue))
-        self.turns[stream_id] = (turn, task)
-        task.add_done_callback(lambda _: self.turns.pop(stream_id, None))
+        """Run the responder on ``turn`` as a task of its own, known by its stream id.
 
-    async def _produce(self, turn: Turn, queue: asyncio.Queue[str | None]) -> None:
+        Two tasks: the responder's (which ``stop`` and shutdown cancel) and the
+        one that ends the answer, which is never cancelled by a stop: however
+        the responder's task ends (even cancelled before it ever ran), the
+        stream is closed and the response ends.
+        """
+        stream_id = turn.writer.stream_id
+        batches = _Batches(turn.writer, queue)
+        writing = asyncio.create_task(self._write(turn, batches, queue))
+        ending = self.spawn(self._end(turn, batches, queue, writing))
+        self.turns[stream_id] = (turn, writing, ending)
+        ending.add_done_callback(lambda _: self.turns.pop(stream_id, None))
+
+    async def _write(self, turn: Turn, batches: _Batches, queue: asyncio.Queue[str | None]) -> None:
         """Store every chunk of the responder's answer; queue the applied ones as SSE events."""
+        async for chunk in _iterate(self.responder.respond(turn.request)):
+            if not turn.started:
+                turn.started = True
+                if await self._start(turn, chunk, queue):
+                    continue
+            await batches.add(chunk)
+        await batches.finish()
+
+    async def _end(
+        self,
+        turn: Turn,
+        batches: _Batches,
+        queue: asyncio.Queue[str | None],
+        writing: asyncio.Task[None],
+    ) -> None:
+        """Wait for the responder's task, then close the stream with how it ended; end the response."""
         writer = turn.writer
-        batches = _Batches(writer, queue)
-        outcome, reason = "finished", None
-        started = False
         try:
-            async for chunk in _iterate(self.responder.respond(turn.request)):
-                if not started:
-                    started = True
-                    if await self._start(turn, chunk, queue):
-                        continue
-                await batches.add(chunk)
-            await batches.finish()
-            if not started:  # an empty answer: the client must still learn the message's id
-                await self._forward(writer, {"type": "start"}, queue)
-        except asyncio.CancelledError:
-            if turn.stopped_by is None:  # the server is shutting down
-                outcome, reason = "aborted", "the server stopped the response"
-                raise
-            actor, reason = turn.stopped_by
-            outcome = "aborted"
-            reason = f"stopped by {actor}" + (f": {reason}" if reason else "")
-            with contextlib.suppress(ChatLedgerError):
-                await batches.finish()
-                await self._forward(writer, {"type": "abort", "reason": reason}, queue)
-        except NoOpenStreamError:  # closed elsewhere (stopped through another server)
-            log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
-            queue.put_nowait(sse_event({"type": "abort", "reason": "the stream was closed"}))
-            queue.put_nowait(None)
-            return
-        except Exception as error:
-            log.exception("responder failed on chat %r", turn.request.chat_id)
-            outcome, reason = "errored", f"{type(error).__name__}: {error}"
+            await asyncio.wait([writing])
+            outcome, reason, last = self._outcome(turn, writing)
+            if outcome is None:  # closed elsewhere (stopped through another server)
+                log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
+                queue.put_nowait(sse_event({"type": "abort", "reason": "the stream was closed"}))
+                return
             with contextlib.suppress(Exception):
                 await batches.finish()
             with contextlib.suppress(Exception):
-                if not started:  # the client must still learn the message's id
+                if not turn.started:  # the client must still learn the message's id
+                    turn.started = True
                     await self._forward(writer, {"type": "start"}, queue)
-                await self._forward(
-                    writer, {"type": "error", "errorText": "The responder failed."}, queue
-                )
-        finally:
+                if last is not None:
+                    await self._forward(writer, last, queue)
             try:
                 await asyncio.to_thread(writer.close, outcome, reason)
+            except NoOpenStreamError:
+                log.info("stream %s was closed elsewhere", writer.stream_id)
             except Exception:
                 log.exception("could not close stream %s", writer.stream_id)
+        finally:
             queue.put_nowait(None)
+
+    @staticmethod
+    def _outcome(
+        turn: Turn, writing: asyncio.Task[None]
+    ) -> tuple[str | None, str | None, dict[str, Any] | None]:
+        """How the responder's task ended: (outcome, reason, the last chunk the client gets)."""
+        if writing.cancelled():
+            if turn.stopped_by is None:
+                reason = "the server stopped the response"
+            else:
+                actor, why = turn.stopped_by
+                reason = f"stopped by {actor}" + (f": {why}" if why else "")
+            return "aborted", reason, {"type": "abort", "reason": reason}
+        error = writing.exception()
+        if error is None:
+            return "finished", None, None
+        if isinstance(error, NoOpenStreamError):
+            return None, None, None
+        log.error("responder failed on chat %r", turn.request.chat_id, exc_info=error)
+        reason = f"{type(error).__name__}: {error}"
+        return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
     async def _start(self, turn: Turn, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
         """Begin the answer with a ``start`` the client gets; True if that used up ``chunk``.
@@ -262,14 +288,18 @@ class TurnRunner:
             yield "".join(waiting)
 
     async def stop(self, stream_id: str, actor: str, reason: str | None) -> bool:
-        """Stop the answer this process writes on ``stream_id``; False if it writes none."""
+        """Stop the answer this process writes on ``stream_id``; False if it writes none.
+
+        Returns once its stream is closed (``aborted``) and its response ended.
+        """
         found = self.turns.get(stream_id)
         if found is None:
             return False
-        turn, task = found
-        turn.stopped_by = (actor, reason)
-        task.cancel()
-        await asyncio.wait([task], timeout=30)
+        turn, writing, ending = found
+        if not writing.done():
+            turn.stopped_by = (actor, reason)
+            writing.cancel()
+        await asyncio.wait([ending], timeout=30)
         return True
 
     async def shutdown(self, timeout: float = 10.0) -> None:
@@ -280,9 +310,9 @@ class TurnRunner:
         """
         if self.tasks:
             await asyncio.wait(set(self.tasks), timeout=timeout)
-        if self.tasks:
-            for task in list(self.tasks):
-                task.cancel()
+        for _, writing, _ in list(self.turns.values()):
+            writing.cancel()  # each answer then closes as aborted
+        if self.tasks:  # an answer still closing is not cancelled: that would leave it open
             await asyncio.wait(set(self.tasks), timeout=timeout)
 
 
