@@ -528,7 +528,8 @@ class _ChatApp:
 
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
-        return JSONResponse(openapi_document())
+        document = openapi_document(self.limits, authenticated=self.authenticate is not None)
+        return JSONResponse(document)
 
 
 def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, BodyLimits]:

@@ -6,16 +6,25 @@ checks that it lists every route and method the app serves.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.domain.convert import FORMATS
+from chatledger.domain.timeline import KINDS
 
 __all__ = ["openapi_document"]
+
+_BODY_ROUTES = ("chat", "approvals", "tool-outputs", "stop")
 
 
 def _chat_id_param() -> dict[str, Any]:
     return {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+_INTEGER = {"type": "integer", "minimum": 0, "maximum": MAX_INT_PARAM}
+"""An integer query parameter as the app reads it (``requests.int_param``)."""
 
 
 def _query(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -28,12 +37,18 @@ def _query(name: str, description: str, schema: dict[str, Any] | None = None) ->
     }
 
 
-def _json_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _json_body(
+    properties: dict[str, Any], required: list[str], limits: BodyLimits
+) -> dict[str, Any]:
     return {
         "required": True,
+        "description": f"JSON (`Content-Type: application/json`; else 415), at most "
+        f"{limits.max_bytes} bytes and about {limits.max_items} values (else 413), nested at "
+        f"most {limits.max_depth} deep (else 422)",
         "content": {
             "application/json": {
-                "schema": {"type": "object", "properties": properties, "required": required}
+                "schema": {"type": "object", "properties": properties, "required": required},
+                "x-chatledger-limits": limits.describe(),
             }
         },
     }
@@ -52,9 +67,26 @@ _SSE = {
 }
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 description of every route of the app."""
-    errors = {code: _ERROR for code in ("401", "404", "409", "413", "422", "503")}
+def _errors(*codes: str) -> dict[str, Any]:
+    """The error answers every route may give (host, token, origin, unknown chat, bad query,
+    database), and ``codes``."""
+    return {code: _ERROR for code in sorted({"400", "401", "403", "404", "422", "503", *codes})}
+
+
+_WRITE = ("409", "413", "415")
+"""What a route taking a JSON body may answer besides: conflicts, too large, not JSON."""
+
+
+def openapi_document(
+    limits: Mapping[str, BodyLimits] | None = None, *, authenticated: bool = True
+) -> dict[str, Any]:
+    """The OpenAPI 3.1 description of every route of the app (with its body ``limits``).
+
+    ``authenticated``: whether requests need a token (the app has an
+    authentication hook); without, the routes declare no security.
+    """
+    limits = limits or {name: BodyLimits(32_000_000) for name in _BODY_ROUTES}
+    errors = _errors()
     chat_id = _chat_id_param()
     return {
         "openapi": "3.1.0",
@@ -101,7 +133,7 @@ def openapi_document() -> dict[str, Any]:
                 },
             },
         },
-        "security": [{"bearer": []}],
+        "security": [{"bearer": []}] if authenticated else [],
         "paths": {
             "/api/chat": {
                 "post": {
@@ -109,17 +141,33 @@ def openapi_document() -> dict[str, Any]:
                     "stream the answer",
                     "requestBody": _json_body(
                         {
-                            "id": {"type": "string"},
-                            "messages": {"type": "array", "items": {"type": "object"}},
+                            "id": {"type": "string", "minLength": 1},
+                            "messages": {
+                                "type": "array",
+                                "maxItems": limits["chat"].max_messages,
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "id": {"type": "string"},
+                                        "role": {"type": "string"},
+                                        "parts": {
+                                            "type": "array",
+                                            "maxItems": limits["chat"].max_parts,
+                                        },
+                                    },
+                                    "required": ["id", "role"],
+                                },
+                            },
                             "trigger": {
                                 "type": "string",
                                 "enum": list(CLIENT_TRIGGERS),
                             },
-                            "messageId": {"type": "string"},
+                            "messageId": {"type": "string", "minLength": 1},
                         },
                         ["id", "messages"],
+                        limits["chat"],
                     ),
-                    "responses": {"200": _SSE, "400": _ERROR, **errors},
+                    "responses": {"200": _SSE, **_errors(*_WRITE)},
                 }
             },
             "/api/chat/{id}/stream": {
@@ -132,7 +180,7 @@ def openapi_document() -> dict[str, Any]:
                     "responses": {
                         "200": _SSE,
                         "204": {"description": "nothing is streaming"},
-                        **errors,
+                        **_errors("504"),
                     },
                 }
             },
@@ -141,7 +189,7 @@ def openapi_document() -> dict[str, Any]:
                     "summary": "The conversation's UIMessages",
                     "parameters": [
                         chat_id,
-                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
+                        _query("atVersion", "as it stood at this version", _INTEGER),
                     ],
                     "responses": {"200": _ok("{id, messages}"), **errors},
                 }
@@ -158,10 +206,14 @@ def openapi_document() -> dict[str, Any]:
                     "summary": "The audit timeline",
                     "parameters": [
                         chat_id,
-                        _query("kind", "keep entries of this kind (repeatable)"),
+                        _query(
+                            "kind",
+                            "keep entries of this kind (repeatable)",
+                            {"type": "string", "enum": list(KINDS)},
+                        ),
                         _query("actor", "keep entries of this actor"),
-                        _query("after", "entries after this position", {"type": "integer"}),
-                        _query("limit", "at most this many entries", {"type": "integer"}),
+                        _query("after", "entries after this position", _INTEGER),
+                        _query("limit", "at most this many entries", _INTEGER),
                         _query("full", "list every chunk of a batch", {"type": "boolean"}),
                     ],
                     "responses": {"200": _ok("{entries}"), **errors},
@@ -179,7 +231,7 @@ def openapi_document() -> dict[str, Any]:
                             {"type": "string", "enum": ["refuse", "omit"]},
                         ),
                         _query("ignoreIncompleteToolCalls", "the SDK option", {"type": "boolean"}),
-                        _query("atVersion", "as it stood at this version", {"type": "integer"}),
+                        _query("atVersion", "as it stood at this version", _INTEGER),
                     ],
                     "responses": {"200": _ok("{format, messages}"), **errors},
                 }
@@ -190,15 +242,19 @@ def openapi_document() -> dict[str, Any]:
                     "parameters": [chat_id],
                     "requestBody": _json_body(
                         {
-                            "approvalId": {"type": "string"},
-                            "toolCallId": {"type": "string"},
+                            "approvalId": {"type": "string", "minLength": 1},
+                            "toolCallId": {"type": "string", "minLength": 1},
                             "approved": {"type": "boolean"},
                             "reason": {"type": "string"},
                             "autoContinue": {"type": "boolean"},
                         },
                         ["approved"],
+                        limits["approvals"],
                     ),
-                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
+                    "responses": {
+                        "200": _ok("what was recorded", "ActionResult"),
+                        **_errors(*_WRITE),
+                    },
                 }
             },
             "/api/chats/{id}/tool-outputs": {
@@ -207,35 +263,39 @@ def openapi_document() -> dict[str, Any]:
                     "parameters": [chat_id],
                     "requestBody": _json_body(
                         {
-                            "toolCallId": {"type": "string"},
+                            "toolCallId": {"type": "string", "minLength": 1},
                             "output": {},
                             "errorText": {"type": "string"},
                             "autoContinue": {"type": "boolean"},
                         },
                         ["toolCallId"],
+                        limits["tool-outputs"],
                     ),
-                    "responses": {"200": _ok("what was recorded", "ActionResult"), **errors},
+                    "responses": {
+                        "200": _ok("what was recorded", "ActionResult"),
+                        **_errors(*_WRITE),
+                    },
                 }
             },
             "/api/chats/{id}/stop": {
                 "post": {
                     "summary": "Stop the answer being written (it closes as aborted)",
                     "parameters": [chat_id],
-                    "requestBody": _json_body({"reason": {"type": "string"}}, []),
-                    "responses": {"200": _ok("{stopped, streamId}"), **errors},
+                    "requestBody": _json_body({"reason": {"type": "string"}}, [], limits["stop"]),
+                    "responses": {"200": _ok("{stopped, streamId}"), **_errors(*_WRITE)},
                 }
             },
             "/api/approvals": {
                 "get": {
                     "summary": "Every tool call of the tenant awaiting approval, oldest first",
-                    "responses": {"200": _ok("{approvals}"), "401": _ERROR},
+                    "responses": {"200": _ok("{approvals}"), **_errors()},
                 }
             },
             "/openapi.json": {
                 "get": {
                     "summary": "This document",
                     "security": [],
-                    "responses": {"200": _ok("OpenAPI 3.1")},
+                    "responses": {"200": _ok("OpenAPI 3.1"), "400": _ERROR, "403": _ERROR},
                 }
             },
         },
