@@ -19,7 +19,11 @@ from typing import TextIO
 from chatledger.adapters.http.turns import TurnRunner, open_turn
 from chatledger.adapters.responders.scripted import Responder
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+from chatledger.adapters.store.continuations import (
+    LEASE_SECONDS,
+    ContinuationRunner,
+    worker_name,
+)
 from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["add_worker", "run_worker"]
@@ -65,8 +69,9 @@ def add_worker(
     parser.add_argument(
         "--lease-seconds",
         type=float,
-        default=60.0,
-        help="how long a claim keeps other processes off a request (default: 60)",
+        default=LEASE_SECONDS,
+        help="how long a claim keeps other processes off a request, until its stream opens "
+        f"(default: {LEASE_SECONDS:g})",
     )
     parser.add_argument(
         "--once",
@@ -82,8 +87,7 @@ def _worker(args: argparse.Namespace, out: TextIO) -> int:
     responder = _responder(args.responder, args.delay)
     with _open(args) as store:
         print(
-            f"chatledger worker on {store.config.display} (tenant: {args.tenant}); "
-            "Ctrl-C to stop",
+            f"chatledger worker on {store.config.display} (tenant: {args.tenant}); Ctrl-C to stop",
             file=out,
             flush=True,
         )
@@ -109,7 +113,7 @@ async def run_worker(
     tenants: Sequence[str],
     poll_seconds: float = 2.0,
     grace_seconds: float = 5.0,
-    lease_seconds: float = 60.0,
+    lease_seconds: float = LEASE_SECONDS,
     once: bool = False,
     stop: asyncio.Event | None = None,
 ) -> int:

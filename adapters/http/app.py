@@ -170,7 +170,6 @@ class _ChatApp:
                 self.run_continuation,
                 tenants=self.tenants(),
                 worker=worker_name("http"),
-                lease_seconds=max(60.0, 4 * keepalive_seconds),
                 grace_seconds=continuation_grace_seconds,
                 poll_seconds=continuation_poll_seconds or 0.0,
             )

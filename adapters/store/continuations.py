@@ -27,9 +27,14 @@ from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.errors import ChatLedgerError, ConcurrentWriteError, StoreUnavailableError
 from chatledger.projections.read_models import ContinuationRequest
 
-__all__ = ["ContinuationRunner", "RunTurn", "worker_name"]
+__all__ = ["LEASE_SECONDS", "ContinuationRunner", "RunTurn", "worker_name"]
 
 log = logging.getLogger("chatledger.continuations")
+
+LEASE_SECONDS = 10.0
+"""How long a claim keeps others off a request. It only has to cover claim -> open (the open
+stream fulfils the request, in milliseconds), so a process that dies in between delays the
+continuation by seconds, not a minute."""
 
 RunTurn = Callable[[ContinuationRequest], Awaitable[None]]
 """Opens a claimed request's stream and starts its responder (returns once it is started)."""
@@ -50,7 +55,7 @@ class ContinuationRunner:
         *,
         tenants: Sequence[str] | None = None,
         worker: str | None = None,
-        lease_seconds: float = 60.0,
+        lease_seconds: float = LEASE_SECONDS,
         grace_seconds: float = 5.0,
         poll_seconds: float = 2.0,
     ) -> None:

@@ -16,6 +16,8 @@ from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     demo_responder,
 )
+from chatledger.adapters.store.continuations import ContinuationRunner
+from chatledger.projections.read_models import ContinuationRequest
 from tests.integration.http_support import client_of, send_body, sse_events
 
 pytestmark = pytest.mark.anyio
@@ -120,3 +122,34 @@ async def test_a_worker_continues_a_turn_answered_over_http(
     assert claim.actor.startswith("worker:")
     demo.record_demo(sqlite_store, "direct")
     assert sqlite_store.messages(chat) == sqlite_store.messages("direct")
+
+
+async def test_a_request_claimed_by_a_dead_process_is_taken_over_in_seconds(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A process claims a request and dies before opening its stream: another runs it soon after."""
+    chat = "orphaned-claim"
+    sqlite_store.start_conversation(chat)
+    sqlite_store.append_message(chat, demo.USER_MESSAGE)
+    sqlite_store.ingest(chat, demo.first_turn_chunks(), actor="agent:elsewhere")
+    sqlite_store.respond_to_approval(chat, approval_id=demo.APPROVAL_ID, approved=False)
+
+    async def never(claimed: ContinuationRequest) -> None:
+        raise AssertionError("the dead process runs nothing")
+
+    dead = ContinuationRunner(sqlite_store, never, worker="worker:dead-host:1", grace_seconds=0)
+    assert await dead.claim(sqlite_store.tenant) is not None  # ... and then it died
+    app = create_app(
+        sqlite_store,
+        responder=demo_responder(),
+        continuation_poll_seconds=0.1,
+        continuation_grace_seconds=0.0,
+    )
+    async with app.router.lifespan_context(app):
+        for _ in range(300):  # 15 s at most: well below the old 60 s lease
+            if sqlite_store.status(chat).status == "idle":
+                break
+            await asyncio.sleep(0.05)
+    assert sqlite_store.status(chat).last_outcome == "finished"
+    claims = sqlite_store.history(chat, kinds=["continuation-claimed"])
+    assert [c.actor.split(":")[0] for c in claims] == ["worker", "http"]
