@@ -40,67 +40,51 @@ store's default tenant (``http/auth.py``).
 
 The store is synchronous; the app calls it from worker threads.
 
-This module holds the endpoints, continuations, resume and the app; beside
-it, ``http_use_chat`` records what a ``useChat`` request adds, ``http_turns``
-runs responders into their streams, ``http_sse`` frames the stream,
-``http_requests`` reads bodies and parameters, ``http_errors`` maps errors to
-statuses and ``http_openapi`` describes the API.
+This module holds ``create_app``, ``POST /api/chat`` and the continuations the
+app runs; beside it, ``use_chat`` plans what a ``useChat`` request adds and
+``chat`` records it, ``turns`` runs responders into their streams, ``resume``
+follows the log, ``reads`` and ``actions`` are the JSON endpoints, ``sse``
+frames the stream, ``requests`` reads bodies and parameters within their
+limits, ``auth`` and ``guard`` decide who may call, ``errors`` maps errors to
+statuses and ``openapi`` describes the API.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import logging
-import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
+from chatledger.adapters.http.reads import ReadEndpoints
 from chatledger.adapters.http.requests import (
     BodyLimits,
-    auto_continue_field,
-    bool_param,
-    int_param,
     read_body,
     string_field,
 )
+from chatledger.adapters.http.resume import Resumes
 from chatledger.adapters.http.sse import (
-    DONE,
-    KEEP_ALIVE,
     SSE_HEADERS,
-    depends_on_message,
-    resumed,
-    sse_event,
 )
 from chatledger.adapters.http.turns import TurnRunner, open_turn
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
-from chatledger.adapters.store.follow import FollowedChunk
-from chatledger.domain.continuation import ConversationStatus
-from chatledger.domain.convert import FORMATS
-from chatledger.domain.errors import (
-    ChatLedgerError,
-    FollowTimeoutError,
-)
-from chatledger.domain.timeline import KINDS
 from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
@@ -110,37 +94,12 @@ log = logging.getLogger("chatledger.http")
 # -- JSON views ---------------------------------------------------------------------
 
 
-def _status_json(status: ConversationStatus) -> dict[str, Any]:
-    return {
-        "status": status.status,
-        "lastOutcome": status.last_outcome,
-        "lastReason": status.last_reason,
-        "waitingFor": [
-            {
-                "toolCallId": call.tool_call_id,
-                "toolName": call.tool_name,
-                "state": call.state,
-                "input": call.input,
-                "approvalId": call.approval_id,
-            }
-            for call in status.waiting_for
-        ],
-        "continuationRequest": status.continuation_request,
-        "streamId": status.stream_id,
-    }
-
-
-def _action_json(result: ActionResult) -> dict[str, Any]:
-    return {
-        "toolCallId": result.tool_call_id,
-        "changed": result.changed,
-        "state": result.state,
-        "continuationRequested": result.continuation_requested,
-    }
-
-
 class _ChatApp:
-    """The endpoints, bound to one store, one responder and the token table."""
+    """The endpoints, bound to one store, one responder and the authentication hook.
+
+    ``POST /api/chat`` and the continuations live here; resume, the JSON reads
+    and the JSON actions in ``resume``, ``reads`` and ``actions``.
+    """
 
     def __init__(
         self,
@@ -164,6 +123,8 @@ class _ChatApp:
         self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
         self.runner = TurnRunner(responder, keepalive_seconds=keepalive_seconds)
         """The answers this process is writing."""
+        self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
+        self.reads = ReadEndpoints(store, self.identity)
         self.continuations = (
             ContinuationRunner(
                 store,
@@ -177,6 +138,13 @@ class _ChatApp:
             else None
         )
         """The continuation policy (None: this app runs no continuations; a worker does)."""
+        self.actions = ActionEndpoints(
+            store,
+            self.identity,
+            limits=self.limits,
+            runner=self.runner,
+            continuations=self.continuations,
+        )
 
     # -- tenancy ------------------------------------------------------------------
 
@@ -251,279 +219,9 @@ class _ChatApp:
         tenant = who.tenant
         chat_id = request.path_params["chat_id"]
         after = request.query_params.get("after") or request.headers.get("last-event-id") or None
-        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
-        if status.stream_id is None and after is None:
-            return Response(status_code=204)
-        follower = await run_in_threadpool(
-            self.store.follow, chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
-        )
-        return StreamingResponse(
-            self._follow_events(follower, chat_id, tenant),
-            media_type="text/event-stream",
-            headers=SSE_HEADERS,
-        )
+        return await self.resumes.response(chat_id, tenant, after)
 
-    async def _follow_events(
-        self,
-        follower: Iterator[FollowedChunk],
-        chat_id: str,
-        tenant: str,
-    ) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self._pump,
-            args=(follower, chat_id, tenant, loop, queue, stop),
-            name="chatledger-resume",
-            daemon=True,
-        )
-        thread.start()
-        try:
-            while True:
-                item = await queue.get()
-                if item is None:
-                    yield DONE
-                    return
-                if item is KEEP_ALIVE:
-                    yield KEEP_ALIVE
-                elif isinstance(item, FollowedChunk):
-                    yield sse_event(item.chunk, item.cursor)
-                else:
-                    yield sse_event({"type": "error", "errorText": str(item)})
-        finally:
-            stop.set()
-
-    def _pump(
-        self,
-        follower: Iterator[FollowedChunk],
-        chat_id: str,
-        tenant: str,
-        loop: asyncio.AbstractEventLoop,
-        queue: asyncio.Queue[Any],
-        stop: threading.Event,
-    ) -> None:
-        """Follow the log in one thread (as ``follow`` asks), handing chunks to the event loop."""
-
-        def put(item: Any) -> None:
-            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody listens
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-
-        try:
-            while not stop.is_set():
-                try:
-                    for item in follower:
-                        sent = self._as_sent(item, chat_id, tenant)
-                        if sent is not None:
-                            put(sent)
-                        if stop.is_set():
-                            return
-                    return
-                except FollowTimeoutError as idle:
-                    put(KEEP_ALIVE)
-                    follower = self.store.follow(
-                        chat_id, after=idle.cursor, tenant=tenant, timeout=self.keepalive_seconds
-                    )
-        except ChatLedgerError as error:
-            log.warning("resume of chat %r stopped: %s", chat_id, error)
-            put(error)
-        finally:
-            close = getattr(follower, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    close()
-            put(None)
-
-    def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
-        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out."""
-        if not depends_on_message(item.chunk):
-            return item  # the common case needs no read of the messages
-        stored = self.store.messages(chat_id, tenant=tenant)
-        message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
-        sent = resumed(item.chunk, message)
-        return None if sent is None else dataclasses.replace(item, chunk=sent)
-
-    # -- JSON endpoints -------------------------------------------------------------------
-
-    async def messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/messages[?atVersion=N]``: the UIMessages."""
-        who = self.identity(request)
-        tenant = who.tenant
-        chat_id = request.path_params["chat_id"]
-        at_version = int_param(request, "atVersion")
-        found = await run_in_threadpool(
-            self.store.messages, chat_id, tenant=tenant, at_version=at_version
-        )
-        return JSONResponse({"id": chat_id, "messages": found})
-
-    async def status(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/status``: where the turn stands."""
-        who = self.identity(request)
-        tenant = who.tenant
-        found = await run_in_threadpool(
-            self.store.status, request.path_params["chat_id"], tenant=tenant
-        )
-        return JSONResponse(_status_json(found))
-
-    async def history(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&full=true]``: the audit timeline."""
-        who = self.identity(request)
-        tenant = who.tenant
-        kinds = request.query_params.getlist("kind") or None
-        unknown = sorted(set(kinds or ()) - set(KINDS))
-        if unknown:
-            raise invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
-        entries = await run_in_threadpool(
-            self.store.history,
-            request.path_params["chat_id"],
-            tenant=tenant,
-            kinds=kinds,
-            actor=request.query_params.get("actor") or None,
-            after=int_param(request, "after") or 0,
-            limit=int_param(request, "limit"),
-            full=bool_param(request, "full"),
-        )
-        return JSONResponse({"entries": [entry.to_json() for entry in entries]})
-
-    async def model_messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``."""
-        who = self.identity(request)
-        tenant = who.tenant
-        format_ = request.query_params.get("format", "ai-sdk")
-        if format_ not in FORMATS:
-            raise invalid(f"unknown format {format_!r}; use one of {', '.join(FORMATS)}")
-        unanswered = request.query_params.get("unanswered", "refuse")
-        if unanswered not in ("refuse", "omit"):
-            raise invalid(f"'unanswered' must be refuse or omit, not {unanswered!r}")
-        converted = await run_in_threadpool(
-            self.store.model_messages,
-            request.path_params["chat_id"],
-            format_,
-            tenant=tenant,
-            at_version=int_param(request, "atVersion"),
-            ignore_incomplete_tool_calls=bool_param(request, "ignoreIncompleteToolCalls"),
-            unanswered=unanswered,  # type: ignore[arg-type]
-        )
-        return JSONResponse({"format": format_, "messages": converted})
-
-    async def approvals(self, request: Request) -> Response:
-        """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first."""
-        who = self.identity(request)
-        tenant = who.tenant
-        pending = await run_in_threadpool(self.store.pending_approvals, tenant=tenant)
-        return JSONResponse(
-            {
-                "approvals": [
-                    {
-                        "chatId": item.chat_id,
-                        "messageId": item.message_id,
-                        "toolCallId": item.tool_call_id,
-                        "toolName": item.tool_name,
-                        "input": item.input,
-                        "approvalId": item.approval_id,
-                        "requestedAt": item.requested_at.isoformat(),
-                        "ageSeconds": item.age_seconds,
-                    }
-                    for item in pending
-                ]
-            }
-        )
-
-    async def respond_to_approval(self, request: Request) -> Response:
-        """``POST /api/chats/{id}/approvals`` ``{approvalId | toolCallId, approved, reason?, autoContinue?}``."""
-        who = self.identity(request)
-        tenant = who.tenant
-        body = await read_body(request, self.limits["approvals"])
-        approved = body.get("approved")
-        if not isinstance(approved, bool):
-            raise invalid("'approved' must be true or false")
-        approval_id = string_field(body, "approvalId", required=False)
-        tool_call_id = string_field(body, "toolCallId", required=False)
-        if (approval_id is None) == (tool_call_id is None):
-            raise invalid("give exactly one of 'approvalId' and 'toolCallId'")
-        reason = body.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise invalid("'reason' must be a string")
-        result = await run_in_threadpool(
-            lambda: self.store.respond_to_approval(
-                request.path_params["chat_id"],
-                approved=approved,
-                approval_id=approval_id,
-                tool_call_id=tool_call_id,
-                reason=reason,
-                actor=who.actor,
-                auto_continue=auto_continue_field(body),
-                tenant=tenant,
-            )
-        )
-        return await self._answered(tenant, request.path_params["chat_id"], result)
-
-    async def add_tool_output(self, request: Request) -> Response:
-        """``POST /api/chats/{id}/tool-outputs`` ``{toolCallId, output | errorText, autoContinue?}``."""
-        who = self.identity(request)
-        tenant = who.tenant
-        body = await read_body(request, self.limits["tool-outputs"])
-        tool_call_id = string_field(body, "toolCallId")
-        assert tool_call_id is not None
-        has_output, error_text = "output" in body, body.get("errorText")
-        if has_output == (error_text is not None):
-            raise invalid("give exactly one of 'output' and 'errorText'")
-        if error_text is not None and not isinstance(error_text, str):
-            raise invalid("'errorText' must be a string")
-        result = await run_in_threadpool(
-            lambda: self.store.add_tool_output(
-                request.path_params["chat_id"],
-                tool_call_id,
-                output=body.get("output"),
-                state="output-available" if has_output else "output-error",
-                error_text=error_text,
-                actor=who.actor,
-                auto_continue=auto_continue_field(body),
-                tenant=tenant,
-            )
-        )
-        return await self._answered(tenant, request.path_params["chat_id"], result)
-
-    async def stop(self, request: Request) -> Response:
-        """``POST /api/chats/{id}/stop`` ``{reason?}``: stop the answer being written, if any.
-
-        The responder is stopped (in this process, or, through another server
-        process, by closing its stream, which that process notices at its next
-        write); the stream closes as ``aborted`` with who stopped it and why,
-        and followers get an ``abort`` chunk. Stopping when nothing streams
-        changes nothing.
-        """
-        who = self.identity(request)
-        tenant = who.tenant
-        chat_id = request.path_params["chat_id"]
-        body = await read_body(request, self.limits["stop"])
-        reason = body.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise invalid("'reason' must be a string")
-        actor = who.actor
-        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
-        stream_id = status.stream_id
-        if stream_id is None:
-            return JSONResponse({"stopped": False, "streamId": None})
-        if not await self.runner.stop(stream_id, actor, reason):  # another process writes it
-            why = f"stopped by {actor}" + (f": {reason}" if reason else "")
-            await run_in_threadpool(
-                lambda: self.store.close_stream(
-                    chat_id, stream_id, "aborted", why, tenant=tenant, actor=actor
-                )
-            )
-        return JSONResponse({"stopped": True, "streamId": stream_id})
-
-    async def _answered(self, tenant: str, chat_id: str, result: ActionResult) -> Response:
-        """The action's JSON answer, once the continuation it requested (if any) is streaming.
-
-        So a client that resumes (``GET /api/chat/{id}/stream``) right after
-        the answer finds the continuation open. An app that runs no
-        continuations leaves it to a worker (``chatledger worker``).
-        """
-        if result.continuation_requested and self.continuations is not None:
-            await self.continuations.continue_now(tenant, chat_id)
-        return JSONResponse(_action_json(result))
+    # -- JSON endpoints: reads (``http/reads.py``) and actions (``http/actions.py``) --------
 
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
@@ -623,19 +321,25 @@ def create_app(
     routes = [
         Route("/api/chat", chat.chat, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/messages", chat.messages, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/status", chat.status, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/history", chat.history, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/model-messages", chat.model_messages, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/approvals", chat.respond_to_approval, methods=["POST"]),
-        Route("/api/chats/{chat_id:path}/tool-outputs", chat.add_tool_output, methods=["POST"]),
-        Route("/api/chats/{chat_id:path}/stop", chat.stop, methods=["POST"]),
-        Route("/api/approvals", chat.approvals, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/messages", chat.reads.messages, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/status", chat.reads.status, methods=["GET"]),
+        Route("/api/chats/{chat_id:path}/history", chat.reads.history, methods=["GET"]),
+        Route(
+            "/api/chats/{chat_id:path}/model-messages", chat.reads.model_messages, methods=["GET"]
+        ),
+        Route(
+            "/api/chats/{chat_id:path}/approvals",
+            chat.actions.respond_to_approval,
+            methods=["POST"],
+        ),
+        Route(
+            "/api/chats/{chat_id:path}/tool-outputs", chat.actions.add_tool_output, methods=["POST"]
+        ),
+        Route("/api/chats/{chat_id:path}/stop", chat.actions.stop, methods=["POST"]),
+        Route("/api/approvals", chat.reads.approvals, methods=["GET"]),
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]
-    middleware = [
-        Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)
-    ]
+    middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:
         middleware.append(
             Middleware(
