@@ -143,7 +143,7 @@ async def run_worker(
             continuation=True,
             request_id=claimed.request_id,
         )
-        runner.run(turn, asyncio.Queue())  # nobody reads it: clients follow the log
+        runner.run(turn)  # nobody reads it here: clients follow the log
         started += 1
 
     continuations = ContinuationRunner(

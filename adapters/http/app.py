@@ -208,8 +208,7 @@ class _ChatApp:
                 request_id=claimed.request_id,
             )
         )
-        # Nobody reads this answer's queue: clients follow it with GET /api/chat/{id}/stream.
-        self.runner.run(turn, asyncio.Queue())
+        self.runner.run(turn)  # nobody reads it here: clients follow GET /api/chat/{id}/stream
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from starlette.responses import Response, StreamingResponse
 
+from chatledger.adapters.http.outbox import FELL_BEHIND, MAX_WAITING_EVENTS, Outbox
 from chatledger.adapters.http.sse import (
     DONE,
     KEEP_ALIVE,
@@ -95,9 +96,9 @@ class _Batches:
     cheaper to serve (bench/http_server.py).
     """
 
-    def __init__(self, writer: StreamWriter, queue: asyncio.Queue[str | None]) -> None:
+    def __init__(self, writer: StreamWriter, outbox: Outbox) -> None:
         self.writer = writer
-        self.queue = queue
+        self.outbox = outbox
         self.pending: list[Any] = []
         self.job: asyncio.Future[tuple[list[str], Exception | None]] | None = None
 
@@ -110,7 +111,7 @@ class _Batches:
             self._submit()
 
     async def finish(self) -> None:
-        """Store everything taken and queue its events (raises the first error)."""
+        """Store everything taken and outbox its events (raises the first error)."""
         while self.job is not None or self.pending:
             if self.job is not None:
                 await self._collect()
@@ -126,7 +127,7 @@ class _Batches:
         events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
         self.job = None
         for event in events:
-            self.queue.put_nowait(event)
+            self.outbox.put(event)
         if error is not None:
             raise error
 
@@ -134,9 +135,17 @@ class _Batches:
 class TurnRunner:
     """Runs responders into their streams; knows the answers this process is writing."""
 
-    def __init__(self, responder: Responder, *, keepalive_seconds: float) -> None:
+    def __init__(
+        self,
+        responder: Responder,
+        *,
+        keepalive_seconds: float,
+        max_waiting_events: int = MAX_WAITING_EVENTS,
+    ) -> None:
         self.responder = responder
         self.keepalive_seconds = keepalive_seconds
+        self.max_waiting_events = max_waiting_events
+        """Events a client may leave unread before it is dropped to resume-from-log."""
         self.tasks: set[asyncio.Task[None]] = set()
         """Every task of the app (answers and continuations); shutdown waits for them."""
         self.turns: dict[str, tuple[Turn, asyncio.Task[None], asyncio.Task[None]]] = {}
@@ -145,10 +154,10 @@ class TurnRunner:
 
     def response(self, turn: Turn) -> Response:
         """Start the responder (it runs to its end on its own) and stream what it writes."""
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self.run(turn, queue)
+        outbox = Outbox(self.max_waiting_events)
+        self.run(turn, outbox)
         return StreamingResponse(
-            self._drain(queue), media_type="text/event-stream", headers=SSE_HEADERS
+            self._drain(outbox), media_type="text/event-stream", headers=SSE_HEADERS
         )
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -158,7 +167,7 @@ class TurnRunner:
         task.add_done_callback(self.tasks.discard)
         return task
 
-    def run(self, turn: Turn, queue: asyncio.Queue[str | None]) -> None:
+    def run(self, turn: Turn, outbox: Outbox | None = None) -> None:
         """Run the responder on ``turn`` as a task of its own, known by its stream id.
 
         Two tasks: the responder's (which ``stop`` and shutdown cancel) and the
@@ -167,18 +176,19 @@ class TurnRunner:
         stream is closed and the response ends.
         """
         stream_id = turn.writer.stream_id
-        batches = _Batches(turn.writer, queue)
-        writing = asyncio.create_task(self._write(turn, batches, queue))
-        ending = self.spawn(self._end(turn, batches, queue, writing))
+        outbox = outbox or Outbox(limit=0)  # nobody reads it: clients follow the log
+        batches = _Batches(turn.writer, outbox)
+        writing = asyncio.create_task(self._write(turn, batches, outbox))
+        ending = self.spawn(self._end(turn, batches, outbox, writing))
         self.turns[stream_id] = (turn, writing, ending)
         ending.add_done_callback(lambda _: self.turns.pop(stream_id, None))
 
-    async def _write(self, turn: Turn, batches: _Batches, queue: asyncio.Queue[str | None]) -> None:
-        """Store every chunk of the responder's answer; queue the applied ones as SSE events."""
+    async def _write(self, turn: Turn, batches: _Batches, outbox: Outbox) -> None:
+        """Store every chunk of the responder's answer; outbox the applied ones as SSE events."""
         async for chunk in _iterate(self.responder.respond(turn.request)):
             if not turn.started:
                 turn.started = True
-                if await self._start(turn, chunk, queue):
+                if await self._start(turn, chunk, outbox):
                     continue
             await batches.add(chunk)
         await batches.finish()
@@ -187,7 +197,7 @@ class TurnRunner:
         self,
         turn: Turn,
         batches: _Batches,
-        queue: asyncio.Queue[str | None],
+        outbox: Outbox,
         writing: asyncio.Task[None],
     ) -> None:
         """Wait for the responder's task, then close the stream with how it ended; end the response."""
@@ -197,16 +207,16 @@ class TurnRunner:
             outcome, reason, last = self._outcome(turn, writing)
             if outcome is None:  # closed elsewhere (stopped through another server)
                 log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
-                queue.put_nowait(sse_event({"type": "abort", "reason": "the stream was closed"}))
+                outbox.put(sse_event({"type": "abort", "reason": "the stream was closed"}))
                 return
             with contextlib.suppress(Exception):
                 await batches.finish()
             with contextlib.suppress(Exception):
                 if not turn.started:  # the client must still learn the message's id
                     turn.started = True
-                    await self._forward(writer, {"type": "start"}, queue)
+                    await self._forward(writer, {"type": "start"}, outbox)
                 if last is not None:
-                    await self._forward(writer, last, queue)
+                    await self._forward(writer, last, outbox)
             try:
                 await asyncio.to_thread(writer.close, outcome, reason)
             except NoOpenStreamError:
@@ -214,7 +224,7 @@ class TurnRunner:
             except Exception:
                 log.exception("could not close stream %s", writer.stream_id)
         finally:
-            queue.put_nowait(None)
+            outbox.end()
 
     @staticmethod
     def _outcome(
@@ -237,7 +247,7 @@ class TurnRunner:
         reason = f"{type(error).__name__}: {error}"
         return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
-    async def _start(self, turn: Turn, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
+    async def _start(self, turn: Turn, chunk: Any, outbox: Outbox) -> bool:
         """Begin the answer with a ``start`` the client gets; True if that used up ``chunk``.
 
         The client must learn the stored message id first (it names the message
@@ -253,39 +263,36 @@ class TurnRunner:
             if "messageId" in chunk:
                 tries.insert(1, {key: value for key, value in chunk.items() if key != "messageId"})
             for start in tries:
-                if await self._forward(writer, start, queue):
+                if await self._forward(writer, start, outbox):
                     break
             return True
-        await self._forward(writer, {"type": "start"}, queue)
+        await self._forward(writer, {"type": "start"}, outbox)
         return False
 
     @staticmethod
-    async def _forward(writer: StreamWriter, chunk: Any, queue: asyncio.Queue[str | None]) -> bool:
-        """Store ``chunk``; queue the event the client gets for it. True if there was one."""
+    async def _forward(writer: StreamWriter, chunk: Any, outbox: Outbox) -> bool:
+        """Store ``chunk``; outbox the event the client gets for it. True if there was one."""
         event = await asyncio.to_thread(deliver, writer, chunk)
         if event is None:
             return False
-        queue.put_nowait(event)
+        outbox.put(event)
         return True
 
-    async def _drain(self, queue: asyncio.Queue[str | None]) -> AsyncIterator[str]:
-        """The SSE body: the queued events as they come (all that are waiting in one write)."""
+    async def _drain(self, outbox: Outbox) -> AsyncIterator[str]:
+        """The SSE body: the events as they come (all that are waiting in one write)."""
         while True:
-            try:
-                event = await asyncio.wait_for(queue.get(), self.keepalive_seconds)
-            except TimeoutError:
+            if not await outbox.wait(self.keepalive_seconds):
                 yield KEEP_ALIVE
                 continue
-            waiting: list[str] = []
-            while event is not None:
-                waiting.append(event)
-                if queue.empty():
-                    break
-                event = queue.get_nowait()
-            if event is None:
-                yield "".join(waiting) + DONE
+            events = outbox.take()
+            if outbox.overflowed:  # the client fell behind: it resumes from the log
+                yield sse_event({"type": "error", "errorText": FELL_BEHIND})
                 return
-            yield "".join(waiting)
+            if outbox.ended and not outbox.waiting:
+                yield "".join(events) + DONE
+                return
+            if events:
+                yield "".join(events)
 
     async def stop(self, stream_id: str, actor: str, reason: str | None) -> bool:
         """Stop the answer this process writes on ``stream_id``; False if it writes none.

@@ -147,3 +147,26 @@ async def test_a_shutdown_before_the_answer_ever_ran(sqlite_store: ConversationS
     body = await body_of(response)
     assert body.endswith(DONE)
     assert sqlite_store.status("c").status == "idle"
+
+
+async def test_a_client_that_stops_reading_is_dropped_to_the_log(
+    sqlite_store: ConversationStore,
+) -> None:
+    """Past the limit of unread events the client's events are dropped, not held in memory.
+
+    The answer is stored whole all the same; the response ends with an error
+    telling the client to resume from the log, where the whole answer is.
+    """
+    responder = Gated(before=200)
+    runner = TurnRunner(responder, keepalive_seconds=0.05, max_waiting_events=20)
+    response, _ = begin(sqlite_store, runner, "c")  # nobody reads it yet
+    await responder.reached.wait()
+    responder.release.set()
+    while runner.tasks:  # the answer runs to its end without its client
+        await asyncio.wait(set(runner.tasks))
+    assert sqlite_store.status("c").last_outcome == "finished"
+    stored = sqlite_store.messages("c")[-1]["parts"][-1]["text"]
+    assert stored == "".join(f"{i} " for i in range(200))
+    body = await body_of(response)
+    assert "the client fell behind the answer" in body
+    assert '"delta"' not in body and not body.endswith(DONE)
