@@ -25,6 +25,7 @@ from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
     ContinuationNotPendingError,
     InvalidChunkError,
+    InvalidInputError,
     InvalidMessageError,
     NoOpenStreamError,
     OversizedInputError,
@@ -42,7 +43,7 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
-from chatledger.domain.limits import Limits
+from chatledger.domain.limits import Limits, check_choice, check_name, check_text
 from chatledger.domain.parts import check_message
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 
@@ -93,7 +94,10 @@ class Conversation(BaseAggregate[UUID]):
     def start(
         cls, tenant: str, chat_id: str, *, actor: str, metadata: dict[str, Any] | None = None
     ) -> Conversation:
-        """Create a new conversation."""
+        """Create a new conversation (names with control characters are refused)."""
+        check_name("tenant", tenant)
+        check_name("chat id", chat_id)
+        check_name("actor", actor)
         return cls._create(
             ConversationStarted,
             id=conversation_id(tenant, chat_id),
@@ -112,6 +116,7 @@ class Conversation(BaseAggregate[UUID]):
 
     def append_message(self, message: Any, *, actor: str, limits: Limits) -> None:
         """Append a whole UIMessage of any role, after checking it is storable and valid."""
+        check_name("actor", actor)
         if self.state.stream is not None:
             raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
         limits.message_size(message)
@@ -133,6 +138,12 @@ class Conversation(BaseAggregate[UUID]):
         request_id: str | None = None,
     ) -> None:
         """Open the conversation's one stream (fulfilling a continuation request if named)."""
+        check_name("stream id", stream_id)
+        if not continuation and request_id is None:  # a continuation keeps the last message's id
+            check_name("message id", message_id)
+        check_name("actor", actor)
+        check_name("request id", request_id, optional=True)
+        check_choice("trigger", trigger, TRIGGERS)
         state = self.state
         if request_id is not None:
             pending = state.continuation
@@ -141,8 +152,6 @@ class Conversation(BaseAggregate[UUID]):
             continuation = True
         if state.stream is not None:
             raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)
-        if trigger not in TRIGGERS:
-            raise ValueError(f"trigger must be one of {', '.join(TRIGGERS)}, not {trigger!r}")
         if continuation:
             if not state.messages or state.messages[-1]["role"] != "assistant":
                 raise InvalidMessageError(
@@ -218,11 +227,10 @@ class Conversation(BaseAggregate[UUID]):
 
     def close_stream(self, stream_id: str, outcome: str, reason: str | None, *, actor: str) -> None:
         """Record what is buffered, then close the stream with its outcome."""
+        check_choice("outcome", outcome, STREAM_OUTCOMES)
+        check_text("reason", reason)
+        check_name("actor", actor)
         self._require_stream(stream_id)
-        if outcome not in STREAM_OUTCOMES:
-            raise ValueError(
-                f"outcome must be one of {', '.join(STREAM_OUTCOMES)}, not {outcome!r}"
-            )
         self.flush()
         wanted = self.state.wants_continuation
         self.trigger_event(
@@ -245,6 +253,12 @@ class Conversation(BaseAggregate[UUID]):
         auto_continue: bool,
     ) -> ApprovalDecision:
         """Answer an approval; a duplicate, or a call no longer awaiting approval, records nothing."""
+        check_name("approval id", approval_id, optional=True)
+        check_name("tool call id", tool_call_id, optional=True)
+        if type(approved) is not bool:
+            raise InvalidInputError(f"approved must be true or false, not {approved!r}"[:200])
+        check_text("reason", reason)
+        check_name("actor", actor)
         decision = decide_approval(
             self.state, approval_id=approval_id, tool_call_id=tool_call_id, approved=approved
         )
@@ -275,6 +289,9 @@ class Conversation(BaseAggregate[UUID]):
         limits: Limits,
     ) -> ToolOutputDecision:
         """Record a client's tool result or error; a terminal call keeps its first result."""
+        check_name("tool call id", tool_call_id)
+        check_text("error text", error_text)
+        check_name("actor", actor)
         decision = decide_tool_output(self.state, tool_call_id, state)
         if decision.changed:
             limits.check_tool_output(output, tool_call_id=tool_call_id)
@@ -312,6 +329,8 @@ class Conversation(BaseAggregate[UUID]):
         self, request_id: str, *, worker: str, lease_seconds: float, now: datetime
     ) -> bool:
         """Take a pending request unless another worker holds an unexpired lease on it."""
+        check_name("request id", request_id)
+        check_name("worker", worker)
         pending = self.state.continuation
         if pending is None or pending["requestId"] != request_id:
             return False
@@ -335,6 +354,10 @@ class Conversation(BaseAggregate[UUID]):
         self, from_message_id: str, *, trigger: str, reason: str | None, actor: str
     ) -> int:
         """Cut ``from_message_id`` and every later message from the view (regenerate, edit)."""
+        check_name("message id", from_message_id)
+        check_name("trigger", trigger)
+        check_text("reason", reason)
+        check_name("actor", actor)
         state = self.state
         if state.stream is not None:
             raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)

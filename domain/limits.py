@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,16 @@ from chatledger.domain.errors import (
     OversizedInputError,
 )
 
-__all__ = ["Limits", "NotStorableError", "chunk_cost", "delta_text", "json_size"]
+__all__ = [
+    "Limits",
+    "NotStorableError",
+    "check_choice",
+    "check_name",
+    "check_text",
+    "chunk_cost",
+    "delta_text",
+    "json_size",
+]
 
 _PART_ALLOWANCE = 16
 _DELTA_KEYS = {
@@ -25,8 +35,78 @@ _DELTA_KEYS = {
 }
 
 
-class NotStorableError(ValueError):
+class NotStorableError(InvalidInputError, ValueError):
     """The value has no UTF-8 JSON form (lone surrogate, NaN, non-JSON type, too deep)."""
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""What a name may not hold: C0/C1 control characters (NUL among them) and lone surrogates."""
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+"""What free text may not hold: NUL (no SQL text column takes it) and lone surrogates (no UTF-8 form)."""
+
+# Fields of a chunk or message part whose value is a name that read models keep in a column.
+_NAME_KEYS = ("toolCallId", "toolName", "approvalId", "messageId")
+
+
+def check_name(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a name (id, tenant, actor, tool name) that is not a plain, printable string.
+
+    Names end up in SQL text columns and in logs: NUL and the other control
+    characters, and lone UTF-16 surrogates, are refused here, before anything
+    is recorded, with an error that names the field.
+    """
+    if value is None and optional:
+        return
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+    if not value:
+        raise InvalidInputError(f"{what} must not be empty")
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        raise InvalidInputError(
+            f"{what} {_shown(value)} holds the control character or lone surrogate "
+            f"U+{ord(bad.group()):04X} at index {bad.start()}; use printable characters only"
+        )
+
+
+def check_text(what: str, value: object) -> None:
+    """Refuse free text (a reason, an error text) that holds NUL or a lone surrogate (None passes)."""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+    bad = _UNSTORABLE_TEXT.search(value)
+    if bad is not None:
+        raise InvalidInputError(
+            f"{what} holds U+{ord(bad.group()):04X} at index {bad.start()}, "
+            "which cannot be stored (NUL or a lone UTF-16 surrogate)"
+        )
+
+
+def check_choice(what: str, value: object, allowed: Iterable[str]) -> None:
+    """Refuse a value that is not one of ``allowed``."""
+    choices = tuple(allowed)
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidInputError(
+            f"{what} must be one of {', '.join(choices)}, not {_shown(value)}"
+        )
+
+
+def _shown(value: object) -> str:
+    """A short printable form of a refused value."""
+    return ascii(value)[:80]
+
+
+def _check_names(fields: Mapping[str, Any], where: str) -> str | None:
+    """The first problem with a name field of a chunk or part, or None."""
+    for key in _NAME_KEYS:
+        value = fields.get(key)
+        if isinstance(value, str) and _CONTROL.search(value) is not None:
+            try:
+                check_name(f"{where}{key}", value)
+            except InvalidInputError as error:
+                return str(error)
+    return None
 
 
 def json_size(value: Any, *, max_depth: int = 100) -> int:
@@ -113,7 +193,10 @@ class Limits:
         try:
             size = json_size(chunk, max_depth=self.max_depth)
         except NotStorableError as error:
-            raise InvalidChunkError(str(error), chunk_type=kind_name) from None
+            raise InvalidChunkError(error.args[0], chunk_type=kind_name) from None
+        problem = _check_names(chunk, "")
+        if problem is not None:
+            raise InvalidChunkError(problem, chunk_type=_printable(kind_name))
         if size > self.max_chunk_bytes:
             raise OversizedInputError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
         if kind == "tool-output-available":
@@ -130,7 +213,7 @@ class Limits:
         try:
             size = json_size(output, max_depth=self.max_depth)
         except NotStorableError as error:
-            raise InvalidToolOutputError(tool_call_id or "", str(error)) from None
+            raise InvalidToolOutputError(tool_call_id or "", error.args[0]) from None
         if size > self.max_tool_output_bytes:
             raise OversizedInputError(
                 "tool output",
@@ -146,7 +229,10 @@ class Limits:
         try:
             size = json_size(message, max_depth=self.max_depth)
         except NotStorableError as error:
-            raise InvalidMessageError(str(error), message_id=_printable(message_id)) from None
+            raise InvalidMessageError(error.args[0], message_id=_printable(message_id)) from None
+        problem = _message_name_problem(message)
+        if problem is not None:
+            raise InvalidMessageError(problem, message_id=_printable(message_id))
         if size > self.max_message_bytes:
             raise OversizedInputError("message", size, self.max_message_bytes)
         return size
@@ -156,7 +242,7 @@ class Limits:
         try:
             json_size(value, max_depth=self.max_depth)
         except NotStorableError as error:
-            raise InvalidInputError(f"{what} refused: {error}") from None
+            raise InvalidInputError(f"{what} refused: {error.args[0]}") from None
 
     def keepable(self, chunk: Any) -> Any:
         """What of a refused input can be kept in the log: itself, or a short stand-in."""
@@ -168,6 +254,31 @@ class Limits:
             kind = chunk.get("type") if isinstance(chunk, Mapping) else None
             return {"omitted": True, "type": _printable(kind), "bytes": size}
         return chunk
+
+
+def _message_name_problem(message: Any) -> str | None:
+    """The first name in a message (its id, its parts' tool call ids and names) that cannot be stored."""
+    if not isinstance(message, Mapping):
+        return None
+    message_id = message.get("id")
+    if isinstance(message_id, str) and _CONTROL.search(message_id) is not None:
+        return f"message id {_shown(message_id)} holds a control character or lone surrogate"
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return None
+    for index, part in enumerate(parts):
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if isinstance(kind, str) and _CONTROL.search(kind) is not None:
+            return f"parts[{index}].type {_shown(kind)} holds a control character or lone surrogate"
+        problem = _check_names(part, f"parts[{index}].")
+        approval = part.get("approval")
+        if problem is None and isinstance(approval, Mapping):
+            problem = _check_names({"approvalId": approval.get("id")}, f"parts[{index}].approval.")
+        if problem is not None:
+            return problem
+    return None
 
 
 def _printable(value: Any) -> str | None:

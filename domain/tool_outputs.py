@@ -7,6 +7,7 @@ from typing import Any
 
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ToolCallNotReadyError, UnknownToolCallError
+from chatledger.domain.limits import check_choice
 from chatledger.domain.tool_parts import is_terminal
 
 __all__ = [
@@ -40,8 +41,7 @@ def decide_tool_output(
     state: ConversationState, tool_call_id: str, output_state: str
 ) -> ToolOutputDecision:
     """Accept an output for a call that is ready for one; a terminal call keeps its first result."""
-    if output_state not in OUTPUT_STATES:
-        raise ValueError(f"state must be one of {', '.join(OUTPUT_STATES)}, not {output_state!r}")
+    check_choice("state", output_state, OUTPUT_STATES)
     part = state.tool_part(tool_call_id)
     if part is None:
         raise UnknownToolCallError(tool_call_id=tool_call_id)

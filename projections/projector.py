@@ -15,6 +15,7 @@ the view holds* (so it resumes exactly where the view stopped).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -22,11 +23,12 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError, Notification, Tracking
+from eventsourcing.persistence import InterfaceError, Notification, OperationalError, Tracking
 
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import awaiting_approval, status_of
 from chatledger.domain.conversation import ConversationState
+from chatledger.domain.errors import StoreUnavailableError
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.timeline import TimelineEntry, compact, describe
 from chatledger.domain.tool_parts import tool_name
@@ -35,7 +37,10 @@ from chatledger.projections.read_models import (
     ConversationRow,
     Page,
     PendingApproval,
+    QuarantinedEvent,
     ReadModelView,
+    RowsAheadError,
+    TrackingMovedError,
 )
 
 __all__ = [
@@ -46,6 +51,11 @@ __all__ = [
     "continuation_of",
     "full_timeline",
 ]
+
+_log = logging.getLogger("chatledger.projector")
+
+_UNAVAILABLE = (OperationalError, InterfaceError, OSError, StoreUnavailableError)
+"""Failures of the database itself (not of one event): raised, never quarantined."""
 
 _NOTHING = ConversationState(tenant="", chat_id="")
 """The state before a conversation's first event."""
@@ -82,6 +92,8 @@ class Projector:
         self.cache_size = cache_size
         self._cache: OrderedDict[UUID, Conversation] = OrderedDict()
         self._lock = threading.RLock()
+        self.repairs = 0
+        """How many times rows were found ahead of the tracking position and re-applied."""
 
     def position(self) -> int:
         """The last notification id the view has applied (0 when empty)."""
@@ -109,18 +121,75 @@ class Projector:
                 if not notifications:
                     return applied
                 try:
-                    page = self._fold(notifications)
-                    tracking = Tracking(self.log.name, notifications[-1].id)
-                    self.view.apply_page(page, tracking, after=position)
-                except IntegrityError:
+                    events = self._apply(notifications, position)
+                except TrackingMovedError:
                     self._cache.clear()  # another projector got there first: re-read its work
                     continue
                 except BaseException:
                     self._cache.clear()  # the cached aggregates are ahead of the view
                     raise
-                applied += page.events
+                applied += events
                 if progress is not None:
                     progress(notifications[-1].id, max(head, notifications[-1].id))
+
+    def _apply(self, notifications: list[Notification], position: int) -> int:
+        """Apply one page after ``position``; a page that cannot be applied is retried event by event."""
+        tracking = Tracking(self.log.name, notifications[-1].id)
+        try:
+            page = self._fold(notifications)
+            self._write(page, tracking, position)
+        except (TrackingMovedError, *_UNAVAILABLE):
+            raise
+        except Exception:  # some event of the page: find it, one at a time
+            self._cache.clear()
+            for index, notification in enumerate(notifications):
+                after = position if index == 0 else notifications[index - 1].id
+                self._apply_one(notification, after)
+        return len(notifications)
+
+    def _apply_one(self, notification: Notification, after: int) -> None:
+        """Apply one event, or quarantine it: one bad event must not stop the projector for everyone."""
+        tracking = Tracking(self.log.name, notification.id)
+        try:
+            self._write(self._fold([notification]), tracking, after)
+        except (TrackingMovedError, *_UNAVAILABLE):
+            raise
+        except Exception as error:
+            self._cache.clear()
+            event = QuarantinedEvent(
+                notification.id,
+                _uuid(notification.originator_id),
+                notification.originator_version,
+                notification.topic,
+                f"{type(error).__name__}: {error}"[:2000],
+                datetime.now(UTC),
+            )
+            _log.error(
+                "event %s (conversation %s, version %s) cannot be projected and is quarantined: %s",
+                event.notification_id,
+                event.conversation_id,
+                event.version,
+                event.error,
+            )
+            self.view.quarantine(event, tracking, after=after)
+
+    def _write(self, page: Page, tracking: Tracking, after: int) -> None:
+        """Write a page; rows found ahead of the position (a partial restore) are overwritten, and said."""
+        try:
+            self.view.apply_page(page, tracking, after=after)
+        except RowsAheadError:
+            self.repairs += 1
+            _log.warning(
+                "read models hold rows after their tracking position %s (a partial restore?): "
+                "re-applying events up to %s over them",
+                after,
+                tracking.notification_id,
+            )
+            self.view.apply_page(page, tracking, after=after, overwrite=True)
+
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """The events that could not be projected (skipped so the rest keeps working), oldest first."""
+        return self.view.quarantined()
 
     def rebuild(self, *, progress: Progress | None = None) -> int:
         """Empty the view and apply the whole log again; returns how many events were applied.
@@ -179,6 +248,10 @@ class Projector:
         self._cache.move_to_end(key)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
+
+
+def _uuid(value: Any) -> UUID:
+    return value if isinstance(value, UUID) else UUID(str(value))
 
 
 def approvals_of(state: ConversationState, fallback_time: datetime) -> list[PendingApproval]:

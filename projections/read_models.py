@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import Tracking, TrackingRecorder
+from eventsourcing.persistence import IntegrityError, Tracking, TrackingRecorder
 
 from chatledger.domain.timeline import TimelineEntry
 
@@ -37,8 +37,40 @@ __all__ = [
     "HistoryQuery",
     "Page",
     "PendingApproval",
+    "QuarantinedEvent",
     "ReadModelView",
+    "RowsAheadError",
+    "TrackingMovedError",
 ]
+
+
+class TrackingMovedError(IntegrityError):
+    """The tracking position is no longer the one a page was folded after (another projector, a rebuild)."""
+
+
+class RowsAheadError(IntegrityError):
+    """A page's rows are already there while the tracking position says they are not.
+
+    The read models are ahead of their own position (for example after a
+    partial restore of the tracking table): re-applying the page must
+    overwrite those rows instead of failing on them forever.
+    """
+
+
+@dataclass(frozen=True)
+class QuarantinedEvent:
+    """An event the projector could not apply, skipped so that the rest of the store keeps working."""
+
+    notification_id: int
+    """Its position in the whole store's log."""
+    conversation_id: UUID
+    version: int
+    """Its version in its conversation."""
+    topic: str
+    """Its stored event class."""
+    error: str
+    """Why it could not be applied."""
+    quarantined_at: datetime
 
 
 @dataclass(frozen=True)
@@ -129,13 +161,25 @@ class ReadModelView(TrackingRecorder):
         """Release what the read models hold of their own (by default they share the log's connections)."""
 
     @abstractmethod
-    def apply_page(self, page: Page, tracking: Tracking, *, after: int) -> None:
+    def apply_page(
+        self, page: Page, tracking: Tracking, *, after: int, overwrite: bool = False
+    ) -> None:
         """Write the page and move the tracking position from ``after`` to ``tracking``, in one transaction.
 
-        Raises ``eventsourcing.persistence.IntegrityError`` (and writes
-        nothing) when the stored position is no longer ``after``: another
-        projector applied events meanwhile, or the view was reset.
+        Raises ``TrackingMovedError`` (and writes nothing) when the stored
+        position is no longer ``after``: another projector applied events
+        meanwhile, or the view was reset. Raises ``RowsAheadError`` (and
+        writes nothing) when rows of the page are already there; with
+        ``overwrite`` such rows are replaced instead.
         """
+
+    @abstractmethod
+    def quarantine(self, event: QuarantinedEvent, tracking: Tracking, *, after: int) -> None:
+        """Record ``event`` as quarantined and move the tracking position past it, in one transaction."""
+
+    @abstractmethod
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """The events quarantined since the read models were last rebuilt, oldest first."""
 
     @abstractmethod
     def conversation(self, conversation_id: UUID) -> ConversationView | None:

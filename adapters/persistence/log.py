@@ -80,8 +80,15 @@ class ConversationLog(Application[UUID]):
         return conversation
 
     def load_at(self, aggregate_id: UUID, version: int) -> Conversation:
-        """The conversation as it stood at ``version`` (for the projector)."""
-        conversation: Any = self.repository.get(aggregate_id, version=version)
+        """The conversation as it stood at ``version`` (for the projector).
+
+        A database that cannot be reached raises StoreUnavailableError; an
+        event that cannot be read raises what its decoding raised.
+        """
+        try:
+            conversation: Any = self.repository.get(aggregate_id, version=version)
+        except STORAGE_ERRORS as error:
+            raise StoreUnavailableError(f"cannot read the log: {error}") from error
         assert isinstance(conversation, Conversation)
         return conversation
 

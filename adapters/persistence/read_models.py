@@ -14,6 +14,8 @@ schema, and are created on first use:
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,11 +23,21 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from eventsourcing.persistence import IntegrityError, Tracking
+import psycopg
+from eventsourcing.persistence import (
+    DataError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    PersistenceError,
+    Tracking,
+)
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 from psycopg import sql
 
+from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.limits import check_name
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.read_models import (
     ContinuationRequest,
@@ -33,7 +45,10 @@ from chatledger.projections.read_models import (
     HistoryQuery,
     Page,
     PendingApproval,
+    QuarantinedEvent,
     ReadModelView,
+    RowsAheadError,
+    TrackingMovedError,
 )
 
 __all__ = ["PostgresReadModels", "SQLiteReadModels", "memory_read_models", "open_read_models"]
@@ -44,6 +59,9 @@ TABLES = {
     "approvals": "chatledger_pending_approvals",
     "continuations": "chatledger_pending_continuations",
 }
+QUARANTINE = "chatledger_quarantine"
+"""Events the projector could not apply (re-derived, so emptied by ``reset`` like the read models)."""
+_MAX_SQL_INT = 2**63 - 1
 
 _DDL = [
     "CREATE TABLE IF NOT EXISTS {conversations} ("
@@ -66,6 +84,10 @@ _DDL = [
     " requested_at TEXT NOT NULL, claimed_by TEXT, lease_until TEXT)",
     "CREATE INDEX IF NOT EXISTS {continuations_by_tenant}"
     " ON {continuations} (tenant, requested_at)",
+    "CREATE TABLE IF NOT EXISTS {quarantine} ("
+    " notification_id BIGINT PRIMARY KEY, conversation_id TEXT NOT NULL,"
+    " originator_version INTEGER NOT NULL, topic TEXT NOT NULL, error TEXT NOT NULL,"
+    " quarantined_at TEXT NOT NULL)",
 ]
 
 _UPSERT_CONVERSATION = (
@@ -74,6 +96,18 @@ _UPSERT_CONVERSATION = (
     " messages = excluded.messages, status = excluded.status, updated_at = excluded.updated_at"
 )
 _INSERT_ENTRY = "INSERT INTO {timeline} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_OVERWRITE_ENTRY = (
+    _INSERT_ENTRY + " ON CONFLICT (conversation_id, position) DO UPDATE SET"
+    " recorded_at = excluded.recorded_at, actor = excluded.actor, kind = excluded.kind,"
+    " summary = excluded.summary, details = excluded.details, marks = excluded.marks"
+)
+_INSERT_QUARANTINE = (
+    "INSERT INTO {quarantine} VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (notification_id) DO NOTHING"
+)
+_SELECT_QUARANTINE = (
+    "SELECT notification_id, conversation_id, originator_version, topic, error, quarantined_at"
+    " FROM {quarantine} ORDER BY notification_id"
+)
 _DELETE_APPROVALS = "DELETE FROM {approvals} WHERE conversation_id = ?"
 _INSERT_APPROVAL = "INSERT INTO {approvals} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _DELETE_CONTINUATION = "DELETE FROM {continuations} WHERE conversation_id = ?"
@@ -105,6 +139,26 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+_UNSAFE_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def _text(value: str) -> str:
+    """Display text (a summary, an error) safe for every SQL text column: NUL and lone surrogates escaped."""
+    if _UNSAFE_TEXT.search(value) is None:
+        return value
+    return _UNSAFE_TEXT.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
+
+
+def _check_position(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a position or count that is not an integer a SQL column can compare with."""
+    if value is None and optional:
+        return
+    if type(value) is not int or not 0 <= value <= _MAX_SQL_INT:
+        raise InvalidInputError(
+            f"{what} must be a whole number from 0 to {_MAX_SQL_INT}, not {value!r}"[:200]
+        )
+
+
 def _time(moment: datetime) -> str:
     """A fixed-width ISO time, so that text order is time order."""
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
@@ -122,11 +176,29 @@ class _SQLReadModels(ReadModelView):
 
     @contextmanager
     def _transaction(self, *, commit: bool) -> Iterator[Any]:
-        with self.datastore.transaction(commit=commit) as cursor:  # type: ignore[attr-defined]
-            yield cursor
+        """A transaction whose driver errors are ``eventsourcing``'s, on both databases."""
+        try:
+            with self.datastore.transaction(commit=commit) as cursor:  # type: ignore[attr-defined]
+                yield cursor
+        except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+            raise OperationalError(error) from error
+        except psycopg.IntegrityError as error:
+            raise IntegrityError(error) from error
+        except psycopg.DataError as error:
+            raise DataError(error) from error
+        except psycopg.Error as error:
+            raise PersistenceError(error) from error
+        except sqlite3.InterfaceError as error:
+            raise InterfaceError(error) from error
 
-    def apply_page(self, page: Page, tracking: Tracking, *, after: int) -> None:
-        """Write the page and move the tracking record from ``after`` to its last event, in one transaction."""
+    def apply_page(
+        self, page: Page, tracking: Tracking, *, after: int, overwrite: bool = False
+    ) -> None:
+        """Write the page and move the tracking record from ``after`` to its last event, in one transaction.
+
+        Timeline rows already there mean the rows are ahead of the tracking
+        position: RowsAheadError, unless ``overwrite`` says to replace them.
+        """
         with self._transaction(commit=True) as c:
             self._advance_tracking(c, tracking, after)
             if page.conversations:
@@ -152,7 +224,7 @@ class _SQLReadModels(ReadModelView):
                     _time(entry.time),
                     entry.actor,
                     entry.kind,
-                    entry.summary,
+                    _text(entry.summary),
                     _json(entry.details),
                     _json(list(entry.marks)),
                 )
@@ -160,7 +232,13 @@ class _SQLReadModels(ReadModelView):
                 for entry in timeline
             ]
             if entries:
-                c.executemany(self._statement(_INSERT_ENTRY), entries)
+                statement = self._statement(_OVERWRITE_ENTRY if overwrite else _INSERT_ENTRY)
+                try:
+                    c.executemany(statement, entries)
+                except (sqlite3.IntegrityError, psycopg.IntegrityError, IntegrityError) as error:
+                    raise RowsAheadError(
+                        f"timeline rows after position {after} are already there: {error}"
+                    ) from None
             self._replace_inbox(c, page)
 
     def _replace_inbox(self, c: Any, page: Page) -> None:
@@ -205,6 +283,39 @@ class _SQLReadModels(ReadModelView):
         if continuations:
             c.executemany(self._statement(_INSERT_CONTINUATION), continuations)
 
+    def quarantine(self, event: QuarantinedEvent, tracking: Tracking, *, after: int) -> None:
+        """Record ``event`` as quarantined and move the tracking position past it, in one transaction."""
+        with self._transaction(commit=True) as c:
+            self._advance_tracking(c, tracking, after)
+            c.execute(
+                self._statement(_INSERT_QUARANTINE),
+                (
+                    event.notification_id,
+                    str(event.conversation_id),
+                    event.version,
+                    _text(event.topic),
+                    _text(event.error),
+                    _time(event.quarantined_at),
+                ),
+            )
+
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """The events quarantined since the last rebuild, oldest first."""
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(_SELECT_QUARANTINE))
+            rows = c.fetchall()
+        return [
+            QuarantinedEvent(
+                row["notification_id"],
+                UUID(row["conversation_id"]),
+                row["originator_version"],
+                row["topic"],
+                row["error"],
+                datetime.fromisoformat(row["quarantined_at"]),
+            )
+            for row in rows
+        ]
+
     def conversation(self, conversation_id: UUID) -> ConversationView | None:
         """The conversation's row, or None if it was never projected."""
         with self._transaction(commit=False) as c:
@@ -216,10 +327,16 @@ class _SQLReadModels(ReadModelView):
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
+        _check_position("after", query.after)
+        _check_position("limit", query.limit, optional=True)
+        if query.actor is not None:
+            check_name("actor", query.actor)
         where = ["conversation_id = ?", "position > ?"]
         params: list[Any] = [str(conversation_id), query.after]
         if query.kinds is not None:
             kinds = list(query.kinds)
+            for kind in kinds:
+                check_name("kind", kind)
             if not kinds:
                 return []
             where.append(f"kind IN ({', '.join('?' for _ in kinds)})")
@@ -252,6 +369,7 @@ class _SQLReadModels(ReadModelView):
 
     def pending_approvals(self, tenant: str) -> list[PendingApproval]:
         """The tenant's tool calls awaiting approval, oldest first."""
+        check_name("tenant", tenant)
         with self._transaction(commit=False) as c:
             c.execute(self._statement(_SELECT_APPROVALS), (tenant,))
             rows = c.fetchall()
@@ -271,6 +389,7 @@ class _SQLReadModels(ReadModelView):
 
     def pending_continuations(self, tenant: str) -> list[ContinuationRequest]:
         """The tenant's pending continuation requests, oldest first."""
+        check_name("tenant", tenant)
         with self._transaction(commit=False) as c:
             c.execute(self._statement(_SELECT_CONTINUATIONS), (tenant,))
             rows = c.fetchall()
@@ -293,6 +412,7 @@ class _SQLReadModels(ReadModelView):
         with self._transaction(commit=True) as c:
             for name in TABLES:
                 c.execute(self._statement(f"DELETE FROM {{{name}}}"))
+            c.execute(self._statement("DELETE FROM {quarantine}"))
             c.execute(self._statement(_DELETE_TRACKING), (application_name,))
 
     def _advance_tracking(self, c: Any, tracking: Tracking, after: int) -> None:
@@ -308,14 +428,14 @@ class _SQLReadModels(ReadModelView):
                 (tracking.application_name, tracking.notification_id),
             )
             if c.fetchone() is None:
-                raise IntegrityError("another projector applied the first events meanwhile")
+                raise TrackingMovedError("another projector applied the first events meanwhile")
             return
         c.execute(
             self._statement(_ADVANCE_TRACKING),
             (tracking.notification_id, tracking.application_name, after),
         )
         if c.fetchone() is None:
-            raise IntegrityError(
+            raise TrackingMovedError(
                 f"read models moved past position {after} meanwhile (another projector or a rebuild)"
             )
 
@@ -335,12 +455,13 @@ class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's tracking table, then the read models' tables."""
         statements = super().construct_create_table_statements()
-        names = {**TABLES, "approvals_by_tenant": "chatledger_pending_approvals_by_tenant"}
+        names = {**TABLES, "quarantine": QUARANTINE}
+        names["approvals_by_tenant"] = "chatledger_pending_approvals_by_tenant"
         names["continuations_by_tenant"] = "chatledger_pending_continuations_by_tenant"
         return [*statements, *(statement.format(**names) for statement in _DDL)]
 
     def _statement(self, template: str) -> str:
-        return template.format(**TABLES, tracking="tracking")
+        return template.format(**TABLES, quarantine=QUARANTINE, tracking="tracking")
 
 
 class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
@@ -353,11 +474,12 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
             name: sql.Identifier(schema, table) for name, table in TABLES.items()
         }
         self._names["tracking"] = sql.Identifier(schema, self.tracking_table_name)
+        self._names["quarantine"] = sql.Identifier(schema, QUARANTINE)
         indexes = {
             "approvals_by_tenant": sql.Identifier("chatledger_pending_approvals_by_tenant"),
             "continuations_by_tenant": sql.Identifier("chatledger_pending_continuations_by_tenant"),
         }
-        tables = {name: self._names[name] for name in TABLES}
+        tables = {name: self._names[name] for name in (*TABLES, "quarantine")}
         self.sql_create_statements.extend(
             sql.SQL(statement).format(**tables, **indexes) for statement in _DDL
         )

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import ChatLedgerError
+from chatledger.domain.limits import check_name
 from chatledger.projections.projector import Projector, continuation_of
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval, ReadModelView
 
@@ -50,6 +51,7 @@ def claim_continuation(
     min_age_seconds: float,
 ) -> ContinuationRequest | None:
     """Take the oldest claimable request of ``queue``; see ``ConversationStore.claim_continuation``."""
+    check_name("worker", worker)
     now = datetime.now(UTC)
     for request in queue:
         if request.lease_until is not None and request.lease_until > now:

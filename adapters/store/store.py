@@ -36,7 +36,11 @@ from chatledger.domain.errors import (
 from chatledger.domain.limits import Limits
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.projector import Progress
-from chatledger.projections.read_models import ContinuationRequest, PendingApproval
+from chatledger.projections.read_models import (
+    ContinuationRequest,
+    PendingApproval,
+    QuarantinedEvent,
+)
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
@@ -575,6 +579,15 @@ class ConversationStore:
         """
         self._uow.cache.clear()
         self._reads.forget_cached()
+
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """Events the read models skipped because they cannot be applied (``verify`` names them).
+
+        One bad event (stored by an older version, or by hand) must not stop
+        the read models for every conversation: it is set aside here, logged,
+        and the projection goes on. ``rebuild`` tries them again.
+        """
+        return self.projector.quarantined()
 
     def read_model_counts(self) -> dict[str, int]:
         """Rows per read model: conversations, timeline, approvals, continuations."""

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Problem", "Verifier", "VerifyReport"]
 
+_QUARANTINE_SHOWN = 20
+"""Quarantined events named one by one in a report; the rest are counted."""
+
 Progress = Callable[[str, int, int], None]
 """Called as work goes on with (stage, done, total); stages: ``log``, ``conversations``."""
 
@@ -120,6 +123,7 @@ class Verifier:
                     f"the read models cannot catch up with the log: {type(error).__name__}: {error}",
                 )
             )
+        report.problems.extend(_quarantine_problems(self._projector))
         if chat_id is not None:
             found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
             if not self._log.has_events_after(next(iter(found)), 0):
@@ -243,3 +247,22 @@ class Verifier:
         queued = [c for c in inbox[1] if c.chat_id == chat_id]
         if [c.request_id for c in queued] != ([continuation.request_id] if continuation else []):
             problem("read-model", "the continuation queue differs from the events")
+
+
+def _quarantine_problems(projector: Projector) -> list[Problem]:
+    """One problem per event the projector skipped because it could not be applied."""
+    quarantined = projector.quarantined()
+    problems = [
+        Problem(
+            "read-model",
+            None,
+            None,
+            f"event {event.notification_id} (conversation {event.conversation_id}, version "
+            f"{event.version}) is quarantined: it cannot be projected ({event.error})",
+        )
+        for event in quarantined[:_QUARANTINE_SHOWN]
+    ]
+    if len(quarantined) > _QUARANTINE_SHOWN:
+        more = len(quarantined) - _QUARANTINE_SHOWN
+        problems.append(Problem("read-model", None, None, f"{more} more events are quarantined"))
+    return problems

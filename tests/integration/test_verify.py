@@ -135,10 +135,14 @@ def test_a_missing_event_is_found(tampered: tuple[str, sqlite3.Connection]) -> N
         "FROM stored_events WHERE originator_id = ? AND originator_version = 2",
         (log_key("paused"), log_key("continuing")),
     )
+    (quarantined,) = db.execute(
+        "SELECT MAX(rowid) FROM stored_events WHERE originator_id = ?", (log_key("paused"),)
+    ).fetchone()
     orphans = [str(p) for p in verify(url).problems if p.chat_id is None]
     assert orphans == [
-        "read-model: the store: the read models cannot catch up with the log: "
-        f"AggregateNotFoundError: Aggregate UUID('{key('paused')}') version 2 not found.",
+        f"read-model: the store: event {quarantined} (conversation {key('paused')}, version 3) "
+        "is quarantined: it cannot be projected (AggregateNotFoundError: "
+        f"Aggregate UUID('{key('paused')}') version 2 not found.)",
         f"log: the store: events of conversation {key('paused')} without its first event "
         "(ConversationStarted): the start of its log is missing",
     ]
