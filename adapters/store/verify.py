@@ -112,6 +112,7 @@ class Verifier:
         Raises ConversationNotFoundError for an unknown ``chat_id``.
         """
         report = VerifyReport()
+        repairs = self._projector.repairs
         try:
             self._projector.catch_up()
         except Exception as error:  # an event the projection cannot apply: report, go on
@@ -124,6 +125,16 @@ class Verifier:
                 )
             )
         report.problems.extend(_quarantine_problems(self._projector))
+        if self._projector.repairs > repairs:
+            report.problems.append(
+                Problem(
+                    "read-model",
+                    None,
+                    None,
+                    "the read models held rows after their tracking position (a partial "
+                    "restore?); catching up re-applied the log over them",
+                )
+            )
         if chat_id is not None:
             found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
             if not self._log.has_events_after(next(iter(found)), 0):
