@@ -10,6 +10,7 @@ chatledger builds these parts; ``ConversationStore.open`` calls
 from __future__ import annotations
 
 from chatledger.adapters.persistence.config import StoreConfig, parse_url
+from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import ensure_schema
@@ -66,6 +67,9 @@ def open_store(
     auto_continue: bool = True,
 ) -> ConversationStore:
     """What ``ConversationStore.open`` does; see there."""
+    cipher_key = cipher_key or key_from_environment()
+    if cipher_key:
+        decode_key(cipher_key)  # a malformed key: CipherKeyError, not a driver error
     env: dict[str, str] = {}
     if not compress:
         env["COMPRESSOR_TOPIC"] = ""

@@ -15,6 +15,7 @@ from chatledger.domain.convert import FORMATS, to_model_messages
 from chatledger.domain.errors import (
     ApprovalConflictError,
     ChatLedgerError,
+    CipherKeyError,
     ConcurrentWriteError,
     ContinuationNotPendingError,
     ConversationExistsError,
@@ -43,6 +44,7 @@ __all__ = [
     "ActionResult",
     "ApprovalConflictError",
     "ChatLedgerError",
+    "CipherKeyError",
     "ConcurrentWriteError",
     "ContinuationNotPendingError",
     "ContinuationRequest",

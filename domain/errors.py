@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ApprovalConflictError",
     "ChatLedgerError",
+    "CipherKeyError",
     "ConcurrentWriteError",
     "ContinuationNotPendingError",
     "ConversationExistsError",
@@ -32,6 +33,10 @@ class ChatLedgerError(Exception):
 
 class StoreConfigurationError(ChatLedgerError):
     """The store cannot be opened as configured (bad URL, unreachable database)."""
+
+
+class CipherKeyError(StoreConfigurationError):
+    """The cipher key given (or its absence) does not open this store; nothing was read or written."""
 
 
 class ConversationNotFoundError(ChatLedgerError):

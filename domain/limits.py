@@ -87,9 +87,7 @@ def check_choice(what: str, value: object, allowed: Iterable[str]) -> None:
     """Refuse a value that is not one of ``allowed``."""
     choices = tuple(allowed)
     if not isinstance(value, str) or value not in choices:
-        raise InvalidInputError(
-            f"{what} must be one of {', '.join(choices)}, not {_shown(value)}"
-        )
+        raise InvalidInputError(f"{what} must be one of {', '.join(choices)}, not {_shown(value)}")
 
 
 def _shown(value: object) -> str:

@@ -106,6 +106,14 @@ def _add_store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         default=argparse.SUPPRESS if suppress else DEFAULT_TENANT,
         help=f"tenant the conversations belong to (default: {DEFAULT_TENANT})",
     )
+    parser.add_argument(
+        "--cipher-key-file",
+        metavar="FILE",
+        default=argparse.SUPPRESS if suppress else None,
+        help="file holding the store's encryption key (default: $CHATLEDGER_CIPHER_KEY, else "
+        "the file $CHATLEDGER_CIPHER_KEY_FILE names; never give the key itself on the command "
+        "line, where every local user can read it)",
+    )
 
 
 def _subparser(
@@ -121,7 +129,18 @@ def _subparser(
 
 
 def _open(args: argparse.Namespace) -> ConversationStore:
-    return ConversationStore.open(args.url, tenant=args.tenant)
+    return ConversationStore.open(args.url, tenant=args.tenant, cipher_key=_cipher_key(args))
+
+
+def _cipher_key(args: argparse.Namespace) -> str | None:
+    """The key in ``--cipher-key-file``, if given (the store falls back to the environment)."""
+    path = getattr(args, "cipher_key_file", None)
+    if not path:
+        return None
+    try:
+        return Path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"cannot read the cipher key file {path!r}: {error}") from None
 
 
 # -- serve ------------------------------------------------------------------------

@@ -36,6 +36,11 @@ class ConversationLog(Application[UUID]):
         super().__init__(env={**config.env, **(env or {})})
         self.config = config
         """Where the log lives (backend, connection settings)."""
+        settings = {**config.env, **(env or {})}
+        self.cipher_key: str | None = (
+            settings.get("CIPHER_KEY") if settings.get("CIPHER_TOPIC") else None
+        ) or None
+        """The store's key (events, snapshots and read models are encrypted with it), or None."""
 
     # -- the reader port: what followers and listeners need ---------------------
 

@@ -36,6 +36,7 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 from psycopg import sql
 
+from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.limits import check_name
 from chatledger.domain.timeline import TimelineEntry
@@ -59,6 +60,8 @@ TABLES = {
     "approvals": "chatledger_pending_approvals",
     "continuations": "chatledger_pending_continuations",
 }
+SETTINGS = "chatledger_settings"
+"""What the store records about itself (the key check value): kept by ``reset``."""
 QUARANTINE = "chatledger_quarantine"
 """Events the projector could not apply (re-derived, so emptied by ``reset`` like the read models)."""
 _MAX_SQL_INT = 2**63 - 1
@@ -88,6 +91,7 @@ _DDL = [
     " notification_id BIGINT PRIMARY KEY, conversation_id TEXT NOT NULL,"
     " originator_version INTEGER NOT NULL, topic TEXT NOT NULL, error TEXT NOT NULL,"
     " quarantined_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {settings} (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ]
 
 _UPSERT_CONVERSATION = (
@@ -104,6 +108,8 @@ _OVERWRITE_ENTRY = (
 _INSERT_QUARANTINE = (
     "INSERT INTO {quarantine} VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (notification_id) DO NOTHING"
 )
+_INSERT_SETTING = "INSERT INTO {settings} VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+_SELECT_SETTING = "SELECT value FROM {settings} WHERE name = ?"
 _SELECT_QUARANTINE = (
     "SELECT notification_id, conversation_id, originator_version, topic, error, quarantined_at"
     " FROM {quarantine} ORDER BY notification_id"
@@ -169,7 +175,13 @@ def _parse_time(text: str | None) -> datetime | None:
 
 
 class _SQLReadModels(ReadModelView):
-    """The SQL shared by both databases; subclasses give the cursor and the statement dialect."""
+    """The SQL shared by both databases; subclasses give the cursor and the statement dialect.
+
+    With a store key, ``key`` seals every column that holds content or names
+    (the tenant is kept as a keyed hash, so the inbox can still look it up).
+    """
+
+    key: ColumnKey = PLAIN
 
     def _statement(self, template: str) -> Any:
         raise NotImplementedError
@@ -199,6 +211,7 @@ class _SQLReadModels(ReadModelView):
         Timeline rows already there mean the rows are ahead of the tracking
         position: RowsAheadError, unless ``overwrite`` says to replace them.
         """
+        seal = self.key
         with self._transaction(commit=True) as c:
             self._advance_tracking(c, tracking, after)
             if page.conversations:
@@ -207,10 +220,10 @@ class _SQLReadModels(ReadModelView):
                     [
                         (
                             str(row.conversation_id),
-                            row.tenant,
-                            row.chat_id,
+                            seal.tag(row.tenant),
+                            seal.seal(row.chat_id),
                             row.version,
-                            _json(row.messages),
+                            seal.seal(_json(row.messages)),
                             row.status,
                             _time(row.updated_at),
                         )
@@ -222,11 +235,11 @@ class _SQLReadModels(ReadModelView):
                     str(key),
                     entry.position,
                     _time(entry.time),
-                    entry.actor,
+                    seal.seal(entry.actor),
                     entry.kind,
-                    _text(entry.summary),
-                    _json(entry.details),
-                    _json(list(entry.marks)),
+                    seal.seal(_text(entry.summary)),
+                    seal.seal(_json(entry.details)),
+                    seal.seal(_json(list(entry.marks))),
                 )
                 for key, timeline in page.timeline.items()
                 for entry in timeline
@@ -242,19 +255,20 @@ class _SQLReadModels(ReadModelView):
             self._replace_inbox(c, page)
 
     def _replace_inbox(self, c: Any, page: Page) -> None:
+        seal = self.key
         keys = [(str(key),) for key in page.approvals]
         if keys:
             c.executemany(self._statement(_DELETE_APPROVALS), keys)
         approvals = [
             (
                 str(key),
-                row.tool_call_id,
-                row.tenant,
-                row.chat_id,
-                row.message_id,
-                row.tool_name,
-                _json(row.input),
-                row.approval_id,
+                seal.seal(row.tool_call_id),
+                seal.tag(row.tenant),
+                seal.seal(row.chat_id),
+                seal.seal(row.message_id),
+                seal.seal(row.tool_name),
+                seal.seal(_json(row.input)),
+                seal.seal(row.approval_id),
                 _time(row.requested_at),
             )
             for key, rows in page.approvals.items()
@@ -268,13 +282,13 @@ class _SQLReadModels(ReadModelView):
         continuations = [
             (
                 str(key),
-                row.tenant,
-                row.chat_id,
-                row.request_id,
-                row.message_id,
-                row.cause,
+                seal.tag(row.tenant),
+                seal.seal(row.chat_id),
+                seal.seal(row.request_id),
+                seal.seal(row.message_id),
+                seal.seal(row.cause),
                 _time(row.requested_at),
-                row.claimed_by,
+                seal.seal(row.claimed_by),
                 _time(row.lease_until) if row.lease_until else None,
             )
             for key, row in page.continuations.items()
@@ -294,7 +308,7 @@ class _SQLReadModels(ReadModelView):
                     str(event.conversation_id),
                     event.version,
                     _text(event.topic),
-                    _text(event.error),
+                    self.key.seal(_text(event.error)),
                     _time(event.quarantined_at),
                 ),
             )
@@ -310,7 +324,7 @@ class _SQLReadModels(ReadModelView):
                 UUID(row["conversation_id"]),
                 row["originator_version"],
                 row["topic"],
-                row["error"],
+                self.key.unseal(row["error"]) or "",
                 datetime.fromisoformat(row["quarantined_at"]),
             )
             for row in rows
@@ -323,7 +337,9 @@ class _SQLReadModels(ReadModelView):
             row = c.fetchone()
         if row is None:
             return None
-        return ConversationView(row["version"], row["messages"], row["status"])
+        return ConversationView(
+            row["version"], self.key.unseal(row["messages"]) or "[]", row["status"]
+        )
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
@@ -341,47 +357,53 @@ class _SQLReadModels(ReadModelView):
                 return []
             where.append(f"kind IN ({', '.join('?' for _ in kinds)})")
             params.extend(kinds)
-        if query.actor is not None:
+        sealed = self.key.enabled  # sealed actors cannot be compared in SQL: filtered here
+        if query.actor is not None and not sealed:
             where.append("actor = ?")
             params.append(query.actor)
         statement = (
             "SELECT position, recorded_at, actor, kind, summary, details, marks FROM {timeline}"
             f" WHERE {' AND '.join(where)} ORDER BY position"
         )
-        if query.limit is not None:
+        if query.limit is not None and not (sealed and query.actor is not None):
             statement += " LIMIT ?"
             params.append(query.limit)
         with self._transaction(commit=False) as c:
             c.execute(self._statement(statement), params)
             rows = c.fetchall()
-        return [
+        unseal = self.key.unseal
+        entries = [
             TimelineEntry(
                 position=row["position"],
                 time=datetime.fromisoformat(row["recorded_at"]),
-                actor=row["actor"],
+                actor=unseal(row["actor"]),
                 kind=row["kind"],
-                summary=row["summary"],
-                details=json.loads(row["details"]),
-                marks=tuple(json.loads(row["marks"])),
+                summary=unseal(row["summary"]) or "",
+                details=json.loads(unseal(row["details"]) or "{}"),
+                marks=tuple(json.loads(unseal(row["marks"]) or "[]")),
             )
             for row in rows
         ]
+        if sealed and query.actor is not None:
+            entries = [entry for entry in entries if entry.actor == query.actor][: query.limit]
+        return entries
 
     def pending_approvals(self, tenant: str) -> list[PendingApproval]:
         """The tenant's tool calls awaiting approval, oldest first."""
         check_name("tenant", tenant)
         with self._transaction(commit=False) as c:
-            c.execute(self._statement(_SELECT_APPROVALS), (tenant,))
+            c.execute(self._statement(_SELECT_APPROVALS), (self.key.tag(tenant),))
             rows = c.fetchall()
+        unseal = self.key.unseal
         return [
             PendingApproval(
-                row["tenant"],
-                row["chat_id"],
-                row["message_id"],
-                row["tool_call_id"],
-                row["tool_name"],
-                json.loads(row["input"]),
-                row["approval_id"],
+                tenant,
+                unseal(row["chat_id"]) or "",
+                unseal(row["message_id"]) or "",
+                unseal(row["tool_call_id"]) or "",
+                unseal(row["tool_name"]) or "",
+                json.loads(unseal(row["input"]) or "null"),
+                unseal(row["approval_id"]) or "",
                 datetime.fromisoformat(row["requested_at"]),
             )
             for row in rows
@@ -391,17 +413,18 @@ class _SQLReadModels(ReadModelView):
         """The tenant's pending continuation requests, oldest first."""
         check_name("tenant", tenant)
         with self._transaction(commit=False) as c:
-            c.execute(self._statement(_SELECT_CONTINUATIONS), (tenant,))
+            c.execute(self._statement(_SELECT_CONTINUATIONS), (self.key.tag(tenant),))
             rows = c.fetchall()
+        unseal = self.key.unseal
         return [
             ContinuationRequest(
-                row["tenant"],
-                row["chat_id"],
-                row["request_id"],
-                row["message_id"],
-                row["cause"],
+                tenant,
+                unseal(row["chat_id"]) or "",
+                unseal(row["request_id"]) or "",
+                unseal(row["message_id"]) or "",
+                unseal(row["cause"]) or "",
                 datetime.fromisoformat(row["requested_at"]),
-                row["claimed_by"],
+                unseal(row["claimed_by"]),
                 _parse_time(row["lease_until"]),
             )
             for row in rows
@@ -414,6 +437,21 @@ class _SQLReadModels(ReadModelView):
                 c.execute(self._statement(f"DELETE FROM {{{name}}}"))
             c.execute(self._statement("DELETE FROM {quarantine}"))
             c.execute(self._statement(_DELETE_TRACKING), (application_name,))
+
+    def setting(self, name: str, default: str) -> str:
+        """The store's setting ``name``; ``default`` is recorded first if there is none (first writer wins)."""
+        with self._transaction(commit=True) as c:
+            c.execute(self._statement(_INSERT_SETTING), (name, default))
+            c.execute(self._statement(_SELECT_SETTING), (name,))
+            value: str = c.fetchone()["value"]
+        return value
+
+    def stored_setting(self, name: str) -> str | None:
+        """The store's setting ``name``, or None."""
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(_SELECT_SETTING), (name,))
+            row = c.fetchone()
+        return None if row is None else str(row["value"])
 
     def _advance_tracking(self, c: Any, tracking: Tracking, after: int) -> None:
         """Compare-and-set the tracking record: ``after`` -> ``tracking.notification_id``.
@@ -455,13 +493,15 @@ class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's tracking table, then the read models' tables."""
         statements = super().construct_create_table_statements()
-        names = {**TABLES, "quarantine": QUARANTINE}
+        names = {**TABLES, "quarantine": QUARANTINE, "settings": SETTINGS}
         names["approvals_by_tenant"] = "chatledger_pending_approvals_by_tenant"
         names["continuations_by_tenant"] = "chatledger_pending_continuations_by_tenant"
         return [*statements, *(statement.format(**names) for statement in _DDL)]
 
     def _statement(self, template: str) -> str:
-        return template.format(**TABLES, quarantine=QUARANTINE, tracking="tracking")
+        return template.format(
+            **TABLES, quarantine=QUARANTINE, settings=SETTINGS, tracking="tracking"
+        )
 
 
 class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
@@ -475,11 +515,12 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
         }
         self._names["tracking"] = sql.Identifier(schema, self.tracking_table_name)
         self._names["quarantine"] = sql.Identifier(schema, QUARANTINE)
+        self._names["settings"] = sql.Identifier(schema, SETTINGS)
         indexes = {
             "approvals_by_tenant": sql.Identifier("chatledger_pending_approvals_by_tenant"),
             "continuations_by_tenant": sql.Identifier("chatledger_pending_continuations_by_tenant"),
         }
-        tables = {name: self._names[name] for name in (*TABLES, "quarantine")}
+        tables = {name: self._names[name] for name in (*TABLES, "quarantine", "settings")}
         self.sql_create_statements.extend(
             sql.SQL(statement).format(**tables, **indexes) for statement in _DDL
         )
@@ -494,15 +535,23 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
 
 
 def open_read_models(log: Any, backend: str) -> ReadModelView:
-    """The read models next to ``log`` (a ``ConversationLog``), tables created on first use."""
-    view: ReadModelView
+    """The read models next to ``log`` (a ``ConversationLog``), tables created on first use.
+
+    The store's key is checked against the check value recorded when the
+    store was created (CipherKeyError) before anything else is read or written.
+    """
+    view: _SQLReadModels
     if backend == "sqlite":
         view = SQLiteReadModels(log.recorder.datastore)
     elif backend == "postgres":
         view = PostgresReadModels(log.recorder.datastore)
     else:
-        return memory_read_models()
-    view.create_table()
+        view = memory_read_models()
+    if backend != "memory":
+        view.create_table()
+    key = log.cipher_key
+    check_store_key(view, key, log)
+    view.key = ColumnKey(key)
     return view
 
 

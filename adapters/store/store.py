@@ -130,7 +130,10 @@ class ConversationStore:
         ``sqlite:///./chatledger.db``), ``postgresql://user@host:5432/db``
         (``?schema=name`` to use another schema) or ``memory://``; when it is
         None, ``CHATLEDGER_URL`` is used if set. ``cipher_key`` (from
-        ``AESCipher.create_key``) encrypts events at rest. ``auto_continue=False``
+        ``AESCipher.create_key``; default ``$CHATLEDGER_CIPHER_KEY``, else the
+        file ``$CHATLEDGER_CIPHER_KEY_FILE`` names) encrypts events, snapshots
+        and read models at rest; the store remembers a check value of its key
+        and refuses a wrong or missing one (CipherKeyError). ``auto_continue=False``
         turns off the default continuation after approvals and tool outputs.
         """
         # The composition root imports this module; importing it here keeps the cycle lazy.

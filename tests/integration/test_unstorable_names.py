@@ -58,7 +58,10 @@ def entry_points(store: ConversationStore, bad: str) -> list[tuple[str, Any]]:
         ),
         ("stream actor", lambda: store.open_stream("paused", actor=bad)),
         ("stream message id", lambda: store.open_stream("paused", message_id=bad)),
-        ("approval id", lambda: store.respond_to_approval("paused", approval_id=bad, approved=True)),
+        (
+            "approval id",
+            lambda: store.respond_to_approval("paused", approval_id=bad, approved=True),
+        ),
         (
             "approval actor",
             lambda: store.respond_to_approval(
@@ -117,7 +120,9 @@ def test_bad_choices_and_numbers_are_chatledger_errors(backend: Backend) -> None
         lambda: store.open_stream("paused", trigger="bogus"),
         lambda: store.start_conversation("c", actor=42),  # type: ignore[arg-type]
         lambda: store.respond_to_approval(
-            "paused", approval_id=demo.APPROVAL_ID, approved="yes"  # type: ignore[arg-type]
+            "paused",
+            approval_id=demo.APPROVAL_ID,
+            approved="yes",  # type: ignore[arg-type]
         ),
         lambda: store.history("paused", limit=-1),
         lambda: store.history("paused", after=2**63),

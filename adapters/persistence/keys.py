@@ -1,0 +1,204 @@
+"""The store's encryption key: where it comes from, how it is checked, and what it seals besides events.
+
+With a key (``cipher_key``, or ``CHATLEDGER_CIPHER_KEY`` / ``CHATLEDGER_CIPHER_KEY_FILE``),
+``eventsourcing`` encrypts every event and snapshot with AES-GCM. The read
+models hold the same content (messages, tool inputs, ids, actors), so they
+are sealed too, by a ``ColumnKey`` derived from the same key:
+
+- ``seal``/``unseal``: AES-GCM over one column value, stored as text;
+- ``tag``: a keyed hash, for the columns looked up by equality (the tenant).
+
+A *key check value* (a keyed hash of a fixed text) is stored when the store
+is created. Every open compares it before anything is read or written, so a
+wrong key, a missing key, or a key given to a store created without one, is
+refused with ``CipherKeyError``: a process with the wrong key can neither
+read nor write events others could not read.
+
+Everything about keys is in this module, so that per-conversation keys (for
+erasure) can be added here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import os
+from pathlib import Path
+from typing import Any
+
+from chatledger.domain.errors import CipherKeyError
+
+__all__ = [
+    "KEY_ENV",
+    "KEY_FILE_ENV",
+    "PLAIN",
+    "ColumnKey",
+    "check_store_key",
+    "check_value",
+    "decode_key",
+    "key_from_environment",
+    "read_key_file",
+]
+
+KEY_ENV = "CHATLEDGER_CIPHER_KEY"
+"""Environment variable holding the key (base64 of 16, 24 or 32 bytes)."""
+KEY_FILE_ENV = "CHATLEDGER_CIPHER_KEY_FILE"
+"""Environment variable naming a file that holds the key."""
+NO_KEY_CHECK = "none"
+"""The check value of a store created without a key."""
+
+_SEAL_PREFIX = "k1:"
+_NONCE = 12
+
+
+def decode_key(key: str) -> bytes:
+    """The raw bytes of a base64 key; CipherKeyError if it is not one."""
+    try:
+        raw = base64.b64decode(key.strip().encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise CipherKeyError(
+            "the cipher key is not base64 text (make one with "
+            "`python -c 'from eventsourcing.cryptography import AESCipher; "
+            "print(AESCipher.create_key(32))'`)"
+        ) from None
+    if len(raw) not in (16, 24, 32):
+        raise CipherKeyError(
+            f"the cipher key is {len(raw)} bytes; an AES key is 16, 24 or 32 bytes (base64)"
+        )
+    return raw
+
+
+def read_key_file(path: str | Path) -> str:
+    """The key held in a file (surrounding whitespace ignored); CipherKeyError if unreadable."""
+    try:
+        text = Path(path).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise CipherKeyError(f"cannot read the cipher key file {str(path)!r}: {error}") from None
+    decode_key(text)
+    return text
+
+
+def key_from_environment(environ: Any = None) -> str | None:
+    """The key from ``CHATLEDGER_CIPHER_KEY``, else from the file ``CHATLEDGER_CIPHER_KEY_FILE`` names."""
+    environ = os.environ if environ is None else environ
+    key = environ.get(KEY_ENV)
+    if key:
+        decode_key(key)
+        return str(key).strip()
+    path = environ.get(KEY_FILE_ENV)
+    return read_key_file(path) if path else None
+
+
+def _derive(raw: bytes, purpose: bytes) -> bytes:
+    return hmac.new(raw, b"chatledger/" + purpose, hashlib.sha256).digest()
+
+
+def check_value(key: str | None) -> str:
+    """What the store keeps to recognise its key (``none`` without one); reveals nothing of the key."""
+    if not key:
+        return NO_KEY_CHECK
+    return "v1:" + _derive(decode_key(key), b"key-check-v1").hex()[:32]
+
+
+class ColumnKey:
+    """Seals read-model column values with a key derived from the store's key (identity without one)."""
+
+    def __init__(self, key: str | None) -> None:
+        self.enabled = bool(key)
+        """Whether values are sealed."""
+        if key:
+            raw = decode_key(key)
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            self._aead: Any = AESGCM(_derive(raw, b"read-models-v1"))
+            self._tag_key = _derive(raw, b"lookup-v1")
+
+    def seal(self, value: str | None) -> str | None:
+        """The value encrypted (base64 text), or as is without a key."""
+        if value is None or not self.enabled:
+            return value
+        nonce = os.urandom(_NONCE)
+        sealed = self._aead.encrypt(nonce, value.encode("utf-8", "surrogatepass"), None)
+        return _SEAL_PREFIX + base64.b64encode(nonce + sealed).decode("ascii")
+
+    def unseal(self, value: str | None) -> str | None:
+        """Undo ``seal``; CipherKeyError if the value was sealed with another key or is damaged."""
+        if value is None or not self.enabled:
+            return value
+        if not value.startswith(_SEAL_PREFIX):
+            raise CipherKeyError(
+                "a read-model value is not encrypted although the store has a key: "
+                "run `chatledger rebuild` to write the read models again"
+            )
+        from cryptography.exceptions import InvalidTag
+
+        data = base64.b64decode(value[len(_SEAL_PREFIX) :])
+        try:
+            plain = self._aead.decrypt(data[:_NONCE], data[_NONCE:], None)
+        except InvalidTag:
+            raise CipherKeyError(
+                "a read-model value cannot be decrypted with this key (damaged, or written with "
+                "another key): run `chatledger rebuild` with the store's key"
+            ) from None
+        return bytes(plain).decode("utf-8", "surrogatepass")
+
+    def tag(self, value: str) -> str:
+        """A keyed hash of the value, for equality lookups (the value itself without a key)."""
+        if not self.enabled:
+            return value
+        return (
+            "t1:"
+            + hmac.new(self._tag_key, value.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+        )
+
+
+def check_store_key(settings: Any, key: str | None, log: Any) -> None:
+    """Refuse a key that is not the store's (CipherKeyError), before anything is read or written.
+
+    ``settings`` keeps the check value (``setting``/``stored_setting``); a
+    new store records the key's. A store created before check values existed
+    records it once its first event has been read with the key given.
+    """
+    expected = check_value(key)
+    stored = settings.stored_setting("key_check")
+    if stored is None:
+        if log.head() > 0:
+            _check_first_event(log, key)
+        stored = settings.setting("key_check", expected)  # concurrent creators agree on one
+    if stored == expected:
+        return
+    if stored == NO_KEY_CHECK:
+        raise CipherKeyError(
+            "this store was created without encryption: open it without a cipher key "
+            "(an existing store cannot be encrypted in place)"
+        )
+    if not key:
+        raise CipherKeyError(
+            f"this store is encrypted: give its key ({KEY_ENV}, {KEY_FILE_ENV}, "
+            "--cipher-key-file, or cipher_key=)"
+        )
+    raise CipherKeyError(
+        "the cipher key given is not this store's key (its key check value differs); "
+        "nothing was read or written"
+    )
+
+
+def _check_first_event(log: Any, key: str | None) -> None:
+    """Decode the store's first event with ``key`` (a store older than check values)."""
+    first = log.recorder.select_notifications(start=1, limit=1)
+    if not first:
+        return
+    try:
+        log.decode(first[0])
+    except Exception:  # a wrong key shows as a failed decryption, decompression or parse
+        what = "with the cipher key given" if key else "without a cipher key"
+        raise CipherKeyError(
+            f"the store's events cannot be read {what}: give the store's key "
+            f"({KEY_ENV}, {KEY_FILE_ENV}, --cipher-key-file, or cipher_key=)"
+        ) from None
+
+
+PLAIN = ColumnKey(None)
+"""No key: values are stored as they are."""
