@@ -13,7 +13,7 @@ from chatledger.adapters.persistence.config import StoreConfig, parse_url
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.read_models import open_read_models
-from chatledger.adapters.persistence.schema import ensure_schema
+from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.errors import StoreConfigurationError
@@ -25,14 +25,15 @@ __all__ = ["StoreParts", "build_store", "open_store"]
 
 def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
     """Open (creating on first use) the log and read models at ``config``."""
-    ensure_schema(config)
-    try:
-        log = ConversationLog(config, env)
-    except Exception as error:  # database driver errors vary by backend
-        raise StoreConfigurationError(
-            f"cannot open the store at {config.display}: {error}"
-        ) from error
-    read_models = open_read_models(log, config.backend)
+    with preparing(config) as create:  # on PostgreSQL: DDL only for a new store, under a lock
+        settings = {**(env or {}), "CREATE_TABLE": "y" if create else "n"}
+        try:
+            log = ConversationLog(config, settings)
+        except Exception as error:  # database driver errors vary by backend
+            raise StoreConfigurationError(
+                f"cannot open the store at {config.display}: {error}"
+            ) from error
+        read_models = open_read_models(log, config.backend, create=create)
     return StoreParts(config, log, read_models, Projector(log, read_models))
 
 

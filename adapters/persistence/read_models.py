@@ -534,8 +534,8 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
         return statement
 
 
-def open_read_models(log: Any, backend: str) -> ReadModelView:
-    """The read models next to ``log`` (a ``ConversationLog``), tables created on first use.
+def open_read_models(log: Any, backend: str, *, create: bool = True) -> ReadModelView:
+    """The read models next to ``log`` (a ``ConversationLog``), tables created if ``create``.
 
     The store's key is checked against the check value recorded when the
     store was created (CipherKeyError) before anything else is read or written.
@@ -547,7 +547,7 @@ def open_read_models(log: Any, backend: str) -> ReadModelView:
         view = PostgresReadModels(log.recorder.datastore)
     else:
         view = memory_read_models()
-    if backend != "memory":
+    if backend != "memory" and create:
         view.create_table()
     key = log.cipher_key
     check_store_key(view, key, log)

@@ -1,35 +1,97 @@
-"""Creating the PostgreSQL schema a store lives in (eventsourcing needs it to exist)."""
+"""Creating a store's tables once, safely, when many processes open it at the same time.
+
+PostgreSQL: opening a store whose tables all exist runs no DDL at all (DDL
+on every open made processes that started together fail with "tuple
+concurrently updated"). A store that lacks some table (new, or made by an
+older version) is created under a PostgreSQL advisory lock named after its
+schema: the first process creates what is missing, the others wait, look
+again, and find everything there.
+
+SQLite serialises DDL by its file lock; its ``IF NOT EXISTS`` statements run
+on every open as before.
+"""
 
 from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from chatledger.adapters.persistence.config import StoreConfig
+from chatledger.adapters.persistence.read_models import QUARANTINE, SETTINGS, TABLES
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["ensure_schema"]
+__all__ = ["STORE_TABLES", "preparing"]
+
+STORE_TABLES = (
+    "chatledger_events",
+    "chatledger_snapshots",
+    "chatledger_tracking",
+    *TABLES.values(),
+    QUARANTINE,
+    SETTINGS,
+)
+"""Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings)."""
+
+_COUNT_TABLES = (
+    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s AND table_name = ANY(%s)"
+)
 
 
-def ensure_schema(config: StoreConfig) -> None:
-    """Create the store's PostgreSQL schema on first use; nothing for other backends or ``public``."""
-    if config.backend != "postgres" or not config.schema or config.schema == "public":
+@contextmanager
+def preparing(config: StoreConfig) -> Iterator[bool]:
+    """Yield whether the store's tables must be created (then under its creation lock, held until exit)."""
+    if config.backend != "postgres":
+        yield config.backend == "sqlite"
         return
-    env = config.env
+    schema = config.schema or "public"
     try:
-        with psycopg.connect(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env["POSTGRES_HOST"],
-            port=int(env["POSTGRES_PORT"]),
-            user=env["POSTGRES_USER"],
-            password=env["POSTGRES_PASSWORD"] or None,
-            connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-            autocommit=True,
-        ) as connection:
-            connection.execute(
-                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(config.schema))
-            )
+        connection = _connect(config)
     except psycopg.Error as error:
-        raise StoreConfigurationError(
-            f"cannot open the store at {config.display}: {error}"
-        ) from error
+        raise _cannot_open(config, error) from error
+    with connection:
+        try:
+            if _complete(connection, schema):
+                must_create = False
+            else:
+                connection.execute("SELECT pg_advisory_lock(%s)", (_lock_id(schema),))
+                if schema != "public":
+                    connection.execute(
+                        sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))
+                    )
+                must_create = not _complete(connection, schema)  # another process may have made it
+        except psycopg.Error as error:
+            raise _cannot_open(config, error) from error
+        yield must_create  # the lock (if taken) ends with the connection
+
+
+def _complete(connection: Any, schema: str) -> bool:
+    (count,) = connection.execute(_COUNT_TABLES, (schema, list(STORE_TABLES))).fetchone()
+    return bool(count == len(STORE_TABLES))
+
+
+def _lock_id(schema: str) -> int:
+    """The advisory lock of one schema's store (a signed 64-bit number)."""
+    digest = hashlib.sha256(f"chatledger-create:{schema}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _connect(config: StoreConfig) -> Any:
+    env = config.env
+    return psycopg.connect(
+        dbname=env["POSTGRES_DBNAME"],
+        host=env["POSTGRES_HOST"],
+        port=int(env["POSTGRES_PORT"]),
+        user=env["POSTGRES_USER"],
+        password=env["POSTGRES_PASSWORD"] or None,
+        connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
+        autocommit=True,
+    )
+
+
+def _cannot_open(config: StoreConfig, error: Exception) -> StoreConfigurationError:
+    return StoreConfigurationError(f"cannot open the store at {config.display}: {error}")
