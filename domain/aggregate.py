@@ -23,8 +23,9 @@ from chatledger.domain.chunks import check_chunk
 from chatledger.domain.continuation import batch_is_answered, latest_assistant
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
+    CHUNK_REFUSALS,
+    ChunkRefusal,
     ContinuationNotPendingError,
-    InvalidChunkError,
     InvalidInputError,
     InvalidMessageError,
     NoOpenStreamError,
@@ -79,7 +80,7 @@ class ReceivedChunk(NamedTuple):
     """The chunk's position in its stream."""
     verdict: Verdict
     """Applied, replay, or refused."""
-    error: InvalidChunkError | None = None
+    error: ChunkRefusal | None = None
     """Why it was refused."""
 
 
@@ -192,7 +193,7 @@ class Conversation(BaseAggregate[UUID]):
                     chunk_type=chunk["type"],
                 )
             verdict = state.receive_chunk(chunk, cost)
-        except InvalidChunkError as refusal:
+        except CHUNK_REFUSALS as refusal:
             kept = limits.keepable(chunk)
             if refusal.position is None:
                 refusal = refusal.at(state.skip_position())

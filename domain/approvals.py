@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import ApprovalConflictError, UnknownToolCallError
+from chatledger.domain.errors import (
+    ApprovalConflictError,
+    InvalidInputError,
+    UnknownToolCallError,
+)
 
 __all__ = ["ApprovalDecision", "decide_approval", "record_approval"]
 
@@ -69,7 +73,7 @@ def _find(
             raise UnknownToolCallError(tool_call_id=tool_call_id)
         return part
     if approval_id is None:
-        raise ValueError("give approval_id or tool_call_id")
+        raise InvalidInputError("name the approval: give approval_id or tool_call_id")
     call_id = state.approval_calls.get(approval_id)
     part = state.tool_part(call_id) if call_id is not None else None
     if part is None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Self, TypeAlias
+
 __all__ = [
+    "CHUNK_REFUSALS",
     "ApprovalConflictError",
     "ChatLedgerError",
+    "ChunkRefusal",
     "CipherKeyError",
     "ConcurrentWriteError",
     "ContinuationNotPendingError",
@@ -20,6 +24,7 @@ __all__ = [
     "OversizedInputError",
     "StoreConfigurationError",
     "StoreUnavailableError",
+    "StoredDataError",
     "StreamAlreadyOpenError",
     "ToolCallNotReadyError",
     "UnansweredToolCallError",
@@ -64,14 +69,23 @@ class InvalidInputError(ChatLedgerError):
     """An input (chunk, message, tool output, id, metadata) was refused; nothing stored changed."""
 
 
+class StoredDataError(ChatLedgerError):
+    """Stored data cannot be read back: a corrupt or hand-edited event or snapshot, or an unknown encoding.
+
+    Nothing was changed. ``chatledger verify`` names what is affected; the
+    events are the truth, so restore the database from a backup.
+    """
+
+
 class StoreUnavailableError(ChatLedgerError):
     """The database could not be reached or refused the write; nothing was recorded. Retry later."""
 
 
-class InvalidChunkError(InvalidInputError):
-    """A stream chunk was refused; nothing stored changed and the stream stays usable.
+class _Located(InvalidInputError):
+    """A refusal that may concern one stream chunk: its type, its stream position, the tool call it names.
 
-    ``position`` is the chunk's position in its stream (0-based) when known.
+    Shared by ``InvalidChunkError``, ``UnknownToolCallError`` and
+    ``OversizedInputError``; a stream reports any of them for a refused chunk.
     """
 
     def __init__(
@@ -86,24 +100,32 @@ class InvalidChunkError(InvalidInputError):
         self.chunk_type = chunk_type
         self.position = position
         self.tool_call_id = tool_call_id
-        where = f" at position {position}" if position is not None else ""
-        kind = f"{chunk_type!r} chunk" if chunk_type is not None else "chunk"
-        if chunk_type is None and position is None:
-            super().__init__(f"refused: {reason}")  # an action or a value, not a stream chunk
-        else:
-            super().__init__(f"{kind}{where} refused: {reason}")
+        super().__init__(self._message())
 
-    def at(self, position: int) -> InvalidChunkError:
+    def _message(self) -> str:
+        where = f" at position {self.position}" if self.position is not None else ""
+        kind = f"{self.chunk_type!r} chunk" if self.chunk_type is not None else "chunk"
+        if self.chunk_type is None and self.position is None:
+            return f"refused: {self.reason}"  # an action or a value, not a stream chunk
+        return f"{kind}{where} refused: {self.reason}"
+
+    def at(self, position: int) -> Self:
         """Return a copy of this error that names the chunk's stream position."""
-        return type(self)(
-            self.reason,
-            chunk_type=self.chunk_type,
-            position=position,
-            tool_call_id=self.tool_call_id,
-        )
+        located = type(self).__new__(type(self))
+        located.__dict__.update(self.__dict__)
+        located.position = position
+        located.args = (located._message(),)
+        return located
 
 
-class UnknownToolCallError(InvalidChunkError):
+class InvalidChunkError(_Located):
+    """A stream chunk was refused; nothing stored changed and the stream stays usable.
+
+    ``position`` is the chunk's position in its stream (0-based) when known.
+    """
+
+
+class UnknownToolCallError(_Located):
     """A chunk or an action names a tool call the conversation has never seen."""
 
     def __init__(
@@ -122,7 +144,7 @@ class UnknownToolCallError(InvalidChunkError):
         )
 
 
-class OversizedInputError(InvalidChunkError):
+class OversizedInputError(_Located):
     """A chunk, message or tool output is larger than the configured limit."""
 
     def __init__(
@@ -145,20 +167,17 @@ class OversizedInputError(InvalidChunkError):
             position=position,
             tool_call_id=tool_call_id,
         )
-        if chunk_type is None and position is None:
-            # Not about a stream chunk: say what was refused.
-            self.args = (f"{what} refused: {self.reason}",)
 
-    def at(self, position: int) -> OversizedInputError:
-        """Return a copy of this error that names the chunk's stream position."""
-        return OversizedInputError(
-            self.what,
-            self.size,
-            self.limit,
-            chunk_type=self.chunk_type,
-            position=position,
-            tool_call_id=self.tool_call_id,
-        )
+    def _message(self) -> str:
+        if self.chunk_type is None and self.position is None:
+            return f"{self.what} refused: {self.reason}"  # not about a stream chunk
+        return super()._message()
+
+
+ChunkRefusal: TypeAlias = InvalidChunkError | UnknownToolCallError | OversizedInputError
+"""Why a stream refused a chunk."""
+CHUNK_REFUSALS = (InvalidChunkError, UnknownToolCallError, OversizedInputError)
+"""The errors a chunk can be refused with (for ``except``)."""
 
 
 class InvalidMessageError(InvalidInputError):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chatledger.domain.approvals import record_approval
 from chatledger.domain.conversation import ConversationState, Verdict
+from chatledger.domain.errors import CHUNK_REFUSALS, StoredDataError
 from chatledger.domain.tool_outputs import record_tool_output
 from chatledger.domain.tool_parts import is_tool_part
 
@@ -158,7 +159,11 @@ class ChunksReceived(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Fold the batch's applied chunks; positions already folded live are skipped."""
         stream = state.stream
-        assert stream is not None and stream.stream_id == self.stream_id
+        if stream is None or stream.stream_id != self.stream_id:
+            raise StoredDataError(
+                f"stored chunks of stream {self.stream_id!r} (version {self.originator_version}) "
+                "follow no open stream of that id: the log is corrupt"
+            )
         skipped = self.skipped()
         for index, chunk in enumerate(self.chunks):
             if index in skipped:
@@ -168,8 +173,8 @@ class ChunksReceived(ConversationEvent):
             unfolded = (
                 self.first_seq + index >= stream.next_seq
             )  # else folded live, before this save
-            if unfolded and state.receive_chunk(chunk) is not Verdict.APPLIED:
-                raise AssertionError(f"stored chunk {self.first_seq + index} no longer applies")
+            if unfolded and _refold(state, chunk) is not Verdict.APPLIED:
+                raise StoredDataError(f"stored chunk {self.first_seq + index} no longer applies")
             if chunk["type"] == "tool-approval-request":
                 # Derived from the event (not the clock) so the live state and the replay agree.
                 age = self.ages_ms[index] if index < len(self.ages_ms) else 0
@@ -287,7 +292,11 @@ class ContinuationClaimed(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Mark the request as claimed."""
-        assert state.continuation is not None
+        if state.continuation is None:
+            raise StoredDataError(
+                f"a claim of {self.request_id!r} (version {self.originator_version}) follows no "
+                "continuation request: the log is corrupt"
+            )
         until = self.timestamp + timedelta(seconds=self.lease_seconds)
         state.continuation = {
             **state.continuation,
@@ -317,3 +326,11 @@ class MessagesCut(ConversationEvent):
 def _own(value: dict[str, Any]) -> dict[str, Any]:
     """A private deep copy, so the folded state never aliases an event's payload."""
     return copy.deepcopy(value)
+
+
+def _refold(state: ConversationState, chunk: Any) -> Verdict:
+    """Fold a stored chunk again; a refusal now means the stored data no longer fits the fold."""
+    try:
+        return state.receive_chunk(chunk)
+    except CHUNK_REFUSALS as error:
+        raise StoredDataError(f"a stored chunk no longer applies: {error}") from None

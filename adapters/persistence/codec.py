@@ -17,6 +17,8 @@ from eventsourcing.persistence import Compressor, Mapper, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 from pydantic import BaseModel
 
+from chatledger.domain.errors import StoredDataError
+
 __all__ = ["ChunkCompressor", "PydanticMapper"]
 
 _IDS = {"originator_id", "originator_version"}
@@ -45,7 +47,21 @@ class PydanticMapper(Mapper[UUID]):
         )
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
-        """Decode, upcast old schema versions, and validate with the event's model."""
+        """Decode, upcast old schema versions, and validate with the event's model.
+
+        Stored data that cannot be read back (corrupt, an unknown encoding,
+        an unknown event class) raises StoredDataError naming the event.
+        """
+        try:
+            return self._decode_event(stored_event)
+        except StoredDataError as error:
+            raise StoredDataError(f"{_name(stored_event)} cannot be read: {error}") from None
+        except Exception as error:  # decryption, decompression, JSON and validation all differ
+            raise StoredDataError(
+                f"{_name(stored_event)} cannot be read: {type(error).__name__}: {error}"[:1000]
+            ) from error
+
+    def _decode_event(self, stored_event: StoredEvent) -> Any:
         cls = resolve_topic(stored_event.topic)
         data = stored_event.state
         if self.cipher:
@@ -66,6 +82,13 @@ class PydanticMapper(Mapper[UUID]):
 
 
 _ASCII_JSON = b"\x01"
+
+
+def _name(stored_event: StoredEvent) -> str:
+    return (
+        f"stored event {stored_event.originator_version} of {stored_event.originator_id} "
+        f"({stored_event.topic.rsplit(':', 1)[-1]})"
+    )
 
 
 def _encode(state: dict[str, Any]) -> bytes:
@@ -131,4 +154,11 @@ class ChunkCompressor(Compressor):
             return unpacker.decompress(body) + unpacker.flush()
         if tag == _RAW:
             return bytes(body)
-        raise ValueError(f"unknown stored-event encoding tag {tag!r}")
+        if tag == b"{":  # written without compression (compress=False): plain JSON
+            return bytes(data)
+        raise StoredDataError(
+            f"unknown stored-event encoding tag 0x{data[0]:02x} (written by a newer version, "
+            "or corrupt)"
+            if data
+            else "an empty stored event"
+        )

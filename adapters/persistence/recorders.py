@@ -15,6 +15,8 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg import sql
 
+from chatledger.domain.errors import StoreConfigurationError
+
 __all__ = [
     "PostgresConversationRecorder",
     "PostgresFactory",
@@ -85,7 +87,7 @@ class SQLiteFactory(sqlite.SQLiteFactory):
         super().__init__(env)
         mode = (self.env.get("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
         if mode not in SYNCHRONOUS_MODES:
-            raise OSError(
+            raise StoreConfigurationError(
                 f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}"
             )
         pool = self.datastore.pool

@@ -38,7 +38,8 @@ STORE_TABLES = (
 """Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings)."""
 
 _COUNT_TABLES = (
-    "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s AND table_name = ANY(%s)"
+    "SELECT COUNT(*) FROM information_schema.tables"
+    " WHERE table_schema = %s AND table_name = ANY(%s)"
 )
 
 

@@ -27,7 +27,7 @@ from uuid import UUID
 
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import status_of
-from chatledger.domain.errors import ConversationNotFoundError
+from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from chatledger.domain.events import ConversationStarted
 from chatledger.projections.projector import approvals_of, continuation_of
 from chatledger.projections.read_models import (
@@ -169,7 +169,11 @@ class Verifier:
             for notification in page:
                 seen.add(notification.originator_id)
                 if notification.originator_version == 1:
-                    started = mapper.to_domain_event(notification)
+                    try:
+                        started = mapper.to_domain_event(notification)
+                    except StoredDataError as error:
+                        report.problems.append(Problem("log", None, None, str(error)))
+                        continue
                     if isinstance(started, ConversationStarted):
                         found[notification.originator_id] = (started.tenant, started.chat_id)
             position = page[-1].id
@@ -221,7 +225,11 @@ class Verifier:
             return
         state = folded.state
 
-        loaded = self._log.load(key, tenant, chat_id)
+        try:
+            loaded = self._log.load(key, tenant, chat_id)
+        except StoredDataError as error:
+            problem("snapshot", f"loading (snapshot plus events) fails: {error}")
+            loaded = folded
         if loaded.version != folded.version:
             problem("snapshot", f"loads at version {loaded.version}, the log has {folded.version}")
         elif loaded.state.to_json() != state.to_json():

@@ -11,7 +11,11 @@ from typing import Any
 
 from chatledger.adapters.store.unit_of_work import UnitOfWork, attempts
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
-from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
+from chatledger.domain.errors import (
+    ConcurrentWriteError,
+    NoOpenStreamError,
+    StoreConfigurationError,
+)
 from chatledger.domain.limits import Limits
 
 __all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
@@ -22,7 +26,10 @@ class BatchPolicy:
 
     def __init__(self, max_chunks: int = 64, max_delay: float = 0.05) -> None:
         if max_chunks < 1 or max_delay < 0:
-            raise ValueError("batching needs max_chunks >= 1 and max_delay >= 0")
+            raise StoreConfigurationError(
+                f"batching needs batch_chunks >= 1 and batch_ms >= 0, not {max_chunks!r} and "
+                f"{max_delay * 1000!r} ms"
+            )
         self.max_chunks = max_chunks
         self.max_delay = max_delay
 

@@ -37,7 +37,7 @@ def to_model_messages(
     SDK). ``unanswered`` applies to the provider formats: a tool call with no
     result in the last assistant message raises ``UnansweredToolCallError``
     (``"refuse"``, the default: the turn is paused) or is left out (``"omit"``).
-    Raises ``ValueError`` for an unknown format.
+    Raises ``InvalidInputError`` for an unknown format.
     """
     if format == "ai-sdk":
         from chatledger.domain.convert import ai_sdk
@@ -55,4 +55,8 @@ def to_model_messages(
         from chatledger.domain.convert import openai_responses
 
         return openai_responses.convert(messages, unanswered=unanswered)
-    raise ValueError(f"unknown model message format {format!r}; use one of {', '.join(FORMATS)}")
+    from chatledger.domain.errors import InvalidInputError
+
+    raise InvalidInputError(
+        f"unknown model message format {format!r}; use one of {', '.join(FORMATS)}"
+    )

@@ -61,7 +61,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from chatledger.domain.errors import MessageConversionError, UnansweredToolCallError
+from chatledger.domain.errors import (
+    InvalidInputError,
+    MessageConversionError,
+    UnansweredToolCallError,
+)
 from chatledger.domain.tool_parts import is_tool_part, tool_name
 
 __all__ = [
@@ -225,11 +229,11 @@ def build_turns(messages: list[dict[str, Any]], *, unanswered: Unanswered = "ref
     Raises ``UnansweredToolCallError`` when the final message has calls with
     no result and ``unanswered`` is ``"refuse"``; ``MessageConversionError``
     for a message that is not a UIMessage (unknown role, parts not a list, a
-    tool part without a ``toolCallId``); ``ValueError`` for an unknown
+    tool part without a ``toolCallId``); ``InvalidInputError`` for an unknown
     ``unanswered`` value.
     """
     if unanswered not in ("refuse", "omit"):
-        raise ValueError(f"unanswered must be 'refuse' or 'omit', not {unanswered!r}")
+        raise InvalidInputError(f"unanswered must be 'refuse' or 'omit', not {unanswered!r}")
     if not isinstance(messages, list):
         raise MessageConversionError(f"messages must be a list, not {type(messages).__name__}")
     final = _final_message_index(messages)

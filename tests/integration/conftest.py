@@ -115,24 +115,28 @@ class Backend:
 
 
 def _backend(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    conninfo = schema = ""
     if name == "memory":
         backend = Backend(name, "memory://")
     elif name == "sqlite":
         backend = Backend(name, f"sqlite:///{tmp_path / 'chatledger.db'}")
     else:
-        conninfo = request.getfixturevalue("postgres_server")
-        schema = f"t_{uuid.uuid4().hex}"
-        backend = Backend(name, _postgres_store_url(schema))
+        request.getfixturevalue("postgres_server")  # reachable, or a clear failure
+        backend = Backend(name, _postgres_store_url(f"t_{uuid.uuid4().hex}"))
     try:
         yield backend
     finally:
         backend.close_all()
         if name == "postgres":
-            with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
-                connection.execute(
-                    sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
-                )
+            drop_schema(backend.url)
+
+
+def drop_schema(url: str) -> None:
+    """Drop the PostgreSQL schema a store URL names (``?schema=``), with everything in it."""
+    schema = dict(parse_qsl(urlsplit(url).query))["schema"]
+    with psycopg.connect(_postgres_conninfo(), connect_timeout=5, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+        )
 
 
 @pytest.fixture(params=[_MEMORY, _SQLITE, _POSTGRES])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eventsourcing.cryptography import AESCipher
 
-from tests.integration.conftest import Backend
+from tests.integration.conftest import Backend, drop_schema
 from tests.support.ledger import stored_records
 
 
@@ -32,8 +32,17 @@ def test_events_can_be_stored_uncompressed_or_encrypted_and_read_back(
 ) -> None:
     """SPEC §7 options: without compression, and encrypted at rest (the text is not in the rows)."""
     key = AESCipher.create_key(32)
-    for options in ({"compress": False}, {"cipher_key": key}):
-        store = durable_backend.open(**options)
+    # A store is encrypted or not from its creation (its key is checked at open): one database each.
+    encrypted = Backend(durable_backend.name, durable_backend.url)
+    if durable_backend.name == "sqlite":
+        encrypted.url = durable_backend.url.replace(".db", "-encrypted.db")
+    else:
+        encrypted.url = durable_backend.url.replace("schema=", "schema=enc_")
+    for backend, options in (
+        (durable_backend, {"compress": False}),
+        (encrypted, {"cipher_key": key}),
+    ):
+        store = backend.open(**options)
         chat = f"chat-{len(options)}-{'cipher_key' in options}"
         store.start_conversation(chat)
         store.ingest(
@@ -44,9 +53,12 @@ def test_events_can_be_stored_uncompressed_or_encrypted_and_read_back(
                 {"type": "text-end", "id": "t"},
             ],
         )
-        reopened = durable_backend.open(**options)
+        reopened = backend.open(**options)
         assert reopened.messages(chat)[-1]["parts"] == [
             {"type": "text", "text": "a secret plan", "state": "done"}
         ]
         states = b"".join(bytes(state) for _, _, state in stored_records(store, chat))
         assert (b"a secret plan" in states) is ("cipher_key" not in options)
+    encrypted.close_all()
+    if durable_backend.name == "postgres":
+        drop_schema(encrypted.url)

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from chatledger import ConversationStore
+from chatledger.adapters.cli.commands import main
 from chatledger.adapters.responders import demo
 from chatledger.adapters.store.verify import VerifyReport
 from chatledger.domain.aggregate import conversation_id
-from chatledger.domain.errors import ConversationNotFoundError
+from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from tests.integration.conftest import Backend
 
 
@@ -160,3 +161,30 @@ def test_a_wrong_snapshot_is_found(tampered: tuple[str, sqlite3.Connection]) -> 
     )
     problems = [(p.where, p.chat_id) for p in verify(url).problems]
     assert ("snapshot", "continuing") in problems
+
+
+def test_a_corrupt_snapshot_and_an_unknown_encoding_are_reported_not_raised(
+    tampered: tuple[str, sqlite3.Connection], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Garbage in a snapshot, an event with an unknown encoding tag: problems named, no traceback."""
+    url, db = tampered
+    db.execute(
+        "UPDATE stored_snapshots SET state = ? WHERE originator_id = ?",
+        (b"\x01garbage", log_key("continuing")),
+    )
+    db.execute(
+        "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = 1",
+        (b"\x07{}", log_key("paused")),
+    )
+    problems = [(p.where, p.chat_id, p.what) for p in verify(url).problems]
+    assert ("snapshot", "continuing") in [(where, chat) for where, chat, _ in problems], problems
+    assert any(
+        where == "log" and "encoding" in what and "07" in what for where, _, what in problems
+    ), problems
+    assert main(["--url", url, "verify"]) == 1
+    out = capsys.readouterr()
+    assert "snapshot: chat 'continuing'" in out.out and "Traceback" not in out.err
+    assert main(["--url", url, "show", "continuing"]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+    with ConversationStore.open(url) as store, pytest.raises(StoredDataError, match="encoding"):
+        store.conversation("paused", at_version=1)

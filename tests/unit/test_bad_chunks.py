@@ -15,6 +15,7 @@ from chatledger import (
     UnknownToolCallError,
     Verdict,
 )
+from chatledger.domain.errors import CHUNK_REFUSALS, ChunkRefusal
 from chatledger.domain.events import ChunksReceived
 from tests.support.ledger import as_json, stored_events, stored_records
 
@@ -55,7 +56,7 @@ class OpenStream:
             assert self.writer.append(chunk).verdict is Verdict.APPLIED, chunk
         self.writer.flush()
 
-    def refuse(self, chunk: Any) -> InvalidChunkError:
+    def refuse(self, chunk: Any) -> ChunkRefusal:
         """Append ``chunk``: refused without a trace, the next chunk applies; return the error."""
         records = stored_records(self.store, "chat")
         messages = as_json(self.store.messages("chat"))
@@ -65,7 +66,7 @@ class OpenStream:
         received = self.writer.append(chunk)
         assert received.verdict is Verdict.REFUSED, received
         error = received.error
-        assert isinstance(error, InvalidChunkError)
+        assert isinstance(error, CHUNK_REFUSALS)
         assert received.position == error.position == position
         assert as_json(self.writer.conversation.state.messages) == folded, (
             "the refused chunk was folded"

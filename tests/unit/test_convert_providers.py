@@ -16,7 +16,11 @@ from pydantic import ValidationError
 
 from chatledger.domain.convert import anthropic, openai_chat, openai_responses, to_model_messages
 from chatledger.domain.convert.turns import DENIED_TEXT, INTERRUPTED_TEXT
-from chatledger.domain.errors import MessageConversionError, UnansweredToolCallError
+from chatledger.domain.errors import (
+    InvalidInputError,
+    MessageConversionError,
+    UnansweredToolCallError,
+)
 from tests.support.provider_types import (
     validate_anthropic,
     validate_openai_chat,
@@ -980,7 +984,7 @@ def test_a_malformed_message_is_a_conversion_error(bad: Message) -> None:
 
 def test_an_unknown_unanswered_option_is_refused() -> None:
     unknown: Any = "drop"
-    with pytest.raises(ValueError, match="unanswered"):
+    with pytest.raises(InvalidInputError, match="unanswered"):
         openai_chat.convert([user()], unanswered=unknown)
 
 
