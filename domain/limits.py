@@ -21,6 +21,7 @@ __all__ = [
     "NotStorableError",
     "check_choice",
     "check_name",
+    "check_position",
     "check_text",
     "chunk_cost",
     "delta_text",
@@ -80,6 +81,20 @@ def check_text(what: str, value: object) -> None:
         raise InvalidInputError(
             f"{what} holds U+{ord(bad.group()):04X} at index {bad.start()}, "
             "which cannot be stored (NUL or a lone UTF-16 surrogate)"
+        )
+
+
+MAX_POSITION = 2**63 - 1
+"""The largest version, position or count a SQL column can compare with."""
+
+
+def check_position(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a version, position or count that is not a whole number from 0 to ``MAX_POSITION``."""
+    if value is None and optional:
+        return
+    if type(value) is not int or not 0 <= value <= MAX_POSITION:
+        raise InvalidInputError(
+            f"{what} must be a whole number from 0 to {MAX_POSITION}, not {_shown(value)}"
         )
 
 

@@ -37,8 +37,7 @@ from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 from psycopg import sql
 
 from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
-from chatledger.domain.errors import InvalidInputError
-from chatledger.domain.limits import check_name
+from chatledger.domain.limits import check_name, check_position
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.read_models import (
     ContinuationRequest,
@@ -64,7 +63,6 @@ SETTINGS = "chatledger_settings"
 """What the store records about itself (the key check value): kept by ``reset``."""
 QUARANTINE = "chatledger_quarantine"
 """Events the projector could not apply (re-derived, so emptied by ``reset`` like the read models)."""
-_MAX_SQL_INT = 2**63 - 1
 
 _DDL = [
     "CREATE TABLE IF NOT EXISTS {conversations} ("
@@ -153,16 +151,6 @@ def _text(value: str) -> str:
     if _UNSAFE_TEXT.search(value) is None:
         return value
     return _UNSAFE_TEXT.sub(lambda found: f"\\u{ord(found.group()):04x}", value)
-
-
-def _check_position(what: str, value: object, *, optional: bool = False) -> None:
-    """Refuse a position or count that is not an integer a SQL column can compare with."""
-    if value is None and optional:
-        return
-    if type(value) is not int or not 0 <= value <= _MAX_SQL_INT:
-        raise InvalidInputError(
-            f"{what} must be a whole number from 0 to {_MAX_SQL_INT}, not {value!r}"[:200]
-        )
 
 
 def _time(moment: datetime) -> str:
@@ -343,8 +331,8 @@ class _SQLReadModels(ReadModelView):
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
-        _check_position("after", query.after)
-        _check_position("limit", query.limit, optional=True)
+        check_position("after", query.after)
+        check_position("limit", query.limit, optional=True)
         if query.actor is not None:
             check_name("actor", query.actor)
         where = ["conversation_id = ?", "position > ?"]

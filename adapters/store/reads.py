@@ -18,6 +18,7 @@ from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.events import ConversationEvent
+from chatledger.domain.limits import check_position
 from chatledger.domain.timeline import KINDS, TimelineEntry
 from chatledger.projections.projector import Projector, full_timeline
 from chatledger.projections.read_models import HistoryQuery, ReadModelView
@@ -54,6 +55,7 @@ class Reads:
             if at_version == 0:
                 return []
         if at_version is not None:
+            check_position("at_version", at_version)
             return self._uow.load(tenant, chat_id, at_version).state.messages
         key = conversation_id(tenant, chat_id)
         cached = self._cache.get(key)

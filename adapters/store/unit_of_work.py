@@ -21,6 +21,7 @@ from chatledger.adapters.store.cache import ConversationCache
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.events import StreamClosed
+from chatledger.domain.limits import check_position
 
 __all__ = ["RETRY_SECONDS", "SNAPSHOT_EVERY", "UnitOfWork", "attempts", "back_off"]
 
@@ -61,6 +62,7 @@ class UnitOfWork:
 
     def load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
         """The conversation as stored (at ``version``); ConversationNotFoundError if there is none."""
+        check_position("version", version, optional=True)
         return self.log.load(conversation_id(tenant, chat_id), tenant, chat_id, version)
 
     def current(self, tenant: str, chat_id: str) -> Conversation:

@@ -77,6 +77,28 @@ def entry_points(store: ConversationStore, bad: str) -> list[tuple[str, Any]]:
     ]
 
 
+def fuzz_points(store: ConversationStore, bad: str) -> list[tuple[str, Any]]:
+    """The entry points, and free text and chunk fields that reach the read models."""
+    chunks = [
+        {"type": "start"},
+        {"type": "tool-input-available", "toolCallId": bad, "toolName": bad, "input": {bad: bad}},
+        {"type": "tool-approval-request", "approvalId": bad, "toolCallId": bad},
+        {"type": "error", "errorText": bad},
+        {"type": "finish"},
+    ]
+    return [
+        *entry_points(store, bad),
+        ("chunk names", lambda: store.ingest("fuzz", chunks)),
+        (
+            "approval reason",
+            lambda: store.respond_to_approval(
+                "paused", approval_id=demo.APPROVAL_ID, approved=False, reason=bad
+            ),
+        ),
+        ("metadata", lambda: store.start_conversation(f"m-{len(bad)}", metadata={bad: bad})),
+    ]
+
+
 @pytest.mark.parametrize("bad", BAD, ids=[ascii(b) for b in BAD])
 def test_names_with_control_characters_are_refused_at_the_door(backend: Backend, bad: str) -> None:
     """Every entry point refuses the name with InvalidInputError; nothing is recorded; the store serves."""
@@ -111,9 +133,12 @@ def test_a_chunk_naming_a_tool_call_with_nul_is_refused_and_the_stream_goes_on(
 
 
 def test_bad_choices_and_numbers_are_chatledger_errors(backend: Backend) -> None:
-    """Outcome, state, trigger, non-string actors and out-of-range positions: InvalidInputError."""
+    """Outcome, state, trigger, non-string names, out-of-range numbers, huge ints, deep nesting."""
     store = backend.open()
     paused(store)
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
     calls = [
         lambda: store.close_stream("paused", outcome="exploded"),
         lambda: store.add_tool_output("paused", demo.TOOL_CALL_ID, output=1, state="bogus"),
@@ -126,6 +151,18 @@ def test_bad_choices_and_numbers_are_chatledger_errors(backend: Backend) -> None
         ),
         lambda: store.history("paused", limit=-1),
         lambda: store.history("paused", after=2**63),
+        lambda: store.messages("paused", at_version=2**63),
+        lambda: store.messages("paused", at_version=-1),
+        lambda: store.conversation("paused", at_version=2**70),
+        lambda: store.start_conversation("c", metadata={"n": 10**5000}),
+        lambda: store.add_tool_output("paused", demo.TOOL_CALL_ID, output=10**5000),
+        lambda: store.add_tool_output("paused", demo.TOOL_CALL_ID, output=deep),
+        lambda: store.append_message(
+            "paused", {"id": "u9", "role": "user", "parts": [], "metadata": deep}
+        ),
+        lambda: store.append_message("paused", {"id": "u9", "role": "user", "parts": "x"}),
+        lambda: store.pending_approvals(tenant=5),  # type: ignore[arg-type]
+        lambda: store.history("paused", actor={"a": 1}),  # type: ignore[arg-type]
     ]
     for call in calls:
         with pytest.raises(InvalidInputError):
@@ -143,20 +180,24 @@ def test_fuzzed_names_give_only_chatledger_errors_on_postgres(postgres_backend: 
     """Hypothesis: names full of control characters and surrogates, into every entry point."""
     store = postgres_backend.open()
     paused(store)
+    store.start_conversation("fuzz")
+    points = len(fuzz_points(store, "x"))
 
     @settings(
         max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
-    @given(bad=NAMES, which=st.integers(min_value=0, max_value=15))
+    @given(bad=NAMES, which=st.integers(min_value=0, max_value=points - 1))
     def check(bad: str, which: int) -> None:
-        _, call = entry_points(store, bad)[which]
+        _, call = fuzz_points(store, bad)[which]
         with contextlib.suppress(ChatLedgerError):
             call()
-        if store.status("paused").status == "streaming":  # a valid name opened a stream
-            store.close_stream("paused", outcome="aborted")
+        for chat in ("paused", "fuzz"):
+            if store.status(chat).status == "streaming":  # a valid name opened a stream
+                store.close_stream(chat, outcome="aborted")
 
     check()
     assert store.quarantined() == []
+    assert store.messages("fuzz") is not None and store.history("fuzz")
     report = store.verify()
     assert report.ok, report.problems
 
