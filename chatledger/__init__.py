@@ -27,6 +27,7 @@ from chatledger.domain.errors import (
     InvalidToolOutputError,
     MessageConversionError,
     NoOpenStreamError,
+    OversizedChunkError,
     OversizedInputError,
     StoreConfigurationError,
     StoredDataError,
@@ -34,6 +35,7 @@ from chatledger.domain.errors import (
     StreamAlreadyOpenError,
     ToolCallNotReadyError,
     UnansweredToolCallError,
+    UnknownToolCallChunkError,
     UnknownToolCallError,
 )
 from chatledger.domain.limits import Limits
@@ -63,6 +65,7 @@ __all__ = [
     "Limits",
     "MessageConversionError",
     "NoOpenStreamError",
+    "OversizedChunkError",
     "OversizedInputError",
     "PendingApproval",
     "ReceivedChunk",
@@ -74,6 +77,7 @@ __all__ = [
     "TimelineEntry",
     "ToolCallNotReadyError",
     "UnansweredToolCallError",
+    "UnknownToolCallChunkError",
     "UnknownToolCallError",
     "Verdict",
     "WaitingCall",

@@ -23,13 +23,12 @@ from chatledger.domain.chunks import check_chunk
 from chatledger.domain.continuation import batch_is_answered, latest_assistant
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
-    CHUNK_REFUSALS,
-    ChunkRefusal,
     ContinuationNotPendingError,
+    InvalidChunkError,
     InvalidInputError,
     InvalidMessageError,
     NoOpenStreamError,
-    OversizedInputError,
+    OversizedChunkError,
     StreamAlreadyOpenError,
 )
 from chatledger.domain.events import (
@@ -80,7 +79,7 @@ class ReceivedChunk(NamedTuple):
     """The chunk's position in its stream."""
     verdict: Verdict
     """Applied, replay, or refused."""
-    error: ChunkRefusal | None = None
+    error: InvalidChunkError | None = None
     """Why it was refused."""
 
 
@@ -186,14 +185,14 @@ class Conversation(BaseAggregate[UUID]):
             cost = limits.chunk_cost(chunk)
             check_chunk(chunk)
             if stream.message_bytes + cost > limits.max_message_bytes:
-                raise OversizedInputError(
+                raise OversizedChunkError(
                     "message",
                     stream.message_bytes + cost,
                     limits.max_message_bytes,
                     chunk_type=chunk["type"],
                 )
             verdict = state.receive_chunk(chunk, cost)
-        except CHUNK_REFUSALS as refusal:
+        except InvalidChunkError as refusal:
             kept = limits.keepable(chunk)
             if refusal.position is None:
                 refusal = refusal.at(state.skip_position())

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from chatledger.domain.errors import CHUNK_REFUSALS, InvalidChunkError
+from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
 from chatledger.domain.limits import chunk_cost, json_size
 from chatledger.domain.replay import is_replay
@@ -191,7 +191,7 @@ class ConversationState:
         parts_before = len(stream.fold.parts)
         try:
             stream.fold.apply(chunk)
-        except CHUNK_REFUSALS as error:
+        except InvalidChunkError as error:
             raise error.at(position) from None
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
@@ -300,7 +300,7 @@ def fold_into_conversation(
     for chunk in chunks:
         try:
             check_chunk(chunk)
-        except CHUNK_REFUSALS as error:
+        except InvalidChunkError as error:
             raise error.at(state.skip_position()) from None
         state.receive_chunk(chunk)
     return state.messages

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Self, TypeAlias
+from typing import Self
 
 __all__ = [
-    "CHUNK_REFUSALS",
     "ApprovalConflictError",
     "ChatLedgerError",
-    "ChunkRefusal",
     "CipherKeyError",
     "ConcurrentWriteError",
     "ContinuationNotPendingError",
@@ -21,6 +19,7 @@ __all__ = [
     "InvalidToolOutputError",
     "MessageConversionError",
     "NoOpenStreamError",
+    "OversizedChunkError",
     "OversizedInputError",
     "StoreConfigurationError",
     "StoreUnavailableError",
@@ -28,6 +27,7 @@ __all__ = [
     "StreamAlreadyOpenError",
     "ToolCallNotReadyError",
     "UnansweredToolCallError",
+    "UnknownToolCallChunkError",
     "UnknownToolCallError",
 ]
 
@@ -85,7 +85,9 @@ class _Located(InvalidInputError):
     """A refusal that may concern one stream chunk: its type, its stream position, the tool call it names.
 
     Shared by ``InvalidChunkError``, ``UnknownToolCallError`` and
-    ``OversizedInputError``; a stream reports any of them for a refused chunk.
+    ``OversizedInputError``. A refused stream chunk is always an
+    ``InvalidChunkError`` (``UnknownToolCallChunkError`` and
+    ``OversizedChunkError`` are both).
     """
 
     def __init__(
@@ -174,10 +176,12 @@ class OversizedInputError(_Located):
         return super()._message()
 
 
-ChunkRefusal: TypeAlias = InvalidChunkError | UnknownToolCallError | OversizedInputError
-"""Why a stream refused a chunk."""
-CHUNK_REFUSALS = (InvalidChunkError, UnknownToolCallError, OversizedInputError)
-"""The errors a chunk can be refused with (for ``except``)."""
+class UnknownToolCallChunkError(UnknownToolCallError, InvalidChunkError):
+    """A stream chunk names a tool call the conversation has never seen (a refused chunk)."""
+
+
+class OversizedChunkError(OversizedInputError, InvalidChunkError):
+    """A stream chunk (or what it adds to its message) is over a limit (a refused chunk)."""
 
 
 class InvalidMessageError(InvalidInputError):

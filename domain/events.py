@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chatledger.domain.approvals import record_approval
 from chatledger.domain.conversation import ConversationState, Verdict
-from chatledger.domain.errors import CHUNK_REFUSALS, StoredDataError
+from chatledger.domain.errors import InvalidChunkError, StoredDataError
 from chatledger.domain.tool_outputs import record_tool_output
 from chatledger.domain.tool_parts import is_tool_part
 
@@ -332,5 +332,5 @@ def _refold(state: ConversationState, chunk: Any) -> Verdict:
     """Fold a stored chunk again; a refusal now means the stored data no longer fits the fold."""
     try:
         return state.receive_chunk(chunk)
-    except CHUNK_REFUSALS as error:
+    except InvalidChunkError as error:
         raise StoredDataError(f"a stored chunk no longer applies: {error}") from None

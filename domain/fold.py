@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from chatledger.domain.errors import InvalidChunkError, UnknownToolCallError
+from chatledger.domain.errors import InvalidChunkError, UnknownToolCallChunkError
 from chatledger.domain.metadata import MetadataMergeError, merge_metadata
 from chatledger.domain.partial_json import MISSING as JSON_MISSING
 from chatledger.domain.partial_json import parse_partial_json
@@ -347,7 +347,7 @@ class StreamFold:
         )
         if earlier is not None:
             return earlier
-        raise UnknownToolCallError(chunk_type=chunk["type"], tool_call_id=tool_call_id)
+        raise UnknownToolCallChunkError(chunk_type=chunk["type"], tool_call_id=tool_call_id)
 
     def _tool_approval_request(self, chunk: Mapping[str, Any]) -> None:
         part = self.find_tool_invocation(chunk)

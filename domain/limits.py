@@ -13,6 +13,7 @@ from chatledger.domain.errors import (
     InvalidInputError,
     InvalidMessageError,
     InvalidToolOutputError,
+    OversizedChunkError,
     OversizedInputError,
 )
 
@@ -211,7 +212,7 @@ class Limits:
         if problem is not None:
             raise InvalidChunkError(problem, chunk_type=_printable(kind_name))
         if size > self.max_chunk_bytes:
-            raise OversizedInputError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
+            raise OversizedChunkError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
         if kind == "tool-output-available":
             self.check_tool_output(
                 chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name
@@ -228,7 +229,8 @@ class Limits:
         except NotStorableError as error:
             raise InvalidToolOutputError(tool_call_id or "", error.args[0]) from None
         if size > self.max_tool_output_bytes:
-            raise OversizedInputError(
+            oversized = OversizedInputError if chunk_type is None else OversizedChunkError
+            raise oversized(
                 "tool output",
                 size,
                 self.max_tool_output_bytes,

@@ -28,9 +28,9 @@ from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
 from chatledger.domain.errors import (
-    ChunkRefusal,
     ConcurrentWriteError,
     ConversationExistsError,
+    InvalidChunkError,
     InvalidInputError,
 )
 from chatledger.domain.limits import Limits
@@ -73,7 +73,7 @@ class IngestReport:
     """Chunks folded into the conversation."""
     replays: int = 0
     """Chunks recognised as replays of known tool calls (recorded, no change)."""
-    refused: list[ChunkRefusal] = field(default_factory=list)
+    refused: list[InvalidChunkError] = field(default_factory=list)
     """Chunks refused, with the reason for each."""
 
 

@@ -11,11 +11,11 @@ from chatledger import (
     ConversationStore,
     InvalidChunkError,
     Limits,
+    OversizedChunkError,
     OversizedInputError,
-    UnknownToolCallError,
+    UnknownToolCallChunkError,
     Verdict,
 )
-from chatledger.domain.errors import CHUNK_REFUSALS, ChunkRefusal
 from chatledger.domain.events import ChunksReceived
 from tests.support.ledger import as_json, stored_events, stored_records
 
@@ -56,7 +56,7 @@ class OpenStream:
             assert self.writer.append(chunk).verdict is Verdict.APPLIED, chunk
         self.writer.flush()
 
-    def refuse(self, chunk: Any) -> ChunkRefusal:
+    def refuse(self, chunk: Any) -> InvalidChunkError:
         """Append ``chunk``: refused without a trace, the next chunk applies; return the error."""
         records = stored_records(self.store, "chat")
         messages = as_json(self.store.messages("chat"))
@@ -66,7 +66,7 @@ class OpenStream:
         received = self.writer.append(chunk)
         assert received.verdict is Verdict.REFUSED, received
         error = received.error
-        assert isinstance(error, CHUNK_REFUSALS)
+        assert isinstance(error, InvalidChunkError)
         assert received.position == error.position == position
         assert as_json(self.writer.conversation.state.messages) == folded, (
             "the refused chunk was folded"
@@ -197,7 +197,7 @@ def test_an_output_for_a_tool_call_the_conversation_never_saw_is_refused(
 ) -> None:
     """A result or approval request for an unknown toolCallId is refused, naming the id."""
     error = OpenStream().refuse(chunk)
-    assert type(error) is UnknownToolCallError
+    assert type(error) is UnknownToolCallChunkError
     assert error.tool_call_id == "c-ghost"
     assert_names(error, chunk["type"], "'c-ghost'")
 
@@ -214,7 +214,7 @@ def test_an_oversized_chunk_is_refused() -> None:
     error = OpenStream(Limits(max_chunk_bytes=200)).refuse(
         {"type": "text-delta", "id": "t", "delta": "x" * 500}
     )
-    assert type(error) is OversizedInputError
+    assert type(error) is OversizedChunkError
     assert (error.what, error.limit) == ("chunk", 200)
     assert error.size > 500
     assert_names(error, "text-delta", f"chunk is {error.size} bytes", "limit of 200 bytes")
@@ -229,7 +229,7 @@ def test_an_oversized_tool_output_is_refused() -> None:
     error = stream.refuse(
         {"type": "tool-output-available", "toolCallId": "c2", "output": "y" * 100}
     )
-    assert type(error) is OversizedInputError
+    assert type(error) is OversizedChunkError
     assert (error.what, error.limit, error.size, error.tool_call_id) == (
         "tool output",
         50,

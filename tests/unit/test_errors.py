@@ -16,11 +16,11 @@ def test_unknown_calls_and_oversized_inputs_are_invalid_input_not_chunk_errors()
     for cls in (errors.UnknownToolCallError, errors.OversizedInputError):
         assert issubclass(cls, errors.InvalidInputError)
         assert not issubclass(cls, errors.InvalidChunkError)
-    assert set(errors.CHUNK_REFUSALS) == {
-        errors.InvalidChunkError,
-        errors.UnknownToolCallError,
-        errors.OversizedInputError,
-    }
+    for cls, parent in (
+        (errors.UnknownToolCallChunkError, errors.UnknownToolCallError),
+        (errors.OversizedChunkError, errors.OversizedInputError),
+    ):  # a refused stream chunk is always an InvalidChunkError
+        assert issubclass(cls, errors.InvalidChunkError) and issubclass(cls, parent)
     unknown = errors.UnknownToolCallError(tool_call_id="call_1")
     assert str(unknown) == "refused: no tool call with id 'call_1' exists in this conversation"
     located = unknown.at(4)
