@@ -154,21 +154,24 @@ class ColumnKey:
         )
 
 
-def check_store_key(settings: Any, key: str | None, log: Any) -> None:
+def check_store_key(settings: Any, key: str | None, log: Any) -> bool:
     """Refuse a key that is not the store's (CipherKeyError), before anything is read or written.
 
     ``settings`` keeps the check value (``setting``/``stored_setting``); a
     new store records the key's. A store created before check values existed
-    records it once its first event has been read with the key given.
+    records it once its first event has been read with the key given; then
+    True is returned (its read models, written unsealed, must be rebuilt).
     """
     expected = check_value(key)
     stored = settings.stored_setting("key_check")
+    older = False
     if stored is None:
-        if log.head() > 0:
+        older = log.head() > 0
+        if older:
             _check_first_event(log, key)
         stored = settings.setting("key_check", expected)  # concurrent creators agree on one
     if stored == expected:
-        return
+        return older
     if stored == NO_KEY_CHECK:
         raise CipherKeyError(
             "this store was created without encryption: open it without a cipher key "

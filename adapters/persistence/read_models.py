@@ -538,8 +538,10 @@ def open_read_models(log: Any, backend: str, *, create: bool = True) -> ReadMode
     if backend != "memory" and create:
         view.create_table()
     key = log.cipher_key
-    check_store_key(view, key, log)
+    older = check_store_key(view, key, log)
     view.key = ColumnKey(key)
+    if older and key:  # read models of an encrypted store from before they were sealed
+        view.reset(log.name)  # re-derived, sealed, by the next catch-up
     return view
 
 

@@ -169,12 +169,18 @@ def test_a_store_older_than_key_checks_is_checked_by_its_first_event(tmp_path: P
         store.start_conversation("c")
     with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
         db.execute("DELETE FROM chatledger_settings")
+        # An older version wrote the read models in plaintext.
+        db.execute("UPDATE chatledger_conversations SET messages = '[]', chat_id = 'c'")
     with pytest.raises(CipherKeyError, match="cannot be read without a cipher key"):
         ConversationStore.open(url)
     with pytest.raises(CipherKeyError, match="cannot be read with the cipher key given"):
         ConversationStore.open(url, cipher_key=AESCipher.create_key(16))
     with ConversationStore.open(url, cipher_key=key) as store:
         assert store.version("c") == 1
+        assert store.messages("c") == [] and store.verify().ok  # re-derived, sealed
+    with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
+        (chat,) = db.execute("SELECT chat_id FROM chatledger_conversations").fetchone()
+        assert chat.startswith("k1:")
     with pytest.raises(CipherKeyError, match="not this store's key"):
         ConversationStore.open(url, cipher_key=AESCipher.create_key(16))
 
