@@ -28,7 +28,7 @@ from eventsourcing.persistence import InterfaceError, Notification, OperationalE
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import awaiting_approval, status_of
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import StoreUnavailableError
+from chatledger.domain.errors import StoredDataError, StoreUnavailableError
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.timeline import TimelineEntry, compact, describe
 from chatledger.domain.tool_parts import tool_name
@@ -93,6 +93,7 @@ class Projector:
         self._cache: OrderedDict[UUID, Conversation] = OrderedDict()
         self._lock = threading.RLock()
         self.repairs = 0
+        self._decodes = False  # set once this projector has decoded an event of the log
         """How many times rows were found ahead of the tracking position and re-applied."""
 
     def position(self) -> int:
@@ -156,6 +157,8 @@ class Projector:
             raise
         except Exception as error:
             self._cache.clear()
+            if self._undecodable_store(error):
+                raise  # the settings (compression, key) do not fit the log: no event is to blame
             event = QuarantinedEvent(
                 notification.id,
                 _uuid(notification.originator_id),
@@ -172,6 +175,23 @@ class Projector:
                 event.error,
             )
             self.view.quarantine(event, tracking, after=after)
+
+    def _undecodable_store(self, error: Exception) -> bool:
+        """Whether a decoding failure is the store's, not one event's: even the log's first event fails.
+
+        Opened with settings that do not fit its log, a store would
+        otherwise quarantine every event; it raises instead, as before.
+        """
+        if not isinstance(error, StoredDataError) or self._decodes:
+            return False
+        first = self.log.recorder.select_notifications(start=0, limit=1)
+        try:
+            if first:
+                self.log.mapper.to_domain_event(first[0])
+        except StoredDataError:
+            return True
+        self._decodes = True
+        return False
 
     def _write(self, page: Page, tracking: Tracking, after: int) -> None:
         """Write a page; rows found ahead of the position (a partial restore) are overwritten, and said."""
@@ -218,6 +238,7 @@ class Projector:
             touched[key] = conversation
             page.timeline.setdefault(key, []).append(entry)
             page.events += 1
+        self._decodes = True
         for key, conversation in touched.items():
             state = conversation.state
             page.conversations[key] = ConversationRow(

@@ -11,13 +11,14 @@ version, or by hand) is quarantined: the rest of the store keeps working and
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatledger import ChatLedgerError, ConversationStore, InvalidInputError
+from chatledger import ChatLedgerError, ConversationStore, InvalidInputError, StoredDataError
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.responders import demo
@@ -239,3 +240,19 @@ def test_a_poison_event_is_quarantined_and_the_rest_keeps_working(
         assert quarantined == []
     assert store.rebuild() > 0
     assert store.messages("after")[-1]["role"] == "assistant"
+
+
+def test_a_store_opened_with_settings_that_do_not_fit_its_log_quarantines_nothing(
+    tmp_path: Path,
+) -> None:
+    """Compressed events read without compression: the projector raises, nothing is set aside."""
+    url = f"sqlite:///{tmp_path / 'compressed.db'}"
+    with ConversationStore.open(url) as store:
+        paused(store)
+    with ConversationStore.open(url, compress=False) as store:
+        with pytest.raises(StoredDataError):
+            store.rebuild()
+        assert store.quarantined() == []
+    with ConversationStore.open(url) as store:
+        assert store.catch_up() > 0 and store.quarantined() == []
+        assert store.verify().ok
