@@ -1,4 +1,4 @@
-"""``ChatLedgerConversationStore``: Pydantic AI's ``ConversationStore`` over chatledger (SPEC §9).
+"""``ChatLedgerConversationStore``: Pydantic AI's ``ConversationStore`` over chatledger.
 
 Pydantic AI (``pydantic-ai-slim`` 2.68) defines its conversation store contract
 as the abstract class ``pydantic_ai.conversation_store.ConversationStore``: a
@@ -47,23 +47,31 @@ Who decided: ``respond_to_approval`` (beyond the contract) records a human's
 decision on a paused call with that human as the actor, before the run is
 resumed; the framework's later denial or result then lands on that part.
 
-**Writes.** A ``write_record`` checks the revision of the record marker in the
-view, cuts (``store.cut``, trigger ``pydantic-ai-save``) from the first
-message where the view and the new history differ (at least the old marker),
-appends the new history's remaining entries and then the new marker. So the
-audit (``store.history(chat)``) shows every stored message, tool result,
-denial and cut with its actor and time, and ``messages(chat, at_version=N)``
-every past state. A branch back to an older history re-appends its entries
-(same ids) from the log. A fork's history is copied into the fork's chat.
+**Writes.** A ``write_record`` is one atomic decision: it checks the
+revision of the record marker in the view, cuts (trigger ``pydantic-ai-save``)
+from the first message where the view and the new history differ (at least
+the old marker), appends the new history's remaining entries, their tool
+results, and then the new marker, all recorded in one commit
+(``chatledger.adapters.store.transaction``). When another writer commits to
+the conversation first, the decision is taken again against its state, so of
+two workers saving the same revision exactly one succeeds and the other gets
+``ConversationConflict``; a conflict leaves nothing behind. The audit
+(``store.history(chat)``) shows every stored message, tool result, denial and
+cut with its actor and time, and ``messages(chat, at_version=N)`` every past
+state. A branch back to an older history re-appends its entries (same ids)
+from the log. A fork's history is copied into the fork's chat.
 ``delete_record`` cuts the whole view (trigger ``pydantic-ai-delete``): the
-entries **stay in the log**; chatledger never erases. A write interrupted
-after its cut leaves no marker in the view; the record is then the last
-marker in the log (none if a delete came after it), so ``load`` gives the last
-saved conversation and the next save repairs the view.
+entries **stay in the log**; chatledger never erases. Conversations written
+by earlier versions, whose write could stop after its cut, are still read:
+with no marker in the view, the record is the last marker in the log (none if
+a delete came after it).
 
-Limits: a write is several events, not one transaction; the revision is
-checked under a per-instance lock, so two writers in different processes can
-interleave (the later marker wins). Reading a record re-reads the chat's
+**Copies.** Entries and records are kept and given as copies (as Pydantic AI's
+``InMemoryConversationStore`` does), so changing a loaded or saved
+conversation changes nothing stored. ``read_entry`` finds an entry of any
+conversation this class registered, read by this instance or not.
+
+Limits: reading a record, or an entry not seen yet, re-reads the chat's
 ``message-appended`` audit to index its entries (cost grows with the log).
 ``list_conversations`` reads a registry chat (``registry_chat_id``) that
 lists every conversation this class created.
@@ -73,6 +81,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import json
 import threading
 import uuid
@@ -100,6 +109,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
 
 if TYPE_CHECKING:
@@ -188,8 +198,8 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         )
 
     async def read_entry(self, entry_id: str) -> ConversationEntry:
-        """An entry seen in a conversation read by this instance (KeyError otherwise)."""
-        return self._entries[entry_id]
+        """A copy of a stored entry of any conversation this class registered (KeyError otherwise)."""
+        return await asyncio.to_thread(self._find_entry, entry_id)
 
     # -- beyond the contract: the human decision, audited -------------------------
 
@@ -249,58 +259,58 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         new_entries: Sequence[ConversationEntry] = (),
         expected_revision: str | None,
     ) -> None:
-        """``write_record``, synchronously."""
+        """``write_record``, synchronously: the revision check and every write are one commit."""
         chat = record.conversation_id
-        with self._lock:
-            messages = self._messages(chat)
-            current = None if messages is None else self._current(chat, messages)
+        given = {entry.id: copy.deepcopy(entry) for entry in new_entries}
+        if expected_revision is None:
+            with contextlib.suppress(ConversationExistsError):
+                self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor)
+            self._register(chat)
+
+        def decide(tx: Transaction) -> None:
+            messages = tx.messages
+            current = self._current(chat, messages)
             if (current.revision if current is not None else None) != expected_revision:
                 raise ConversationConflict(chat)
-            history = self._history(record, new_entries)
-            if messages is None:
-                with contextlib.suppress(ConversationExistsError):
-                    self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor)
-                messages = []
-            if current is None:
-                self._register(chat)
+            history = self._history(record, given)
             shared = 0
             for message, entry in zip(messages, history, strict=False):
                 if message["id"] != entry.id or _entry_json(message) is None:
                     break
                 shared += 1
             if shared < len(messages):
-                self.store.cut(
-                    chat,
-                    messages[shared]["id"],
-                    trigger=_SAVE_TRIGGER,
-                    actor=self.actor,
-                    tenant=self.tenant,
-                )
+                tx.cut(messages[shared]["id"], trigger=_SAVE_TRIGGER, actor=self.actor)
             for entry in history[shared:]:
-                self._append_entry(chat, entry, record)
-            self.store.append_message(
-                chat, _record_message(record), tenant=self.tenant, actor=self.actor
-            )
-            for entry in new_entries:
-                self._entries[entry.id] = entry
+                self._append_entry(tx, entry, record)
+            tx.append_message(_record_message(record), actor=self.actor)
+
+        with self._lock:
+            try:
+                transact(self.store, chat, decide, tenant=self.tenant)
+            except ConversationNotFoundError:
+                raise ConversationConflict(chat) from None
+            for entry_id, entry in given.items():
+                self._entries.setdefault(entry_id, entry)
 
     def delete_record_sync(self, conversation_id: str, *, expected_revision: str) -> None:
-        """``delete_record``, synchronously."""
-        with self._lock:
-            messages = self._messages(conversation_id)
-            current = None if messages is None else self._current(conversation_id, messages)
-            if messages is None or current is None or current.revision != expected_revision:
+        """``delete_record``, synchronously: the revision check and the cut are one commit."""
+
+        def decide(tx: Transaction) -> None:
+            messages = tx.messages
+            current = self._current(conversation_id, messages)
+            if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
             if not messages:  # an interrupted write had cut everything: cut nothing more
-                self._log_delete(conversation_id)
-                return
-            self.store.cut(
-                conversation_id,
-                messages[0]["id"],
-                trigger=_DELETE_TRIGGER,
-                actor=self.actor,
-                tenant=self.tenant,
-            )
+                marker = _delete_marker()
+                tx.append_message(marker, actor=self.actor)
+                messages = [marker]
+            tx.cut(messages[0]["id"], trigger=_DELETE_TRIGGER, actor=self.actor)
+
+        with self._lock:
+            try:
+                transact(self.store, conversation_id, decide, tenant=self.tenant)
+            except ConversationNotFoundError:
+                raise ConversationConflict(conversation_id) from None
 
     # -- reading -----------------------------------------------------------------
 
@@ -336,19 +346,6 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
             record = _record_in([message]) or record
         return record
 
-    def _log_delete(self, chat: str) -> None:
-        """Record a delete when the view is already empty (a cut needs a message to cut)."""
-        marker_id = f"pai_deleted_{uuid.uuid4().hex}"
-        marker: Json = {
-            "id": marker_id,
-            "role": "system",
-            "parts": [{"type": _RECORD_PART, "data": {"deleted": True}}],
-        }
-        self.store.append_message(chat, marker, tenant=self.tenant, actor=self.actor)
-        self.store.cut(
-            chat, marker_id, trigger=_DELETE_TRIGGER, actor=self.actor, tenant=self.tenant
-        )
-
     def _index(self, chat: str, messages: list[Json]) -> None:
         """Cache every entry the chat ever held (the view, and cut branches from the log)."""
         found = [_entry_of(message) for message in messages]
@@ -362,32 +359,52 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
                 self._entries.setdefault(entry.id, entry)
 
     def _history(
-        self, record: ConversationRecord, new_entries: Sequence[ConversationEntry]
+        self, record: ConversationRecord, new_entries: dict[str, ConversationEntry]
     ) -> list[ConversationEntry]:
-        """The entries from the first to ``record.head_id``."""
-        known = {entry.id: entry for entry in new_entries}
+        """The entries from the first to ``record.head_id`` (the chat's log is read for unseen ones)."""
         history: list[ConversationEntry] = []
         entry_id = record.head_id
+        indexed = False
         while entry_id is not None:
-            entry = known.get(entry_id) or self._entries.get(entry_id)
-            if entry is None:  # released by a concurrent delete, or never seen here
+            entry = new_entries.get(entry_id) or self._entries.get(entry_id)
+            if entry is None and not indexed:
+                self._index_log(record.conversation_id)
+                indexed = True
+                continue
+            if entry is None:  # released by a concurrent delete, or never stored
                 raise ConversationConflict(record.conversation_id)
             history.append(entry)
             entry_id = entry.parent_id
         history.reverse()
         return history
 
+    def _index_log(self, chat: str) -> None:
+        """Cache every entry the chat's log holds."""
+        with contextlib.suppress(ConversationNotFoundError):
+            for item in self.store.history(chat, kinds=["message-appended"], tenant=self.tenant):
+                entry = _entry_of(item.details.get("message") or {})
+                if entry is not None:
+                    self._entries.setdefault(entry.id, entry)
+
+    def _find_entry(self, entry_id: str) -> ConversationEntry:
+        """An entry of any registered conversation (a copy), indexing their logs on a miss."""
+        with self._lock:
+            if entry_id not in self._entries:
+                for chat in self._registered():
+                    self._index_log(chat)
+                    if entry_id in self._entries:
+                        break
+            return copy.deepcopy(self._entries[entry_id])
+
     # -- writing -----------------------------------------------------------------
 
     def _append_entry(
-        self, chat: str, entry: ConversationEntry, record: ConversationRecord
+        self, tx: Transaction, entry: ConversationEntry, record: ConversationRecord
     ) -> None:
         awaiting = set()
         if record.deferred_tool_requests is not None:
             awaiting = {call.tool_call_id for call in record.deferred_tool_requests.approvals}
-        self.store.append_message(
-            chat, _entry_message(entry, awaiting), tenant=self.tenant, actor=self.actor
-        )
+        tx.append_message(_entry_message(entry, awaiting), actor=self.actor)
         if isinstance(entry.message, ModelRequest):
             returns = [
                 p
@@ -396,43 +413,35 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
                 or (isinstance(p, RetryPromptPart) and p.tool_name is not None)
             ]
             if returns:
-                self._answer(chat, returns)
+                self._answer(tx, returns)
 
-    def _answer(self, chat: str, returns: list[ToolReturnPart | RetryPromptPart]) -> None:
+    def _answer(self, tx: Transaction, returns: list[ToolReturnPart | RetryPromptPart]) -> None:
         """Put each tool return (or retry prompt) on its call's part (with this store's actor)."""
-        states = _tool_states(self.store.messages(chat, tenant=self.tenant))
+        states = _tool_states(tx.messages)
+        actor = self.actor
         for part in returns:
             call_id = part.tool_call_id
             state = states.get(call_id)
             if state is None:
                 continue  # a return for a call this conversation does not show
             text = _text(part)
-            common: Json = {"actor": self.actor, "auto_continue": False, "tenant": self.tenant}
             outcome = part.outcome if isinstance(part, ToolReturnPart) else "retry"
             if outcome == "denied":
                 if state == "approval-requested":
-                    self.store.respond_to_approval(
-                        chat, tool_call_id=call_id, approved=False, reason=text, **common
-                    )
+                    tx.respond_to_approval(call_id, approved=False, reason=text, actor=actor)
                 elif state in ("input-available", "approval-responded"):
-                    self.store.add_tool_output(
-                        chat, call_id, state="output-error", error_text=text, **common
-                    )
+                    tx.add_tool_output(call_id, state="output-error", error_text=text, actor=actor)
             elif outcome == "success":
                 if state == "approval-requested":
-                    self.store.respond_to_approval(
-                        chat, tool_call_id=call_id, approved=True, **common
-                    )
+                    tx.respond_to_approval(call_id, approved=True, actor=actor)
                     state = "approval-responded"
                 if state in ("input-available", "approval-responded"):
                     content = ModelMessagesTypeAdapter.dump_python(
                         [ModelRequest(parts=[part])], mode="json"
                     )[0]["parts"][0]["content"]
-                    self.store.add_tool_output(chat, call_id, output=content, **common)
+                    tx.add_tool_output(call_id, output=content, actor=actor)
             elif state in ("input-available", "approval-requested", "approval-responded"):
-                self.store.add_tool_output(
-                    chat, call_id, state="output-error", error_text=text, **common
-                )
+                tx.add_tool_output(call_id, state="output-error", error_text=text, actor=actor)
 
     def _registered(self) -> list[str]:
         messages = self._messages(self.registry_chat_id) or []
@@ -461,6 +470,15 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
 
 
 # -- entries and records as UIMessages ------------------------------------------
+
+
+def _delete_marker() -> Json:
+    """A message to cut when a delete finds the view already empty (a cut needs a message)."""
+    return {
+        "id": f"pai_deleted_{uuid.uuid4().hex}",
+        "role": "system",
+        "parts": [{"type": _RECORD_PART, "data": {"deleted": True}}],
+    }
 
 
 def _message_json(message: ModelMessage) -> Json:
