@@ -1,4 +1,4 @@
-"""``ChatLedgerSession``: the OpenAI Agents SDK ``Session`` protocol over chatledger (SPEC §9).
+"""``ChatLedgerSession``: the OpenAI Agents SDK ``Session`` protocol over chatledger.
 
 ``Runner.run(agent, input, session=ChatLedgerSession(store, "chat-1"))`` keeps
 the agent's history as chatledger events: every item shows in
@@ -43,8 +43,11 @@ holds an output item for the call. Messages written by other means
 (streams, ``append_message``) are given as the converter's
 ``openai-responses`` items.
 
-Each item is its own event (its own transaction): ``add_items`` of several
-items that crashes halfway has stored the first ones.
+``add_items`` checks every item first, then records the whole batch in one
+commit (``chatledger.adapters.store.transaction``): a batch refused part way
+leaves nothing. A ``function_call_output`` given by the session always comes
+back, even when another output for the same call (a second one, or one with
+extra keys) is kept as data.
 
 **Removal keeps the log.** ``pop_item`` and ``clear_session`` cut messages
 from the current view with a ``MessagesCut`` event (triggers ``pop-item`` and
@@ -53,8 +56,13 @@ from the current view with a ``MessagesCut`` event (triggers ``pop-item`` and
 (or any item whose message is followed by items still wanted) cuts from the
 earliest message involved and appends the items that should stay again, as new
 messages: the view and ``get_items`` are then exactly the items minus the last.
-That is a cut plus appends, not one transaction: a crash in between leaves the
-re-appended items out of the view (they stay in the log).
+A pop is one atomic decision on the conversation as the commit finds it: when
+another worker appended meanwhile, the pop is decided again, so it removes
+exactly the item that is last, never one it did not see.
+
+**Cancellation.** A store call runs in a worker thread and cannot be stopped
+half way: a cancelled ``add_items``, ``pop_item`` or ``clear_session`` raises
+``CancelledError`` only once its write has settled (done or not at all).
 """
 
 from __future__ import annotations
@@ -65,13 +73,16 @@ import copy
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import (
     ConversationExistsError,
     ConversationNotFoundError,
+    InvalidInputError,
     ToolCallNotReadyError,
     UnknownToolCallError,
 )
@@ -83,6 +94,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
 
 Item = dict[str, Any]
+T = TypeVar("T")
 
 DEFAULT_ACTOR = "agent:openai-agents"
 ITEM_METADATA_KEY = "openaiItem"
@@ -111,7 +123,8 @@ class ChatLedgerSession:
     ``session_id`` is the chat id (the conversation is started on the first
     ``add_items``); ``tenant`` defaults to the store's; ``actor`` names who
     wrote the items in the audit. ``session_settings`` (an
-    ``agents.SessionSettings``) gives a default ``limit`` for ``get_items``.
+    ``agents.SessionSettings``, or a dict such as ``{"limit": 20}``, coerced and
+    validated as the SDK's own sessions do) gives a default ``limit`` for ``get_items``.
     The async methods run the (synchronous) store calls in a worker thread;
     ``items()``, ``add()``, ``pop()`` and ``clear()`` are the same, synchronous.
     Items are typed ``Any`` (they are JSON objects, the SDK's ``TResponseInputItem``)
@@ -131,7 +144,7 @@ class ChatLedgerSession:
         self.session_id = session_id
         self.tenant = tenant
         self.actor = actor
-        self.session_settings = session_settings
+        self.session_settings = _settings(session_settings)
         self._lock = threading.Lock()
 
     # -- the Session protocol ------------------------------------------------
@@ -141,16 +154,16 @@ class ChatLedgerSession:
         return await asyncio.to_thread(self.items, limit)
 
     async def add_items(self, items: list[Any]) -> None:
-        """Append items (each one event, see the module docstring)."""
-        await asyncio.to_thread(self.add, items)
+        """Append items, all in one commit (see the module docstring)."""
+        await _settled(self.add, items)
 
     async def pop_item(self) -> Any | None:
         """Remove the latest item from the view and return it (None when empty); the log keeps it."""
-        return await asyncio.to_thread(self.pop)
+        return await _settled(self.pop)
 
     async def clear_session(self) -> None:
         """Cut every message from the view; the log keeps them."""
-        await asyncio.to_thread(self.clear)
+        await _settled(self.clear)
 
     # -- beyond the protocol: the human decision, audited ------------------------
 
@@ -170,10 +183,9 @@ class ChatLedgerSession:
         (``approval-responded``); a rejection puts the part in ``output-denied``
         with ``reason``. The Runner's own output item for the call still comes
         back from ``get_items`` exactly as it added it. No continuation is
-        queued: the Runner drives the turn. (Synchronously:
-        ``store.respond_to_approval(chat, tool_call_id=..., auto_continue=False, ...)``.)
+        queued: the Runner drives the turn.
         """
-        return await asyncio.to_thread(
+        return await _settled(
             self.store.respond_to_approval,
             self.session_id,
             tool_call_id=tool_call_id,
@@ -190,83 +202,78 @@ class ChatLedgerSession:
         """``get_items``, synchronously."""
         if limit is None:
             limit = getattr(self.session_settings, "limit", None)
-        with self._lock:
-            items = [entry.item for entry in self._entries()[1]]
+        try:
+            messages = self.store.messages(self.session_id, tenant=self.tenant)
+        except ConversationNotFoundError:
+            return []
+        items = [entry.item for entry in self._entries(messages, None)]
         if limit is None:
             return items
         return items[-limit:] if limit > 0 else []
 
     def add(self, items: list[Any]) -> None:
-        """``add_items``, synchronously."""
+        """``add_items``, synchronously: every item is checked first, then all are one commit."""
         if not items:
             return
+        copies = [_json_copy(item) for item in items]  # refuses the batch before any write
         with self._lock:
             with contextlib.suppress(ConversationExistsError):  # started by an earlier add
                 self.store.start_conversation(self.session_id, tenant=self.tenant, actor=self.actor)
-            for item in items:
-                self._add_one(item)
+
+            def decide(tx: Transaction) -> None:
+                for item in copies:
+                    self._add_one(tx, item)
+
+            transact(self.store, self.session_id, decide, tenant=self.tenant)
 
     def pop(self) -> Any | None:
-        """``pop_item``, synchronously."""
-        with self._lock:
-            messages, entries = self._entries()
+        """``pop_item``, synchronously: the item last in the conversation as the commit finds it."""
+
+        def decide(tx: Transaction) -> Any | None:
+            messages = copy.deepcopy(tx.messages)
+            entries = self._entries(messages, tx.started_at)
             if not entries:
                 return None
             first, cut_at = _tail_to_cut(entries)
-            self._cut(messages[cut_at]["id"], "pop-item")
+            tx.cut(messages[cut_at]["id"], trigger="pop-item", actor=self.actor)
             for entry in entries[first:-1]:
-                self._add_one(entry.item)
+                self._add_one(tx, copy.deepcopy(entry.item))
             return entries[-1].item
+
+        with self._lock:
+            try:
+                return transact(self.store, self.session_id, decide, tenant=self.tenant)
+            except ConversationNotFoundError:
+                return None
 
     def clear(self) -> None:
         """``clear_session``, synchronously."""
-        with self._lock:
-            try:
-                messages = self.store.messages(self.session_id, tenant=self.tenant)
-            except ConversationNotFoundError:
-                return
-            if messages:
-                self._cut(messages[0]["id"], "clear-session")
+
+        def decide(tx: Transaction) -> None:
+            if tx.messages:
+                tx.cut(tx.messages[0]["id"], trigger="clear-session", actor=self.actor)
+
+        with self._lock, contextlib.suppress(ConversationNotFoundError):
+            transact(self.store, self.session_id, decide, tenant=self.tenant)
 
     # -- writing ---------------------------------------------------------------
 
-    def _add_one(self, raw: Item) -> None:
-        item = _json_copy(raw)
-        if _is_plain_output(item) and self._answer(item):
+    def _add_one(self, tx: Transaction, item: Item) -> None:
+        if _is_plain_output(item) and self._answer(tx, item):
             return
-        self.store.append_message(
-            self.session_id, _message_for(item), tenant=self.tenant, actor=self.actor
-        )
+        tx.append_message(_message_for(item), actor=self.actor)
 
-    def _answer(self, item: Item) -> bool:
+    def _answer(self, tx: Transaction, item: Item) -> bool:
         """Record an output item on its call's part; False when no call awaits it."""
         try:
-            result = self.store.add_tool_output(
-                self.session_id,
-                item["call_id"],
-                output=item["output"],
-                actor=self.actor,
-                auto_continue=False,
-                tenant=self.tenant,
-            )
+            return tx.add_tool_output(item["call_id"], output=item["output"], actor=self.actor)
         except (UnknownToolCallError, ToolCallNotReadyError):
             return False
-        return result.changed
-
-    def _cut(self, from_message_id: str, trigger: str) -> None:
-        """Cut ``from_message_id`` and what follows, recording a ``MessagesCut``."""
-        self.store.cut(
-            self.session_id, from_message_id, trigger=trigger, actor=self.actor, tenant=self.tenant
-        )
 
     # -- reading ---------------------------------------------------------------
 
-    def _entries(self) -> tuple[list[dict[str, Any]], list[_Entry]]:
-        """The current messages, and the session's items in the order they were added."""
-        try:
-            messages = self.store.messages(self.session_id, tenant=self.tenant)
-        except ConversationNotFoundError:
-            return [], []
+    def _entries(self, messages: list[dict[str, Any]], upto: int | None) -> list[_Entry]:
+        """The session's items in the order they were added (``upto``: the log version read)."""
         held = [_item_of(message) for message in messages]
         kept_outputs: dict[str, int] = {}  # call id -> last message holding an output item for it
         for index, item in enumerate(held):
@@ -280,9 +287,14 @@ class ChatLedgerSession:
                 continue
             found.append((index, item, None))
             output = _output_item(message, item)
-            if output is not None and kept_outputs.get(item["call_id"], -1) <= index:
-                found.append((index, output, item["call_id"]))
-        positions = self._positions(messages) if any(c for _, _, c in found) else None
+            if output is None:
+                continue
+            given, by_output = output
+            # A result the session gave always stays; a denial's or an error's text stands
+            # for the Runner's output only until the Runner's own output item follows.
+            if by_output or kept_outputs.get(item["call_id"], -1) <= index:
+                found.append((index, given, item["call_id"]))
+        positions = self._positions(messages, upto) if any(c for _, _, c in found) else None
         entries: list[_Entry] = []
         for index, item, call_id in found:
             position = 0
@@ -294,9 +306,11 @@ class ChatLedgerSession:
                     position = next(later, position)
             entries.append(_Entry(item, index, position))
         entries.sort(key=lambda entry: entry.position)  # stable: view order among equals
-        return messages, entries
+        return entries
 
-    def _positions(self, messages: list[dict[str, Any]]) -> tuple[list[int], dict[str, list[int]]]:
+    def _positions(
+        self, messages: list[dict[str, Any]], upto: int | None
+    ) -> tuple[list[int], dict[str, list[int]]]:
         """Log positions: each message's append (or its predecessor's), each call's answers.
 
         A call is answered by a tool output or a denial (an approval gives no output).
@@ -309,6 +323,8 @@ class ChatLedgerSession:
         appended_at: dict[str, int] = {}
         outputs: dict[str, list[int]] = {}
         for entry in history:
+            if upto is not None and entry.position > upto:
+                break
             if entry.kind == "message-appended":
                 appended_at[entry.details["messageId"]] = entry.position
             elif entry.kind == "tool-output-added" or entry.details.get("approved") is False:
@@ -317,6 +333,35 @@ class ChatLedgerSession:
         for message in messages:
             appended.append(appended_at.get(message["id"], appended[-1] if appended else 0))
         return appended, outputs
+
+
+def _settings(value: Any) -> Any:
+    """``session_settings`` as the SDK's own sessions take it: a dict becomes ``SessionSettings``.
+
+    The SDK validates it (a bad ``limit`` raises as it does for ``SQLiteSession``).
+    Only a dict needs the ``agents`` package.
+    """
+    if value is None or not isinstance(value, dict):
+        return value
+    from agents.memory.session_settings import coerce_session_settings
+
+    return coerce_session_settings(value)
+
+
+async def _settled(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a store call in a worker thread; a cancellation is reported once the call has finished.
+
+    The write in the thread cannot be stopped half way, so the caller learns
+    of its cancellation only when what was written is settled.
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(function, *args, **kwargs))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        while not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({task})
+        raise
 
 
 def _tail_to_cut(entries: list[_Entry]) -> tuple[int, int]:
@@ -336,9 +381,14 @@ def _tail_to_cut(entries: list[_Entry]) -> tuple[int, int]:
 
 def _json_copy(item: Any) -> Item:
     """A private JSON copy of an item (refuses what JSON cannot hold)."""
-    copied = json.loads(json.dumps(item))
+    try:
+        copied = json.loads(json.dumps(item))
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"a session item must be JSON: {error}") from None
     if not isinstance(copied, dict):
-        raise TypeError(f"a session item must be a JSON object, not {type(item).__name__}")
+        raise InvalidInputError(
+            f"a session item must be a JSON object, not {type(item).__name__}"
+        )
     return copied
 
 
@@ -417,8 +467,12 @@ def _item_of(message: dict[str, Any]) -> Item | None:
     return copy.deepcopy(item) if isinstance(item, dict) else None
 
 
-def _output_item(message: dict[str, Any], item: Item) -> Item | None:
-    """The ``function_call_output`` item of a call message whose part has a result."""
+def _output_item(message: dict[str, Any], item: Item) -> tuple[Item, bool] | None:
+    """The ``function_call_output`` item of a call message whose part has a result.
+
+    With it, whether the part holds a result (``output-available``) rather
+    than a denial's or an error's text.
+    """
     if item.get("type") != "function_call":
         return None
     part = next((p for p in message["parts"] if p.get("type") == "dynamic-tool"), None)
@@ -435,7 +489,8 @@ def _output_item(message: dict[str, Any], item: Item) -> Item | None:
         output = reason or _DENIED_TEXT
     else:
         return None
-    return {"type": "function_call_output", "call_id": item["call_id"], "output": output}
+    given = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
+    return given, state == "output-available"
 
 
 def _converted(message: dict[str, Any]) -> list[Item]:
