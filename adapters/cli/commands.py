@@ -1,5 +1,9 @@
 """The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify.
 
+The approvals commands (status, inbox, approve, deny, tool-output) are in
+``approvals``. Commands that only read never create a store: they refuse a
+URL where there is none.
+
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
 ``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
 name. chatledger's own errors print one line on stderr and exit 1; bad usage
@@ -23,12 +27,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
+from chatledger.adapters.cli.messages import describe
 from chatledger.adapters.cli.render import render_ingest, render_messages
 from chatledger.adapters.responders.demo import record_demo
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
 from chatledger.adapters.store.audit import write_jsonl
+from chatledger.adapters.store.existing import open_existing
 from chatledger.adapters.store.projection_loop import project_forever
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
@@ -58,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args, sys.stdout)
     except (ChatLedgerError, CommandError) as error:
-        print(f"{_PROG}: error: {error}", file=sys.stderr)
+        print(f"{_PROG}: error: {describe(error, args.url)}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `chatledger show c | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
@@ -89,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     from chatledger.adapters.cli.worker import add_worker  # it uses this module's helpers
 
     add_worker(commands, _subparser)
+    add_approval_commands(commands, _subparser, _open_existing)
     return parser
 
 
@@ -141,6 +149,11 @@ def _cipher_key(args: argparse.Namespace) -> str | None:
         return Path(path).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError) as error:
         raise CommandError(f"cannot read the cipher key file {path!r}: {error}") from None
+
+
+def _open_existing(args: argparse.Namespace) -> ConversationStore:
+    """The store for a command that only reads: refused, creating nothing, when it is not there."""
+    return open_existing(args.url, tenant=args.tenant)
 
 
 # -- serve ------------------------------------------------------------------------
@@ -377,9 +390,9 @@ def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
-    with _open(args) as store:
+    with _open_existing(args) as store:
+        version = _version_within(store, args.chat, args.at_version)
         messages = store.messages(args.chat, at_version=args.at_version, at_time=args.at_time)
-        version = None if args.json else store.version(args.chat)
     if args.json:
         print(json.dumps(messages, indent=2, ensure_ascii=False), file=out)
         return 0
@@ -396,6 +409,17 @@ def _show(args: argparse.Namespace, out: TextIO) -> int:
     if messages:
         print(render_messages(messages), file=out)
     return 0
+
+
+def _version_within(store: ConversationStore, chat: str, at_version: int | None) -> int:
+    """The conversation's version; CommandError when ``--at-version`` is past it."""
+    version = store.version(chat)
+    if at_version is not None and at_version > version:
+        raise CommandError(
+            f"--at-version {at_version} is past the end: conversation {chat!r} is at version "
+            f"{version}"
+        )
+    return version
 
 
 def _positive_int(text: str) -> int:
@@ -524,7 +548,7 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _audit(args: argparse.Namespace, out: TextIO) -> int:
-    with _open(args) as store:
+    with _open_existing(args) as store:
         try:
             entries = store.history(args.chat, kinds=args.kind, actor=args.actor, full=args.jsonl)
         except ValueError as error:
@@ -578,7 +602,8 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _convert(args: argparse.Namespace, out: TextIO) -> int:
-    with _open(args) as store:
+    with _open_existing(args) as store:
+        _version_within(store, args.chat, args.at_version)
         converted = store.model_messages(
             args.chat,
             args.format,
@@ -701,7 +726,7 @@ def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
-    with _open(args) as store:
+    with _open_existing(args) as store:
         bars: dict[str, tqdm[Any]] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
