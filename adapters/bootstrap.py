@@ -12,6 +12,7 @@ from __future__ import annotations
 from chatledger.adapters.persistence.config import StoreConfig, parse_url
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
+from chatledger.adapters.persistence.reachable import check_postgres
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
@@ -25,6 +26,7 @@ __all__ = ["StoreParts", "build_store", "open_store"]
 
 def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
     """Open (creating on first use) the log and read models at ``config``."""
+    check_postgres(config)  # the server's own reason, before a connection pool waits it out
     with preparing(config) as create:  # on PostgreSQL: DDL only for a new store, under a lock
         settings = {**(env or {}), "CREATE_TABLE": "y" if create else "n"}
         try:

@@ -77,7 +77,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import (
     ConversationExistsError,
@@ -90,6 +89,7 @@ from chatledger.domain.errors import (
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
     from chatledger.adapters.store.actions import ActionResult
+    from chatledger.adapters.store.transaction import Transaction
 
 __all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
 
@@ -224,7 +224,7 @@ class ChatLedgerSession:
                 for item in copies:
                     self._add_one(tx, item)
 
-            transact(self.store, self.session_id, decide, tenant=self.tenant)
+            self.store.transact(self.session_id, decide, tenant=self.tenant)
 
     def pop(self) -> Any | None:
         """``pop_item``, synchronously: the item last in the conversation as the commit finds it."""
@@ -242,7 +242,7 @@ class ChatLedgerSession:
 
         with self._lock:
             try:
-                return transact(self.store, self.session_id, decide, tenant=self.tenant)
+                return self.store.transact(self.session_id, decide, tenant=self.tenant)
             except ConversationNotFoundError:
                 return None
 
@@ -254,7 +254,7 @@ class ChatLedgerSession:
                 tx.cut(tx.messages[0]["id"], trigger="clear-session", actor=self.actor)
 
         with self._lock, contextlib.suppress(ConversationNotFoundError):
-            transact(self.store, self.session_id, decide, tenant=self.tenant)
+            self.store.transact(self.session_id, decide, tenant=self.tenant)
 
     # -- writing ---------------------------------------------------------------
 

@@ -109,12 +109,12 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
     from chatledger.adapters.store.actions import ActionResult
+    from chatledger.adapters.store.transaction import Transaction
 
 __all__ = [
     "DEFAULT_ACTOR",
@@ -286,7 +286,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
 
         with self._lock:
             try:
-                transact(self.store, chat, decide, tenant=self.tenant)
+                self.store.transact(chat, decide, tenant=self.tenant)
             except ConversationNotFoundError:
                 raise ConversationConflict(chat) from None
             for entry_id, entry in given.items():
@@ -308,7 +308,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
 
         with self._lock:
             try:
-                transact(self.store, conversation_id, decide, tenant=self.tenant)
+                self.store.transact(conversation_id, decide, tenant=self.tenant)
             except ConversationNotFoundError:
                 raise ConversationConflict(conversation_id) from None
 

@@ -15,13 +15,23 @@ from chatledger.domain.errors import StoreConfigurationError
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
 
-__all__ = ["check_postgres", "postgres_problem"]
+__all__ = ["check_postgres", "postgres_has_store", "postgres_problem"]
+
+_EVENTS_TABLE = "chatledger_events"
 
 
 def check_postgres(config: StoreConfig) -> None:
     """Raise StoreConfigurationError naming the cause when the PostgreSQL server cannot be used."""
-    if config.backend != "postgres":
-        return
+    if config.backend == "postgres":
+        _events_table(config)
+
+
+def postgres_has_store(config: StoreConfig) -> bool:
+    """Whether the PostgreSQL schema holds chatledger's tables (StoreConfigurationError if unreachable)."""
+    return _events_table(config) is not None
+
+
+def _events_table(config: StoreConfig) -> str | None:
     import psycopg
 
     env = config.env
@@ -33,12 +43,14 @@ def check_postgres(config: StoreConfig) -> None:
             user=env["POSTGRES_USER"],
             password=env["POSTGRES_PASSWORD"] or None,
             connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-        ):
-            pass
+        ) as connection:
+            name = f'"{config.schema or "public"}".{_EVENTS_TABLE}'
+            row = connection.execute("SELECT to_regclass(%s)::text", (name,)).fetchone()
     except psycopg.Error as error:
         raise StoreConfigurationError(
             f"cannot open the store at {config.display}: {postgres_problem(config, str(error))}"
         ) from error
+    return None if row is None else row[0]
 
 
 def postgres_problem(config: StoreConfig, text: str) -> str:

@@ -9,15 +9,12 @@ the store it looked for.
 
 from __future__ import annotations
 
-from chatledger.adapters.persistence.config import StoreConfig, parse_url
-from chatledger.adapters.persistence.reachable import check_postgres
+from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.persistence.reachable import postgres_has_store
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = ["StoreNotFoundError", "open_existing", "store_display"]
-
-_EVENTS_TABLE = "chatledger_events"
-
 
 class StoreNotFoundError(StoreConfigurationError):
     """No store exists at the URL (nothing was created)."""
@@ -40,28 +37,8 @@ def open_existing(url: str | None, *, tenant: str = DEFAULT_TENANT) -> Conversat
         path = config.sqlite_path
         if path is None or not path.is_file() or path.stat().st_size == 0:
             raise StoreNotFoundError(config.display, "the file does not exist")
-    elif config.backend == "postgres":
-        check_postgres(config)
-        if not _postgres_has_store(config):
-            raise StoreNotFoundError(
-                config.display, f"schema {config.schema or 'public'!r} has no chatledger tables"
-            )
+    elif config.backend == "postgres" and not postgres_has_store(config):
+        raise StoreNotFoundError(
+            config.display, f"schema {config.schema or 'public'!r} has no chatledger tables"
+        )
     return ConversationStore.open(url, tenant=tenant)
-
-
-def _postgres_has_store(config: StoreConfig) -> bool:
-    import psycopg
-
-    env = config.env
-    with psycopg.connect(
-        dbname=env["POSTGRES_DBNAME"],
-        host=env["POSTGRES_HOST"],
-        port=int(env["POSTGRES_PORT"]),
-        user=env["POSTGRES_USER"],
-        password=env["POSTGRES_PASSWORD"] or None,
-        connect_timeout=int(env["POSTGRES_CONNECT_TIMEOUT"]),
-    ) as connection:
-        row = connection.execute(
-            "SELECT to_regclass(%s)", (f'"{config.schema or "public"}".{_EVENTS_TABLE}',)
-        ).fetchone()
-    return row is not None and row[0] is not None

@@ -10,15 +10,16 @@ come from ``chatledger.adapters.bootstrap``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.adapters.store import actions, inbox
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads import Reads
+from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.adapters.store.verify import Progress as VerifyProgress
 from chatledger.adapters.store.verify import Verifier, VerifyReport
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport", "StoreParts"]
 
 DEFAULT_TENANT = "default"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -422,6 +424,23 @@ class ConversationStore:
             self._uow, tenant or self.tenant, chat_id, message_id, new_message,
             reason=reason, actor=actor, limits=self.limits,
         )  # fmt: skip
+
+    def transact(
+        self,
+        chat_id: str,
+        decide: Callable[[Transaction], T],
+        *,
+        tenant: str | None = None,
+    ) -> T:
+        """Several actions on one conversation decided together and recorded in one commit.
+
+        ``decide`` gets a ``Transaction`` (the current messages; append, cut,
+        tool outputs, approvals) and may raise to give up, recording nothing.
+        When another writer commits first, ``decide`` runs again on the new
+        state. Returns what ``decide`` returned. For stores of other
+        frameworks, whose one save is several actions.
+        """
+        return transact(self._uow, tenant or self.tenant, chat_id, decide, limits=self.limits)
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""

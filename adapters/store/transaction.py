@@ -13,7 +13,7 @@ against the new state, so a decision never acts on a stale view::
             return tx.cut("m2", trigger="pop-item", actor="me")
         return 0
 
-    cut = transact(store, "chat-1", decide)
+    cut = store.transact("chat-1", decide)
 
 The decision may raise to give up (nothing is recorded): an exception raised
 inside it propagates unchanged. It must not have side effects outside the
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.store.unit_of_work import UnitOfWork
     from chatledger.domain.aggregate import Conversation
     from chatledger.domain.limits import Limits
 
@@ -106,11 +106,12 @@ class Transaction:
 
 
 def transact(
-    store: ConversationStore,
+    uow: UnitOfWork,
+    tenant: str,
     chat_id: str,
     decide: Callable[[Transaction], T],
     *,
-    tenant: str | None = None,
+    limits: Limits,
 ) -> T:
     """Run ``decide`` on the conversation as it is now and record all its actions in one commit.
 
@@ -118,10 +119,8 @@ def transact(
     ConversationNotFoundError for an unknown chat, whatever ``decide``
     raises, and ConcurrentWriteError if other writers kept winning.
     """
-    outcome: list[T] = []
-
-    def run(conversation: Conversation) -> None:
-        outcome.append(decide(Transaction(conversation, store.limits)))
-
-    store._act(chat_id, tenant, run)
-    return outcome[-1]
+    _, _, decided = uow.act(
+        tenant, chat_id, lambda conversation: decide(Transaction(conversation, limits))
+    )
+    result: T = decided
+    return result

@@ -273,7 +273,9 @@ def test_a_sqlite_file_in_a_missing_folder_is_a_clear_error(run: Run, tmp_path: 
 
 
 def test_showing_a_missing_conversation_is_a_clear_error(run: Run, url: str) -> None:
-    """The missing chat id is named, with exit code 1."""
+    """The missing chat id is named, with exit code 1 (and a missing store is said as such)."""
+    assert "no chatledger store at" in _clean_error(run("show", "ghost", "--url", url))
+    ConversationStore.open(url).close()
     assert "'ghost'" in _clean_error(run("show", "ghost", "--url", url))
 
 
