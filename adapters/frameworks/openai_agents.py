@@ -77,6 +77,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from chatledger.adapters.frameworks.openai_agents_runs import Decision, mark_paused, paused_run
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import (
     ConversationExistsError,
@@ -195,6 +196,91 @@ class ChatLedgerSession:
             auto_continue=False,
             tenant=self.tenant,
         )
+
+    # -- beyond the protocol: a paused run, kept in chatledger ---------------------
+
+    async def save_run_state(self, state: Any) -> None:
+        """Keep a paused run's ``RunState`` in chatledger; its calls then await approval there.
+
+        Call it with ``result.to_state()`` when ``result.interruptions`` is not
+        empty (after ``Runner.run(..., session=self)`` has added the run's
+        items). ``store.status(chat)`` then says ``awaiting-approval`` and the
+        approvals inbox lists the calls; answer them there (or with
+        ``respond_to_approval``) and resume with ``load_run_state``. See
+        ``chatledger.adapters.frameworks.openai_agents_runs``.
+        """
+        calls = [str(item.call_id) for item in state.get_interruptions() if item.call_id]
+        record = {"state": state.to_json(), "calls": calls}
+        await _settled(self.save_paused_run, record)
+
+    async def load_run_state(self, agent: Any, **options: Any) -> Any | None:
+        """The paused run saved with ``save_run_state``, with chatledger's decisions applied.
+
+        A call approved in chatledger is approved in the state, a denied one
+        rejected with the denial's reason as its rejection message; calls not
+        answered yet stay interruptions. None when no saved run is still
+        waiting. ``options`` go to ``RunState.from_json`` (e.g. ``context_override``).
+        """
+        found = await asyncio.to_thread(self.paused_run)
+        if found is None:
+            return None
+        from agents import RunState
+
+        data, decisions = found
+        state = await RunState.from_json(agent, data, **options)
+        for item in state.get_interruptions():
+            decision = decisions.get(str(item.call_id))
+            if decision is not None and decision.approved:
+                state.approve(item)
+            elif decision is not None:
+                state.reject(item, rejection_message=decision.reason)
+        return state
+
+    def save_paused_run(self, record: dict[str, Any]) -> None:
+        """``save_run_state``'s write: the paused calls' parts await approval; one commit.
+
+        The items from the first paused call on are cut and added again (as
+        ``pop_item`` does), exactly, with the calls' parts ``approval-requested``
+        and ``record`` in the first one's metadata.
+        """
+        calls = list(record["calls"])
+
+        def decide(tx: Transaction) -> None:
+            messages = copy.deepcopy(tx.messages)
+            entries = self._entries(messages, tx.started_at)
+            paused = [
+                index
+                for index, entry in enumerate(entries)
+                if entry.item.get("type") == "function_call" and entry.item.get("call_id") in calls
+            ]
+            if not paused:
+                raise InvalidInputError(
+                    f"session {self.session_id!r} holds none of the paused calls {calls}: "
+                    "run the agent with session= this session before saving its state"
+                )
+            first, cut_at = _tail_to_cut(entries, paused[0])
+            tx.cut(messages[cut_at]["id"], trigger="run-paused", actor=self.actor)
+            kept: dict[str, Any] | None = record
+            for entry in entries[first:]:
+                item = copy.deepcopy(entry.item)
+                if _is_plain_output(item) and self._answer(tx, item):
+                    continue
+                message = _message_for(item)
+                if item.get("type") == "function_call" and item.get("call_id") in calls:
+                    mark_paused(message, calls, kept)
+                    kept = None
+                tx.append_message(message, actor=self.actor)
+
+        with self._lock:
+            self.store.transact(self.session_id, decide, tenant=self.tenant)
+
+    def paused_run(self) -> tuple[dict[str, Any], dict[str, Decision]] | None:
+        """The saved run state still waiting, and chatledger's decisions on its calls (or None)."""
+        try:
+            messages = self.store.messages(self.session_id, tenant=self.tenant)
+        except ConversationNotFoundError:
+            return None
+        return paused_run(messages, _item_of)
 
     # -- the same, synchronous -----------------------------------------------
 
@@ -364,13 +450,13 @@ async def _settled(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise
 
 
-def _tail_to_cut(entries: list[_Entry]) -> tuple[int, int]:
-    """(first item to remove, first message to cut) so that popping the last item is exact.
+def _tail_to_cut(entries: list[_Entry], start: int = -1) -> tuple[int, int]:
+    """(first item to remove, first message to cut) so that removing ``entries[start:]`` is exact.
 
     Cutting a message removes it and every later message with all their
-    items; the items removed that are not the last one are appended again.
+    items; the items removed that are not wanted gone are appended again.
     """
-    cut_at = entries[-1].message_index
+    cut_at = entries[start].message_index
     while True:
         first = next(i for i, entry in enumerate(entries) if entry.message_index >= cut_at)
         lowest = min(entry.message_index for entry in entries[first:])
