@@ -77,6 +77,7 @@ def open_store(
     if not compress:
         env["COMPRESSOR_TOPIC"] = ""
     if cipher_key:
+        _require_cryptography()
         env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
         env["CIPHER_KEY"] = cipher_key
     return build_store(
@@ -87,3 +88,14 @@ def open_store(
         env=env,
         auto_continue=auto_continue,
     )
+
+
+def _require_cryptography() -> None:
+    """Encryption at rest needs the ``cryptography`` package (the ``crypto`` extra)."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise StoreConfigurationError(
+            "cipher_key needs the cryptography package, which is not installed: "
+            "pip install 'chatledger[crypto]'"
+        ) from None

@@ -224,10 +224,8 @@ class ChatLedgerSession:
         found = await asyncio.to_thread(self.paused_run)
         if found is None:
             return None
-        from agents import RunState
-
         data, decisions = found
-        state = await RunState.from_json(agent, data, **options)
+        state = await _agents().RunState.from_json(agent, data, **options)
         for item in state.get_interruptions():
             decision = decisions.get(str(item.call_id))
             if decision is not None and decision.approved:
@@ -429,9 +427,22 @@ def _settings(value: Any) -> Any:
     """
     if value is None or not isinstance(value, dict):
         return value
-    from agents.memory.session_settings import coerce_session_settings
+    coerce_session_settings = _agents().memory.session_settings.coerce_session_settings
 
     return coerce_session_settings(value)
+
+
+def _agents() -> Any:
+    """The ``agents`` package (the OpenAI Agents SDK), imported when a method needs it."""
+    try:
+        import agents
+        import agents.memory.session_settings
+    except ImportError as error:
+        raise ImportError(
+            "this needs the OpenAI Agents SDK, which is not installed: "
+            "pip install 'chatledger[agents]'"
+        ) from error
+    return agents
 
 
 async def _settled(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:

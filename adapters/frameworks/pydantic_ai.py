@@ -89,25 +89,32 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
-from pydantic_ai.conversation_store import (
-    ConversationConflict,
-    ConversationEntry,
-    ConversationRecord,
-)
-from pydantic_ai.conversation_store import ConversationStore as PydanticAIConversationStore
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    RetryPromptPart,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
+
+try:
+    from pydantic_ai.conversation_store import (
+        ConversationConflict,
+        ConversationEntry,
+        ConversationRecord,
+    )
+    from pydantic_ai.conversation_store import ConversationStore as PydanticAIConversationStore
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        ModelResponse,
+        RetryPromptPart,
+        SystemPromptPart,
+        TextPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+except ImportError as error:  # the framework is an optional dependency
+    raise ImportError(
+        "chatledger.adapters.frameworks.pydantic_ai needs Pydantic AI, which is not installed: "
+        "pip install 'chatledger[pydantic-ai]'"
+    ) from error
 
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
 

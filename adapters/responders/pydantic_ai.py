@@ -71,18 +71,25 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_ai import DeferredToolRequests
-from pydantic_ai.ui.vercel_ai import VercelAIAdapter
-from pydantic_ai.ui.vercel_ai.request_types import (
-    DataUIPart,
-    DynamicToolUIPart,
-    RegenerateMessage,
-    SubmitMessage,
-    ToolUIPart,
-    UIMessage,
-    UIMessagePart,
-)
-from pydantic_ai.ui.vercel_ai.response_types import BaseChunk, DoneChunk, ErrorChunk
+
+try:
+    from pydantic_ai import DeferredToolRequests
+    from pydantic_ai.ui.vercel_ai import VercelAIAdapter
+    from pydantic_ai.ui.vercel_ai.request_types import (
+        DataUIPart,
+        DynamicToolUIPart,
+        RegenerateMessage,
+        SubmitMessage,
+        ToolUIPart,
+        UIMessage,
+        UIMessagePart,
+    )
+    from pydantic_ai.ui.vercel_ai.response_types import BaseChunk, DoneChunk, ErrorChunk
+except ImportError as error:  # the framework is an optional dependency
+    raise ImportError(
+        "chatledger.adapters.responders.pydantic_ai needs Pydantic AI, which is not installed: "
+        "pip install 'chatledger[pydantic-ai]'"
+    ) from error
 
 from chatledger.adapters.responders.scripted import ResponderRequest
 from chatledger.domain.tool_parts import is_tool_part
