@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
@@ -33,20 +33,22 @@ from chatledger.adapters.cli.messages import describe
 from chatledger.adapters.cli.render import render_ingest, render_messages
 from chatledger.adapters.responders.demo import record_demo
 from chatledger.adapters.responders.scripted import Responder, demo_responder
-from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore
-from chatledger.adapters.store.audit import write_jsonl
-from chatledger.adapters.store.existing import open_existing
-from chatledger.adapters.store.projection_loop import project_forever
-from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import (
     ChatLedgerError,
     ConversationExistsError,
     ConversationNotFoundError,
 )
 
+if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
+    from chatledger.adapters.store import ConversationStore
+
 __all__ = ["build_parser", "main"]
 
 _PROG = "chatledger"
+DEFAULT_TENANT = "default"
+"""The store's default tenant (``chatledger.adapters.store.DEFAULT_TENANT``, kept equal by a test)."""
+FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses")
+"""The converter's formats (``chatledger.domain.convert.FORMATS``, kept equal by a test)."""
 T = TypeVar("T")
 
 
@@ -137,6 +139,8 @@ def _subparser(
 
 
 def _open(args: argparse.Namespace) -> ConversationStore:
+    from chatledger.adapters.store import ConversationStore
+
     return ConversationStore.open(args.url, tenant=args.tenant, cipher_key=_cipher_key(args))
 
 
@@ -153,6 +157,8 @@ def _cipher_key(args: argparse.Namespace) -> str | None:
 
 def _open_existing(args: argparse.Namespace) -> ConversationStore:
     """The store for a command that only reads: refused, creating nothing, when it is not there."""
+    from chatledger.adapters.store.existing import open_existing
+
     return open_existing(args.url, tenant=args.tenant)
 
 
@@ -554,6 +560,8 @@ def _audit(args: argparse.Namespace, out: TextIO) -> int:
         except ValueError as error:
             raise CommandError(str(error)) from None
     if args.jsonl:
+        from chatledger.adapters.store.audit import write_jsonl
+
         write_jsonl(entries, out)
         return 0
     width = max((len(entry.actor or "-") for entry in entries), default=1)
@@ -697,6 +705,8 @@ def _project(args: argparse.Namespace, out: TextIO) -> int:
 
         def report(applied: int) -> None:
             print(f"applied {_count(applied, 'event')}", file=out, flush=True)
+
+        from chatledger.adapters.store.projection_loop import project_forever
 
         with contextlib.suppress(KeyboardInterrupt):
             project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)

@@ -7,7 +7,6 @@ everywhere.
 
 from __future__ import annotations
 
-from chatledger.adapters.store.existing import StoreNotFoundError, store_display
 from chatledger.domain.errors import (
     ConversationNotFoundError,
     StoreConfigurationError,
@@ -19,6 +18,8 @@ __all__ = ["describe"]
 
 def describe(error: Exception, url: str | None) -> str:
     """The one line the command line prints for ``error`` (``url``: the ``--url`` given, if any)."""
+    from chatledger.adapters.store.existing import StoreNotFoundError
+
     if isinstance(error, StoreNotFoundError):
         return (
             f"no chatledger store at {error.display} ({error.why}); nothing was created. "
@@ -40,6 +41,8 @@ def describe(error: Exception, url: str | None) -> str:
 
 
 def _where(url: str | None) -> str:
+    from chatledger.adapters.store.existing import store_display
+
     try:
         return store_display(url)
     except StoreConfigurationError:
