@@ -237,7 +237,7 @@ class Conversation(BaseAggregate[UUID]):
             StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor
         )
         if wanted is not None:
-            # SPEC §4.3: an answer given while the stream was open is decided now.
+            # docs/behaviour.md §4.3: an answer given while the stream was open is decided now.
             self._request_continuation(
                 f"{wanted['cause']} (given while a stream was open)", actor=wanted["actor"]
             )
@@ -384,7 +384,7 @@ class Conversation(BaseAggregate[UUID]):
 
 
 def is_boundary(chunk: Mapping[str, Any]) -> bool:
-    """SPEC §7: chunks others may act on are committed at once."""
+    """docs/behaviour.md §7: chunks others may act on are committed at once."""
     if type(chunk) is not dict and not isinstance(chunk, Mapping):
         return False
     kind = chunk.get("type")

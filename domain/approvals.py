@@ -1,4 +1,4 @@
-"""Deciding what an approval answer means for a tool call (SPEC §4.2)."""
+"""Deciding what an approval answer means for a tool call (docs/behaviour.md §4.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""When the model should continue a turn after tool answers (SPEC §4.3), and the turn's status (§4.4)."""
+"""When the model should continue a turn after tool answers (docs/behaviour.md §4.3), and the turn's status (§4.4)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def awaiting_approval(
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The latest assistant message and its tool calls awaiting approval: what the turn waits on.
 
-    Only the latest assistant message counts (SPEC §4.4): a call of an earlier
+    Only the latest assistant message counts (docs/behaviour.md §4.4): a call of an earlier
     message still marked ``approval-requested`` was left behind by a later
     turn (the converters give it an "interrupted" result), so nothing waits
     on it and the approvals inbox does not list it.
@@ -80,7 +80,7 @@ class WaitingCall:
 
 @dataclass(frozen=True)
 class ConversationStatus:
-    """Where a conversation's turn stands (SPEC §4.4)."""
+    """Where a conversation's turn stands (docs/behaviour.md §4.4)."""
 
     status: str
     """``idle``, ``streaming``, ``awaiting-approval``, ``awaiting-tool-output`` or ``ready-to-continue``."""

@@ -32,9 +32,9 @@ class Verdict(StrEnum):
     APPLIED = "applied"
     """Folded into the conversation."""
     REPLAY = "replay"
-    """A replay of a known tool call (SPEC §3.2): recorded, changes nothing."""
+    """A replay of a known tool call (docs/behaviour.md §3.2): recorded, changes nothing."""
     REFUSED = "refused"
-    """Invalid (SPEC §3.4): recorded for the audit, changes nothing."""
+    """Invalid (docs/behaviour.md §3.4): recorded for the audit, changes nothing."""
 
 
 @dataclass
@@ -167,7 +167,7 @@ class ConversationState:
             self.continuation = None  # a new turn overtakes a pending continuation
 
     def _earlier_part(self, tool_call_id: str) -> dict[str, Any] | None:
-        """SPEC §3.3: results for calls of earlier messages land on those parts."""
+        """docs/behaviour.md §3.3: results for calls of earlier messages land on those parts."""
         return self.tool_part(tool_call_id)
 
     def receive_chunk(self, chunk: Mapping[str, Any], cost: int | None = None) -> Verdict:

@@ -3,7 +3,7 @@
 Event class paths are stored data (``chatledger.domain.events:<Class>``):
 never rename or move a class here without registering its old topic
 (``eventsourcing.utils.register_topic``) or upcasting. Schemas are versioned
-with ``class_version`` and ``upcast_vN_vN+1`` static methods (SPEC §2).
+with ``class_version`` and ``upcast_vN_vN+1`` static methods (docs/behaviour.md §2).
 """
 
 from __future__ import annotations
@@ -152,9 +152,9 @@ class ChunksReceived(ConversationEvent):
     ages_ms: list[int] = []
     """Per chunk: milliseconds between its arrival and ``timestamp``."""
     replays: list[int] = []
-    """Batch indexes of chunks that were replays (SPEC §3.2)."""
+    """Batch indexes of chunks that were replays (docs/behaviour.md §3.2)."""
     refusals: list[tuple[int, str]] = []
-    """Batch indexes of refused chunks, with the reason (SPEC §3.4)."""
+    """Batch indexes of refused chunks, with the reason (docs/behaviour.md §3.4)."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Fold the batch's applied chunks; positions already folded live are skipped."""

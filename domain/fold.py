@@ -3,7 +3,7 @@
 Messages and parts are plain JSON dicts, so that the result is JSON-equal to
 what the real SDK builds. The fold's own state (open text and reasoning parts,
 partial tool calls) refers to parts by index, so it can be snapshotted.
-Replays (SPEC §3.2) are decided one level up, in ``conversation.py``; this
+Replays (docs/behaviour.md §3.2) are decided one level up, in ``conversation.py``; this
 module refuses what the SDK fails on, plus a ``start`` that would wipe content.
 """
 
@@ -428,8 +428,8 @@ def fold_stream(
 
     A given assistant ``message`` is continued (a copy; the argument is not
     changed); any other starting message only lends its id, as in the SDK.
-    Replays change nothing (SPEC §3.2). Raises InvalidChunkError, naming the
-    chunk's position, at the first chunk that is refused (SPEC §3.4).
+    Replays change nothing (docs/behaviour.md §3.2). Raises InvalidChunkError, naming the
+    chunk's position, at the first chunk that is refused (docs/behaviour.md §3.4).
     """
     from chatledger.domain.conversation import fold_into_conversation
 

@@ -1,4 +1,4 @@
-"""What the store can accept: sizes, nesting, and values that have a UTF-8 JSON form (SPEC §3.4)."""
+"""What the store can accept: sizes, nesting, and values that have a UTF-8 JSON form (docs/behaviour.md §3.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which tool chunks are replays of calls the conversation already knows (SPEC §3.2)."""
+"""Which tool chunks are replays of calls the conversation already knows (docs/behaviour.md §3.2)."""
 
 from __future__ import annotations
 

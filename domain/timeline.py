@@ -1,4 +1,4 @@
-"""The audit timeline (SPEC §5 ``history``): one human-readable entry per conversation event.
+"""The audit timeline (docs/behaviour.md §5 ``history``): one human-readable entry per conversation event.
 
 ``describe(event, before)`` is pure: it reads the event and the conversation
 state just before the event is applied (for tool names, message roles, the

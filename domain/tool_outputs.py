@@ -1,4 +1,4 @@
-"""Deciding what a client's tool output means for a tool call (SPEC §4.1, AI SDK ``addToolOutput``)."""
+"""Deciding what a client's tool output means for a tool call (docs/behaviour.md §4.1, AI SDK ``addToolOutput``)."""
 
 from __future__ import annotations
 

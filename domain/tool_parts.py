@@ -65,7 +65,7 @@ def tool_name(part: Mapping[str, Any]) -> str:
 
 
 def is_terminal(part: Mapping[str, Any]) -> bool:
-    """Terminal (SPEC §1): output-available (not preliminary), output-error, output-denied."""
+    """Terminal (docs/behaviour.md §1): output-available (not preliminary), output-error, output-denied."""
     state = part.get("state")
     if state == "output-available":
         return part.get("preliminary") is not True

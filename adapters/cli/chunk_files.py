@@ -80,7 +80,7 @@ def read_jsonl(text: str) -> list[ChunkRecord]:
 
 
 def read_sse(text: str) -> list[ChunkRecord]:
-    """Server-Sent Events as the AI SDK client reads them (ai-sdk-v6.md §g).
+    """Server-Sent Events as the AI SDK client reads them.
 
     Only ``data`` fields count; several ``data`` lines of one event are joined
     with newlines; comments (``:``) and other fields are ignored; ``[DONE]`` is

@@ -1,9 +1,9 @@
-"""The HTTP adapter (SPEC §9): an ASGI app speaking the AI SDK ``useChat`` conventions.
+"""The HTTP adapter (docs/behaviour.md §9): an ASGI app speaking the AI SDK ``useChat`` conventions.
 
 ``create_app(store_or_url, responder=..., tokens=...)`` gives a Starlette app:
 
 * ``POST /api/chat`` takes the body ``DefaultChatTransport`` sends
-  (``{id, messages, trigger, messageId}``, ai-sdk-v6.md §g). It starts the
+  (``{id, messages, trigger, messageId}``). It starts the
   conversation if it is new; records what the client added: a new user
   message (or an edit of one), approval answers and tool outputs found in the
   last assistant message it sent (``approval-responded`` / ``output-denied``

@@ -1,4 +1,4 @@
-"""The UI message stream on the wire: Server-Sent Events as the AI SDK reads them (ai-sdk-v6.md §g).
+"""The UI message stream on the wire: Server-Sent Events as the AI SDK reads them.
 
 Each chunk is one event ``data: <json>``, the stream ends with
 ``data: [DONE]``, and the response carries ``SSE_HEADERS``. ``deliver``
@@ -38,7 +38,7 @@ SSE_HEADERS = {
     "x-vercel-ai-ui-message-stream": "v1",
     "x-accel-buffering": "no",
 }
-"""The response headers of the AI SDK's UI message stream (ai-sdk-v6.md §g)."""
+"""The response headers of the AI SDK's UI message stream."""
 
 DONE = "data: [DONE]\n\n"
 """The event that ends a UI message stream."""

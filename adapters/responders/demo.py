@@ -1,10 +1,10 @@
 """The demo conversation: a recorded AI SDK v6 tool-approval turn, denied, then continued.
 
 The chunks are what ``streamText(...).toUIMessageStream()`` sends for an
-OpenAI Responses model (ai-sdk-v6.md §a): a turn that ends on a
+OpenAI Responses model: a turn that ends on a
 ``tool-approval-request``, then the continuation after the user's denial, in
 which the provider re-sends the earlier tool call (the replay chatledger
-ignores, SPEC §3.2) before ``tool-output-denied`` and the final answer.
+ignores, docs/behaviour.md §3.2) before ``tool-output-denied`` and the final answer.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``PydanticAIResponder``: a Pydantic AI agent answering in chatledger's HTTP app (SPEC §9).
+"""``PydanticAIResponder``: a Pydantic AI agent answering in chatledger's HTTP app (docs/behaviour.md §9).
 
 The HTTP app hands a responder the conversation as the store holds it; this
 one runs a real ``pydantic_ai.Agent`` on it through Pydantic AI's own AI SDK

@@ -1,4 +1,4 @@
-"""Responders: what answers a conversation in the HTTP app (SPEC §9, "the model is a pluggable responder").
+"""Responders: what answers a conversation in the HTTP app (docs/behaviour.md §9, "the model is a pluggable responder").
 
 A responder is given the conversation as the store holds it (its UIMessages,
 after the request's user message, approvals and tool outputs were recorded)

@@ -1,4 +1,4 @@
-"""Live streams (SPEC §8): ``follow(chat, after=cursor)`` yields a stream's chunks from the durable log.
+"""Live streams (docs/behaviour.md §8): ``follow(chat, after=cursor)`` yields a stream's chunks from the durable log.
 
 A follower reads the conversation's events straight from the log (no
 separate buffer): the chunks of one stream, in stream order, then waits for

@@ -1,4 +1,4 @@
-"""``verify``: check that the store agrees with its own event log (SPEC §9, ``chatledger verify``).
+"""``verify``: check that the store agrees with its own event log (docs/behaviour.md §9, ``chatledger verify``).
 
 The event log is the truth; everything else is derived from it and can drift
 (a bug, an upgrade that folds differently, a hand-edited table, a restore of

@@ -22,7 +22,7 @@ __all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
 
 
 class BatchPolicy:
-    """When buffered chunks are committed: by count, by age, and at boundary chunks (SPEC §7)."""
+    """When buffered chunks are committed: by count, by age, and at boundary chunks (docs/behaviour.md §7)."""
 
     def __init__(self, max_chunks: int = 64, max_delay: float = 0.05) -> None:
         if max_chunks < 1 or max_delay < 0:

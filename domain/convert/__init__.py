@@ -1,4 +1,4 @@
-"""From UIMessages to what a model API takes (SPEC §6): pure functions, no I/O.
+"""From UIMessages to what a model API takes (docs/behaviour.md §6): pure functions, no I/O.
 
 ``to_model_messages(messages, format)`` is the one entry point; each format
 lives in its own module:

@@ -12,7 +12,7 @@ turns. ``build_turns(messages, unanswered=...)`` walks the UIMessages and gives:
   in the order of the calls. A renderer puts the content in one assistant
   message and the results in the message right after it.
 
-Pairing rules (SPEC §6), for tool calls the client executes:
+Pairing rules (docs/behaviour.md §6), for tool calls the client executes:
 
 ============================================  ===============================================
 tool part                                     result

@@ -1,4 +1,4 @@
-"""Replayed tool chunks (SPEC §3.2): which chunk is a replay, and a strategy inserting them.
+"""Replayed tool chunks (docs/behaviour.md §3.2): which chunk is a replay, and a strategy inserting them.
 
 An independent little tracker follows each tool call's state through a valid
 stream (the ones ``strategies.py`` generates), so a replay can be built for
@@ -40,7 +40,7 @@ class Known:
 
 
 def is_replay(chunk: Chunk, known: Known | None) -> bool:
-    """SPEC §3.2's table: is ``chunk`` a replay for a call in state ``known``?"""
+    """docs/behaviour.md §3.2's table: is ``chunk`` a replay for a call in state ``known``?"""
     if known is None:
         return False
     kind, state = chunk["type"], known.state
@@ -54,7 +54,7 @@ def is_replay(chunk: Chunk, known: Known | None) -> bool:
         same = state == "approval-requested" and known.approval_id == chunk["approvalId"]
         return known.terminal or state == "approval-responded" or same
     if kind == "tool-output-denied":
-        # A pending denial may still be completed (SPEC §4.2); an approved call cannot be denied.
+        # A pending denial may still be completed (docs/behaviour.md §4.2); an approved call cannot be denied.
         return known.terminal or (state == "approval-responded" and not known.denied)
     return False
 

@@ -5,7 +5,7 @@
   (resumed tool input, outputs for earlier-step calls, new steps);
 * ``conversation_streams()``: a prior conversation and a stream folded into it,
   new message or continuation, optionally answering tool calls of earlier
-  messages (SPEC §3.3; such streams have no SDK counterpart).
+  messages (docs/behaviour.md §3.3; such streams have no SDK counterpart).
 
 Every stream is one the SDK folds without error (checked by
 ``test_generated_streams_fold_without_error_in_the_sdk``); none contains a
@@ -97,7 +97,7 @@ def conversation_streams(
     draw: st.DrawFn, *, earlier_outputs: bool = True, continuation: bool | None = None
 ) -> ConversationStream:
     """A conversation and a stream folded into it (``earlier_outputs``: may answer calls of
-    earlier messages, SPEC §3.3)."""
+    earlier messages, docs/behaviour.md §3.3)."""
     cont = draw(st.booleans()) if continuation is None else continuation
     messages = draw(conversations(ends_with_assistant=True if cont else None))
     model = StreamModel(draw, "live")

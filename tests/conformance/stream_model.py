@@ -2,7 +2,7 @@
 
 It tracks open text/reasoning ids, the current step and every tool call with
 its state, and offers only chunks that the SDK folds without error and that
-are not replays (SPEC §3.2): each toolCallId gets at most one
+are not replays (docs/behaviour.md §3.2): each toolCallId gets at most one
 ``tool-input-start``, input chunks only while ``input-streaming`` and in the
 step the call began, outputs only until a terminal state.
 """
@@ -222,7 +222,7 @@ class StreamModel(ToolCallActions):
         elif kind == "metadata":
             self.emit({"type": "message-metadata", "messageMetadata": self.draw(metadata_values())})
         elif kind == "start":
-            # Never a different id once there is content (SPEC §3.4); the same id is harmless.
+            # Never a different id once there is content (docs/behaviour.md §3.4); the same id is harmless.
             same_id = {"messageId": self.message_id} if self.message_id else {}
             self.emit(
                 {

@@ -1,4 +1,4 @@
-"""chatledger's ``ai-sdk`` converter is JSON-equal to the real ``convertToModelMessages`` (SPEC §6).
+"""chatledger's ``ai-sdk`` converter is JSON-equal to the real ``convertToModelMessages`` (docs/behaviour.md §6).
 
 (a) a conversation around every corpus case's folded message, (b) generated
 conversations with parts in every state and shape, (c) odd, hand-written

@@ -1,4 +1,4 @@
-"""chatledger's fold is JSON-equal to the real AI SDK's ``readUIMessageStream`` (SPEC §3.1, §3.4).
+"""chatledger's fold is JSON-equal to the real AI SDK's ``readUIMessageStream`` (docs/behaviour.md §3.1, §3.4).
 
 (a) every corpus case, (b) generated replay-free streams, continuations and
 conversation folds, (c) streams the SDK fails on are refused at the same chunk.
@@ -35,7 +35,7 @@ CASES = corpus.load()
 REFUSED = corpus.load("REFUSED")
 INBAND_ERRORS = corpus.load("INBAND_ERRORS")
 
-# The chunk types of ai-sdk-v6 §a ("data-*" stands for every data-<name> type).
+# The AI SDK v6 chunk types ("data-*" stands for every data-<name> type).
 # fmt: off
 CHUNK_TYPES = {
     "start", "finish", "abort", "error", "message-metadata", "start-step", "finish-step",
@@ -215,7 +215,7 @@ def test_bad_chunk_in_a_valid_stream_is_refused_where_the_sdk_fails(
     assert _refusal_position(stream, message) == position
 
 
-# -- deliberate differences (SPEC §3.4, §4.3) -------------------------------------------------
+# -- deliberate differences (docs/behaviour.md §3.4, §4.3) -------------------------------------------------
 
 TEXT = [
     {"type": "text-start", "id": "t"},

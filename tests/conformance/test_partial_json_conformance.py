@@ -228,7 +228,7 @@ _JSONISH = '{}[]",:\\ \n\t-+.0123456789eEtrufalsn_pcoAF\u00e9\u2028\U0001f600\x0
 
 
 def test_reference_examples_fold_like_the_sdk(oracle: Oracle) -> None:
-    """The ai-sdk-v6.md b.5 examples give the SDK fold's ``input``."""
+    """The AI SDK partial JSON examples give the SDK fold's ``input``."""
     _assert_fold_agrees(
         oracle,
         [

@@ -1,7 +1,7 @@
 """Tool calls in generated streams: their model state and the chunks that move them on.
 
 ``ToolCallActions`` is mixed into ``StreamModel``; it only ever offers chunks
-that are legal for the call's state and never a replay (SPEC §3.2).
+that are legal for the call's state and never a replay (docs/behaviour.md §3.2).
 """
 
 from __future__ import annotations

@@ -203,7 +203,7 @@ def _outputs(draw: st.DrawFn, call: str, how: str) -> list[dict[str, Any]]:
 
 
 def _answer_earlier_call(draw: st.DrawFn, model: _Model) -> list[dict[str, Any]]:
-    """SPEC §3.3: a result for a call made earlier (typically in an earlier message)."""
+    """docs/behaviour.md §3.3: a result for a call made earlier (typically in an earlier message)."""
     waiting = sorted(
         call for call, state in model.calls.items() if state in ("available", "approval")
     )
@@ -218,7 +218,7 @@ def _answer_earlier_call(draw: st.DrawFn, model: _Model) -> list[dict[str, Any]]
 
 
 def _replay(draw: st.DrawFn, model: _Model) -> list[dict[str, Any]]:
-    """SPEC §3.2: a provider re-sending chunks of a call the conversation already knows."""
+    """docs/behaviour.md §3.2: a provider re-sending chunks of a call the conversation already knows."""
     known = sorted(model.calls)
     if not known:
         return []
@@ -387,7 +387,7 @@ def _user_message(draw: st.DrawFn, model: _Model) -> dict[str, Any]:
 
 
 def _client_actions(draw: st.DrawFn, model: _Model) -> list[Step]:
-    """Answers to some pending approvals, results for some waiting calls (SPEC §4.1, §4.2)."""
+    """Answers to some pending approvals, results for some waiting calls (docs/behaviour.md §4.1, §4.2)."""
     steps = []
     for call, state in sorted(model.calls.items()):
         if state == "approval" and draw(st.booleans()):

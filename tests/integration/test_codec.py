@@ -30,7 +30,7 @@ def test_partial_tool_input_ending_inside_a_surrogate_pair_is_stored_and_reloade
 def test_events_can_be_stored_uncompressed_or_encrypted_and_read_back(
     durable_backend: Backend,
 ) -> None:
-    """SPEC §7 options: without compression, and encrypted at rest (the text is not in the rows)."""
+    """docs/behaviour.md §7 options: without compression, and encrypted at rest (the text is not in the rows)."""
     key = AESCipher.create_key(32)
     # A store is encrypted or not from its creation (its key is checked at open): one database each.
     encrypted = Backend(durable_backend.name, durable_backend.url)

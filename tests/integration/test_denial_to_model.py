@@ -1,4 +1,4 @@
-"""A denied tool call reaches the model as a tool result with the reason (SPEC §4.2, §6), end to end.
+"""A denied tool call reaches the model as a tool result with the reason (docs/behaviour.md §4.2, §6), end to end.
 
 The conversation is built as in production (an AI SDK v6 chunk stream ending
 in a tool call that awaits approval), the call is denied through

@@ -1,4 +1,4 @@
-"""``follow(chat, after=cursor)`` (SPEC §8): live chunks of a stream, from the durable log.
+"""``follow(chat, after=cursor)`` (docs/behaviour.md §8): live chunks of a stream, from the durable log.
 
 A follower yields the applied chunks of one stream in order (never replays or
 refusals), waits for new ones until the stream closes, resumes from a cursor,

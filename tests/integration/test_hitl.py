@@ -1,4 +1,4 @@
-"""Client actions on tool calls (SPEC §4.1-4.3): tool outputs, approvals, duplicates, audit.
+"""Client actions on tool calls (docs/behaviour.md §4.1-4.3): tool outputs, approvals, duplicates, audit.
 
 Every test runs on memory://, a SQLite file and PostgreSQL (the ``store`` /
 ``backend`` fixtures of ``conftest.py``). Conversations are built from AI SDK v6
@@ -42,7 +42,7 @@ from tests.integration.hitl_support import (
 )
 from tests.support.ledger import as_json
 
-# -- tool outputs (SPEC §4.1) ------------------------------------------------------
+# -- tool outputs (docs/behaviour.md §4.1) ------------------------------------------------------
 
 
 def _call_in_state(store: ConversationStore, chat: str, state: str) -> str:
@@ -177,7 +177,7 @@ def test_a_tool_output_for_an_unknown_call_is_refused(store: ConversationStore) 
     assert store.version("chat") == before
 
 
-# -- approvals (SPEC §4.2) -----------------------------------------------------------
+# -- approvals (docs/behaviour.md §4.2) -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("by", ["approval_id", "tool_call_id"])
@@ -266,7 +266,7 @@ def test_an_answer_for_an_unknown_call_is_refused(
     assert store.version("chat") == before
 
 
-# -- duplicates: no event (SPEC §2, §4.1, §4.2) ---------------------------------------
+# -- duplicates: no event (docs/behaviour.md §2, §4.1, §4.2) ---------------------------------------
 
 
 def test_the_same_tool_output_twice_records_one_event(store: ConversationStore) -> None:
@@ -366,7 +366,7 @@ def test_a_different_answer_after_an_approval_was_recorded_is_refused(
     assert part(store, "chat", DELETE.call_id) == settled
 
 
-# -- audit (SPEC §1 Actor, §2) ------------------------------------------------------------
+# -- audit (docs/behaviour.md §1 Actor, §2) ------------------------------------------------------------
 
 
 def test_every_recorded_action_carries_its_actor_time_and_reason(store: ConversationStore) -> None:

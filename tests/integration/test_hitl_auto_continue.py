@@ -1,4 +1,4 @@
-"""Auto-continuation defaults (SPEC §4.3): on for approvals and tool results, off for errors.
+"""Auto-continuation defaults (docs/behaviour.md §4.3): on for approvals and tool results, off for errors.
 
 Overridable per action and by the store setting ``open(url, auto_continue=False)``.
 Runs on memory://, a SQLite file and PostgreSQL.
@@ -18,7 +18,7 @@ from tests.integration.hitl_support import (
     paused_turn,
 )
 
-# -- auto-continuation defaults (SPEC §4.3) -------------------------------------------------
+# -- auto-continuation defaults (docs/behaviour.md §4.3) -------------------------------------------------
 
 
 @pytest.mark.parametrize("approved", [True, False])

@@ -1,4 +1,4 @@
-"""Racing client actions (SPEC §4.2, §4.3, §7): one answer, one continuation, one claim.
+"""Racing client actions (docs/behaviour.md §4.2, §4.3, §7): one answer, one continuation, one claim.
 
 Each race is repeated ROUNDS times on fresh conversations: threads sharing one
 store (memory://, SQLite file, PostgreSQL), and two store instances on one

@@ -1,4 +1,4 @@
-"""Continuations (SPEC §4.3): when requested, the queue, claiming, the continuation stream.
+"""Continuations (docs/behaviour.md §4.3): when requested, the queue, claiming, the continuation stream.
 
 Runs on memory://, a SQLite file and PostgreSQL.
 """

@@ -1,4 +1,4 @@
-"""Paused turns (SPEC §4.4, §4.5, §5): status, durable pauses, the inbox, regenerate, edit.
+"""Paused turns (docs/behaviour.md §4.4, §4.5, §5): status, durable pauses, the inbox, regenerate, edit.
 
 Runs on memory://, a SQLite file and PostgreSQL; the restart tests on the two
 durable backends only.
@@ -234,7 +234,7 @@ def test_answering_a_call_no_longer_awaiting_approval_changes_nothing(
     assert as_json(store.messages("chat")) == shown
 
 
-# -- the approvals inbox (SPEC §5) -------------------------------------------------------------
+# -- the approvals inbox (docs/behaviour.md §5) -------------------------------------------------------------
 
 
 def test_pending_approvals_lists_every_awaited_call_of_the_tenant_oldest_first(
@@ -287,7 +287,7 @@ def test_pending_approvals_lists_every_awaited_call_of_the_tenant_oldest_first(
     ]
 
 
-# -- regenerate and edit (SPEC §4.5) ------------------------------------------------------------
+# -- regenerate and edit (docs/behaviour.md §4.5) ------------------------------------------------------------
 
 
 def _two_turns(store: ConversationStore) -> None:

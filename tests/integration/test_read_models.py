@@ -1,4 +1,4 @@
-"""The read models (SPEC §5): consistent with the aggregate at every version, rebuildable, exactly-once."""
+"""The read models (docs/behaviour.md §5): consistent with the aggregate at every version, rebuildable, exactly-once."""
 
 from __future__ import annotations
 

@@ -682,7 +682,7 @@ def test_concurrent_writers_on_one_conversation_lose_nothing_and_apply_nothing_t
     assert as_json(replay_from_scratch(first, "busy").state.messages) == as_json(
         first.messages("busy")
     )
-    # The store retries a lost race itself (SPEC §7); two writers must not exhaust that.
+    # The store retries a lost race itself (docs/behaviour.md §7); two writers must not exhaust that.
     assert not failures, (
         f"{len(failures)} of {2 * per_writer} appends failed, first: {failures[0]!r}"
     )

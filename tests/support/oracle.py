@@ -1,7 +1,7 @@
 """Drives the real Vercel AI SDK (``ai@6.0.326``) through ``tests/conformance/oracle``.
 
-The oracle is a Node script that answers one JSON case per line (see its
-README in ``../shared/conformance/ai-sdk-oracle``). We keep one Node process
+The oracle is a Node script that answers one JSON case per line (see the
+head of ``tests/conformance/oracle/oracle.mjs``). We keep one Node process
 per test session and talk to it line by line.
 """
 

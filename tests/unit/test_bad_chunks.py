@@ -1,4 +1,4 @@
-"""SPEC §3.4: every bad chunk is refused with a clear error, changes nothing; the stream goes on."""
+"""docs/behaviour.md §3.4: every bad chunk is refused with a clear error, changes nothing; the stream goes on."""
 
 from __future__ import annotations
 

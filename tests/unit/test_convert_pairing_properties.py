@@ -1,4 +1,4 @@
-"""Property: in every provider format, every tool call is paired with exactly one result (SPEC §6, §10).
+"""Property: in every provider format, every tool call is paired with exactly one result (docs/behaviour.md §6, §10).
 
 For any conversation the store can hold (``tests.conformance.messages.conversations``:
 tool parts in every state, static and dynamic, provider-executed or not, steps,

@@ -1,4 +1,4 @@
-"""The provider formats of ``model_messages`` (SPEC §6): Anthropic, OpenAI Chat, OpenAI Responses.
+"""The provider formats of ``model_messages`` (docs/behaviour.md §6): Anthropic, OpenAI Chat, OpenAI Responses.
 
 Each case gives UIMessages and the exact payload expected. Every payload is
 also validated, strictly (no undeclared key anywhere), against the official

@@ -31,7 +31,7 @@ def _same(ours: Any, expected: Any) -> bool:
     return json.dumps(ours) == json.dumps(expected)
 
 
-# --- ai-sdk-v6.md b.5 ---------------------------------------------------------------------
+# --- the AI SDK partial JSON examples -----------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Replayed tool chunks never regress state (SPEC §3.2); outputs reach earlier messages (§3.3)."""
+"""Replayed tool chunks never regress state (docs/behaviour.md §3.2); outputs reach earlier messages (§3.3)."""
 
 from __future__ import annotations
 
@@ -391,7 +391,7 @@ def test_sdk_regresses_a_replayed_tool_call_but_chatledger_keeps_it(oracle: Orac
 def test_tool_output_denied_completes_an_imported_pending_denial() -> None:
     """A denial imported as ``approval-responded`` (approved false) takes its ``tool-output-denied``.
 
-    SPEC §4.2 never leaves a denial pending; an *approved* call stays as it is (§3.2).
+    docs/behaviour.md §4.2 never leaves a denial pending; an *approved* call stays as it is (§3.2).
     """
 
     def imported(approved: bool) -> list[dict[str, Any]]:

@@ -313,7 +313,7 @@ def test_answers_carry_what_was_answered(timeline: list[TimelineEntry]) -> None:
 def test_a_cut_shows_the_messages_it_cut(
     events: list[ConversationEvent], timeline: list[TimelineEntry]
 ) -> None:
-    """SPEC §4.5: the cut messages stay in the log, and the audit shows them."""
+    """docs/behaviour.md §4.5: the cut messages stay in the log, and the audit shows them."""
     cut = timeline[-1].details
     assert cut["fromMessageId"] == "a1" and cut["count"] == 1
     assert cut["cutMessages"] == _fold(events[:-1]).messages[1:]

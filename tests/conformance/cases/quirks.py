@@ -1,6 +1,6 @@
-"""Odd but replay-free streams the SDK folds without error (ai-sdk-v6 "surprises").
+"""Odd but replay-free streams the SDK folds without error.
 
-SPEC §3.1 asks for JSON equality on *every* replay-free stream the SDK folds
+docs/behaviour.md §3.1 asks for JSON equality on *every* replay-free stream the SDK folds
 without error, so these sharp edges are part of the contract too.
 """
 

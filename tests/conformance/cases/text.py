@@ -1,4 +1,4 @@
-"""Text and reasoning parts: start/delta/end, provider metadata, ids, steps (ai-sdk-v6 §b.3)."""
+"""Text and reasoning parts: start/delta/end, provider metadata, ids, steps."""
 
 PM_A = {"openai": {"itemId": "msg_1"}}
 PM_B = {"openai": {"itemId": "msg_1", "phase": "final"}}
