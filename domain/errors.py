@@ -296,18 +296,32 @@ class MessageConversionError(ChatLedgerError):
 
 
 class UnansweredToolCallError(ChatLedgerError):
-    """The last assistant message has tool calls with no result yet: the turn is paused.
+    """The last assistant message has tool calls with no result yet.
 
-    Provider APIs refuse a tool call without its result. Answer the calls
-    (approval or tool output) first, or convert with ``unanswered="omit"``.
+    Provider APIs refuse a tool call without its result. While a call awaits
+    approval or a client's output the turn is paused; once every such call is
+    answered and the approved ones only wait to run, the turn is ready to
+    continue (as ``status()`` says). Answer or run the calls first, or convert
+    with ``unanswered="omit"``. ``approved`` lists the calls approved but not run.
     """
 
-    def __init__(self, tool_call_ids: list[str]) -> None:
+    def __init__(self, tool_call_ids: list[str], *, approved: list[str] | None = None) -> None:
         self.tool_call_ids = tool_call_ids
+        self.approved = list(approved or [])
         listed = ", ".join(repr(call) for call in tool_call_ids)
+        if self.approved and set(self.approved) >= set(tool_call_ids):
+            where = (
+                "are approved but have not run yet (the turn is ready to continue: the "
+                "continuation runs them)"
+            )
+        elif self.approved:
+            ready = ", ".join(repr(call) for call in self.approved)
+            where = f"have no result yet (the turn is paused; {ready} approved and ready to run)"
+        else:
+            where = "have no result yet (the turn is paused)"
         super().__init__(
-            f"tool call(s) {listed} in the last assistant message have no result yet "
-            "(the turn is paused); answer them first, or pass unanswered='omit' to leave them out"
+            f"tool call(s) {listed} in the last assistant message {where}; answer them first, "
+            "or pass unanswered='omit' to leave them out"
         )
 
 

@@ -32,6 +32,12 @@ def describe(error: Exception, url: str | None) -> str:
         )
     if isinstance(error, UnansweredToolCallError):
         listed = ", ".join(error.tool_call_ids)
+        if error.approved and set(error.approved) >= set(error.tool_call_ids):
+            return (
+                f"the last assistant message has approved tool calls that have not run yet "
+                f"({listed}): the turn is ready to continue, and the continuation runs them. "
+                "Convert after it, or pass --omit-unanswered to leave them out"
+            )
         return (
             f"the last assistant message has tool calls with no result yet ({listed}): the turn "
             "is paused. Answer them first ('chatledger status CHAT' shows how), or pass "

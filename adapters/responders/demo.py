@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
 
-__all__ = ["DENIAL_REASON", "DemoResult", "continuation_chunks", "first_turn_chunks", "record_demo"]
+__all__ = [
+    "DENIAL_REASON",
+    "DemoResult",
+    "approved_continuation_chunks",
+    "continuation_chunks",
+    "first_turn_chunks",
+    "record_demo",
+]
 
 USER = "user:alice"
 AGENT = "agent:ops-assistant"
@@ -100,6 +107,35 @@ def continuation_chunks() -> list[dict[str, Any]]:
                 "    aws s3 sync /var/log/ci/archive s3://ci-logs/archive/",
                 "\n\nOnce the upload is verified,",
                 " you can remove the local copy to free the space.",
+            ],
+        ),
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+    ]
+
+
+TOOL_OUTPUT: dict[str, Any] = {
+    "deleted": "/var/log/ci/archive",
+    "files": 1284,
+    "freedBytes": 3_435_973_837,
+}
+"""What the demo's ``delete_file`` returns when it runs (after an approval)."""
+
+
+def approved_continuation_chunks() -> list[dict[str, Any]]:
+    """The continuation after an approval: the provider's replay, the tool's result, an answer using it."""
+    return [
+        {"type": "start", "messageId": MESSAGE_ID},
+        *_tool_call(["".join(TOOL_INPUT_DELTAS[:2]), "".join(TOOL_INPUT_DELTAS[2:])]),
+        {"type": "tool-output-available", "toolCallId": TOOL_CALL_ID, "output": TOOL_OUTPUT},
+        {"type": "start-step"},
+        *_text(
+            "msg_68c2f1c7a1e48193",
+            [
+                f"Done: I deleted {TOOL_OUTPUT['deleted']}",
+                f" ({TOOL_OUTPUT['files']:,} files),",
+                f" which freed {TOOL_OUTPUT['freedBytes'] / 2**30:.1f} GiB",
+                " on the CI runner's disk.",
             ],
         ),
         {"type": "finish-step"},

@@ -22,7 +22,12 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from chatledger.adapters.responders.demo import continuation_chunks, first_turn_chunks
+from chatledger.adapters.responders.demo import (
+    TOOL_CALL_ID,
+    approved_continuation_chunks,
+    continuation_chunks,
+    first_turn_chunks,
+)
 
 __all__ = [
     "DemoResponder",
@@ -131,18 +136,35 @@ class DemoResponder(ScriptedResponder):
     """The demo turn (``chatledger.adapters.responders.demo``) for every conversation.
 
     A new message gets the first turn (a ``delete_file`` call awaiting
-    approval); a continuation gets the answer after the denial. The answer
+    approval); a continuation gets the answer to the human's decision: after a
+    denial, the model's answer to the reason; after an approval, the tool runs
+    (its ``tool-output-available``) and the answer uses its result. The answer
     depends on the request only, so any number of server processes give the
     same answers.
     """
 
     def __init__(self, *, delay: float = 0.0) -> None:
         super().__init__(
-            [first_turn_chunks(), continuation_chunks()], delay=delay, actor="agent:ops-assistant"
+            [first_turn_chunks(), continuation_chunks(), approved_continuation_chunks()],
+            delay=delay,
+            actor="agent:ops-assistant",
         )
 
     def _pick(self, request: ResponderRequest) -> int:
-        return 1 if request.trigger == "continuation" else 0
+        if request.trigger != "continuation":
+            return 0
+        return 2 if _approved(request.messages) else 1
+
+
+def _approved(messages: list[dict[str, Any]]) -> bool:
+    """Whether the demo's call was approved (and so should run) in the continued message."""
+    parts = messages[-1].get("parts", []) if messages else []
+    return any(
+        part.get("toolCallId") == TOOL_CALL_ID
+        and part.get("state") == "approval-responded"
+        and (part.get("approval") or {}).get("approved") is True
+        for part in parts
+    )
 
 
 def demo_responder(*, delay: float = 0.0) -> DemoResponder:

@@ -161,8 +161,15 @@ def edit(
 
     def decide(conversation: Conversation) -> int:
         target = next((m for m in conversation.state.messages if m["id"] == message_id), None)
-        if target is None or target["role"] != "user":
-            raise InvalidMessageError("only a user message can be edited", message_id=message_id)
+        if target is None:
+            raise InvalidMessageError(
+                "no such message in the conversation (nothing to edit)", message_id=message_id
+            )
+        if target["role"] != "user":
+            raise InvalidMessageError(
+                f"only a user message can be edited, this one is {target['role']}",
+                message_id=message_id,
+            )
         count = conversation.cut_messages(message_id, trigger="edit", reason=reason, actor=actor)
         conversation.append_message(new_message, actor=actor, limits=limits)
         return count

@@ -239,6 +239,7 @@ def build_turns(messages: list[dict[str, Any]], *, unanswered: Unanswered = "ref
     final = _final_message_index(messages)
     turns: list[Turn] = []
     pending: list[str] = []
+    approved: list[str] = []  # the pending calls a human approved: ready to run, not paused
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role == "system":
@@ -249,10 +250,11 @@ def build_turns(messages: list[dict[str, Any]], *, unanswered: Unanswered = "ref
             builder = _AssistantBuilder(message, paused=index == final)
             turns += builder.turns(omit=unanswered == "omit")
             pending += builder.pending
+            approved += builder.approved
         else:
             raise _error(message, f"unsupported role {role!r} (system, user or assistant)")
     if pending and unanswered == "refuse":
-        raise UnansweredToolCallError(pending)
+        raise UnansweredToolCallError(pending, approved=approved)
     return turns
 
 
@@ -296,6 +298,8 @@ class _AssistantBuilder:
         self.paused = paused
         self.pending: list[str] = []
         """Ids of the calls with no result in the final message (the paused turn)."""
+        self.approved: list[str] = []
+        """Those of them approved and waiting to run (the turn is ready to continue)."""
 
     def turns(self, *, omit: bool) -> list[Turn]:
         turns: list[Turn] = []
@@ -350,6 +354,8 @@ class _AssistantBuilder:
         if result is None:
             if self.paused:
                 self.pending.append(call.call_id)
+                if part.get("state") == "approval-responded":
+                    self.approved.append(call.call_id)
                 if omit:
                     return
                 # refused at the end of build_turns; keep going to name every pending call
