@@ -85,34 +85,46 @@ def read_sse(text: str) -> list[ChunkRecord]:
     Only ``data`` fields count; several ``data`` lines of one event are joined
     with newlines; comments (``:``) and other fields are ignored; ``[DONE]`` is
     skipped. A last event without its closing blank line is still read, since
-    captures are often cut there.
+    captures are often cut there. A capture that lost the blank lines between
+    events (several ``data:`` lines that are not one JSON value together) is
+    read one ``data:`` line per chunk, each with its own line number.
     """
     records: list[ChunkRecord] = []
-    data: list[str] = []
-    start = 0
+    data: list[tuple[int, str]] = []
     lines = _SSE_LINE_BREAK.split(text.removeprefix("\ufeff"))
     for number, line in enumerate(lines, start=1):
         if not line:
-            _dispatch(records, data, start)
+            _dispatch(records, data)
             data = []
             continue
         name, _, value = line.partition(":")
         if name == "data":  # a comment line has an empty name
-            if not data:
-                start = number
-            data.append(value.removeprefix(" "))
-    _dispatch(records, data, start)
+            data.append((number, value.removeprefix(" ")))
+    _dispatch(records, data)
     return records
 
 
-def _dispatch(records: list[ChunkRecord], data: list[str], line: int) -> None:
+def _dispatch(records: list[ChunkRecord], data: list[tuple[int, str]]) -> None:
     if not data:
         return
-    payload = "\n".join(data)
+    payload = "\n".join(value for _, value in data)
     if payload.strip() == _DONE:
         return
     value, error = parse_json_value(payload)
-    records.append(ChunkRecord(line, value, error))
+    if error is not None and len(data) > 1 and _lines_are_events(data):
+        for line, text in data:
+            if text.strip() != _DONE:
+                records.append(ChunkRecord(line, *parse_json_value(text)))
+        return
+    records.append(ChunkRecord(data[0][0], value, error))
+
+
+def _lines_are_events(data: list[tuple[int, str]]) -> bool:
+    """Whether the data lines are events that lost their blank lines: some line is a JSON object alone.
+
+    (The lines of one JSON value split over ``data:`` lines are not objects by themselves.)
+    """
+    return any(isinstance(parse_json_value(text)[0], dict) for _, text in data)
 
 
 def read_chunks(text: str) -> tuple[FileFormat, list[ChunkRecord]]:

@@ -458,7 +458,9 @@ def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "Write a recorded UI message stream into a conversation as one model response. FILE holds "
         "one chunk per line (JSON Lines) or an SSE capture ('data: {...}' events; comments and "
         "'data: [DONE]' are ignored); the format is detected. Invalid lines are recorded as "
-        "refused input and reported with their line number.",
+        "refused input and reported with their line number. A capture without a finish chunk "
+        "closes the stream as interrupted. Exit status 1 when a chunk was refused or none was "
+        "applied.",
     )
     parser.add_argument("chat", metavar="CHAT", help="chat id")
     parser.add_argument("file", metavar="FILE", help="the recorded stream, or - for standard input")
@@ -482,6 +484,7 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
     file_format, records = read_chunks(_read_text(args.file))
     if not records:
         raise CommandError(f"{args.file} holds no chunks")
+    outcome = _capture_outcome(record.chunk for record in records)
     with _open(args) as store:
         if args.create:
             with contextlib.suppress(ConversationExistsError):
@@ -492,6 +495,7 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
                 _progress((record.chunk for record in records), len(records), "ingesting"),
                 actor=args.actor,
                 continuation=args.continuation,
+                outcome=outcome,
             )
         except ConversationNotFoundError as error:
             raise CommandError(
@@ -499,7 +503,36 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
                 "pass --create to start it"
             ) from None
     print(render_ingest(args.chat, report.message_id, file_format, records, report), file=out)
+    if outcome != "finished":
+        print(f"the stream was closed as {outcome}: {_OUTCOME_WHY[outcome]}", file=out)
+    if report.refused or not report.applied:
+        what = (
+            f"{_count(len(report.refused), 'chunk')} refused (listed above)"
+            if report.refused
+            else "no chunk was applied"
+        )
+        print(f"{_PROG}: error: {args.file}: {what}; what was received is recorded", file=sys.stderr)
+        return 1
     return 0
+
+
+_OUTCOME_WHY = {
+    "interrupted": "the capture ends without a finish chunk",
+    "aborted": "the capture ends with an abort chunk",
+    "errored": "the capture holds an error chunk and no finish chunk",
+}
+
+
+def _capture_outcome(chunks: Iterable[Any]) -> str:
+    """How a recorded stream ended: finished, aborted, errored, or interrupted (cut short)."""
+    kinds = {chunk.get("type") for chunk in chunks if isinstance(chunk, dict)}
+    if "finish" in kinds:
+        return "finished"
+    if "abort" in kinds:
+        return "aborted"
+    if "error" in kinds:
+        return "errored"
+    return "interrupted"
 
 
 def _progress(items: Iterable[T], total: int, what: str) -> Iterable[T]:

@@ -214,7 +214,8 @@ def test_ingest_of_a_jsonl_file_reports_counts_and_the_bad_lines(
     lines.insert(4, '{"type": "text-delta", oops')  # becomes line 5
     (tmp_path / "turn.jsonl").write_text("\n".join(lines) + "\n")
     result = run("ingest", "c", "turn.jsonl", "--url", url, "--create", "--actor", "agent:bot")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # a line was refused
+    assert "1 chunk refused" in result.stderr
     assert "9 chunks (jsonl)" in result.stdout
     assert "8 applied, 0 replayed, 1 refused" in result.stdout
     assert "line 5: not valid JSON" in result.stdout
@@ -253,7 +254,7 @@ def test_ingest_reports_chunks_the_store_refuses_with_their_reason(
     chunks = [*TURN[:3], {"type": "text-delta", "id": "nope", "delta": "x"}, *TURN[3:]]
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(c) for c in chunks))
     result = run("ingest", "c", "a.jsonl", "--url", url, "--create")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert "line 4: 'text-delta' chunk at position 3 refused" in result.stdout
 
 

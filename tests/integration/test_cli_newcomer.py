@@ -202,3 +202,54 @@ def test_postgres_connection_errors_say_the_cause(
     err = _error(capsys, "inbox", "--url", nouser)
     assert "chatledger_no_such_user" in err and "does not exist" in err
     assert "couldn't get a connection" not in err
+
+
+TURN: list[dict[str, Any]] = [
+    {"type": "start"},
+    {"type": "start-step"},
+    {"type": "text-start", "id": "t1"},
+    {"type": "text-delta", "id": "t1", "delta": "Hello"},
+    {"type": "text-end", "id": "t1"},
+    {"type": "finish-step"},
+    {"type": "finish", "finishReason": "stop"},
+]
+
+
+def _ingest(url: str, tmp_path: Path, text: str, *extra: str) -> int:
+    (tmp_path / "capture.txt").write_text(text)
+    return main(["ingest", "c", "capture.txt", "--url", url, "--create", *extra])
+
+
+def test_ingest_exits_non_zero_when_a_chunk_is_refused(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _ingest(url, tmp_path, json.dumps({"type": "text-delta", "id": "x", "delta": "y"})) == 1
+    assert "1 chunk refused" in capsys.readouterr().err
+    assert _ingest(url, tmp_path, "\n".join(json.dumps(c) for c in CLIENT_TOOL_TURN)) == 0
+    replay = json.dumps(CLIENT_TOOL_TURN[2])  # the same call again: recorded, changes nothing
+    assert _ingest(url, tmp_path, replay, "--continuation") == 1
+    assert "no chunk was applied" in capsys.readouterr().err
+
+
+def test_a_capture_without_finish_closes_as_interrupted(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _ingest(url, tmp_path, "\n".join(json.dumps(c) for c in TURN[:4])) == 0
+    assert "closed as interrupted" in capsys.readouterr().out
+    with ConversationStore.open(url) as store:
+        closed = store.history("c", kinds=["stream-closed"])[-1]
+        assert closed.details["outcome"] == "interrupted"
+        assert store.status("c").last_outcome == "interrupted"
+
+
+def test_an_sse_capture_without_blank_lines_is_read_per_data_line(
+    url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = "".join(f"data: {json.dumps(c)}\n" for c in TURN) + "data: [DONE]\n"
+    assert _ingest(url, tmp_path, capture) == 0
+    assert "7 applied, 0 replayed, 0 refused" in capsys.readouterr().out
+    broken = [f"data: {json.dumps(c)}" for c in TURN]
+    broken[3] = 'data: {"type": "text-delta", oops'
+    assert _ingest(url, tmp_path, "\n".join(broken), "--continuation") == 1
+    out = capsys.readouterr().out
+    assert "line 4: not valid JSON" in out
