@@ -141,8 +141,11 @@ class _Digest:
         kind = chunk.get("type") if isinstance(chunk, dict) else None
         if not isinstance(kind, str):
             return
-        if kind == "start" and self._renames(chunk.get("messageId")):
-            self._other(f"start of message {_id(chunk['messageId'])}")
+        if kind == "start" and self.message_id is not None:
+            # The audit names a new message once, with the id it keeps (the chunk's, if any).
+            named = chunk.get("messageId")
+            self.message_id = named if isinstance(named, str) else self.message_id
+            self._other(f"start of message {_id(self.message_id)}")
         elif kind in _SILENT:
             self.silent[_id(kind)] = None
         elif kind in ("text-delta", "reasoning-delta"):
@@ -151,14 +154,6 @@ class _Digest:
             self._milestone(chunk, kind)
         else:
             self._other(_label(chunk, kind))
-
-    def _renames(self, message_id: Any) -> bool:
-        """Whether a ``start`` names another message (the fold then renames the new message)."""
-        if self.message_id is None or not isinstance(message_id, str):
-            return False
-        renamed = bool(message_id != self.message_id)
-        self.message_id = message_id
-        return renamed
 
     def _text(self, key: str, delta: Any) -> None:
         if key not in self.texts:

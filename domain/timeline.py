@@ -186,7 +186,8 @@ def _opened(event: StreamOpened, before: ConversationState) -> _Described:
         summary = f"stream {stream} opened continuing message {message}"
         usual = "continuation"
     else:
-        summary = f"stream {stream} opened for a new assistant message {message}"
+        # The new message is named once, by the stream's ``start`` (which may give it another id).
+        summary = f"stream {stream} opened for a new assistant message"
         usual = "submit-message"
     notes = [] if event.trigger == usual else [_id(event.trigger)]
     if event.request_id is not None:

@@ -105,3 +105,15 @@ def test_the_demo_answers_the_denial_when_denied(store: ConversationStore) -> No
     assert call["state"] == "output-denied"
     text = "".join(p["text"] for p in answer["parts"] if p["type"] == "text")
     assert "won't delete anything" in text
+
+
+def test_the_audit_names_each_message_by_one_id(store: ConversationStore) -> None:
+    """The stream's provisional message id never shows: the start chunk's id does, once."""
+    _demo_paused(store)
+    opened = store.history("demo", kinds=["stream-opened"])[0]
+    provisional = opened.details["messageId"]
+    final = store.messages("demo")[-1]["id"]
+    assert provisional != final  # the demo's start chunk names the message
+    summaries = [entry.summary for entry in store.history("demo")]
+    assert not any(provisional in summary for summary in summaries)
+    assert sum(f"start of message {final}" in summary for summary in summaries) == 1

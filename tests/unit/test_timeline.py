@@ -194,12 +194,12 @@ def test_every_event_reads_as_one_precise_line(
             'user message u1: "What is the weather in Paris? And clean /tmp."',
             (),
         ),
-        ("stream-opened", "agent:bot", "stream s1 opened for a new assistant message a1", ()),
+        ("stream-opened", "agent:bot", "stream s1 opened for a new assistant message", ()),
         (
             "chunks",
             "agent:bot",
-            '9 chunks: text "Let me check the weather and …", tool call `weather` (call_1) '
-            "input ready",
+            '9 chunks: start of message a1, text "Let me check the weather and …", tool call '
+            "`weather` (call_1) input ready",
             (),
         ),
         ("chunks", "agent:bot", "1 chunk: tool call `delete_file` (call_7) input ready", ()),
