@@ -85,6 +85,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
+
 __all__ = [
     "DEFAULT_TENANT",
     "FORMATS",

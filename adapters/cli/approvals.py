@@ -70,7 +70,9 @@ def add_approval_commands(
         parser.add_argument("--reason", help="why (recorded in the audit; told to the model)")
         _add_answer_options(parser)
         parser.set_defaults(
-            command=lambda args, out, approved=approved: _respond(args, out, approved, open_existing)
+            command=lambda args, out, approved=approved: _respond(
+                args, out, approved, open_existing
+            )
         )
 
     output = subparser(

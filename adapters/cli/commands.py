@@ -511,7 +511,9 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
             if report.refused
             else "no chunk was applied"
         )
-        print(f"{_PROG}: error: {args.file}: {what}; what was received is recorded", file=sys.stderr)
+        print(
+            f"{_PROG}: error: {args.file}: {what}; what was received is recorded", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -483,9 +483,7 @@ def _json_copy(item: Any) -> Item:
     except (TypeError, ValueError) as error:
         raise InvalidInputError(f"a session item must be JSON: {error}") from None
     if not isinstance(copied, dict):
-        raise InvalidInputError(
-            f"a session item must be a JSON object, not {type(item).__name__}"
-        )
+        raise InvalidInputError(f"a session item must be a JSON object, not {type(item).__name__}")
     return copied
 
 

@@ -16,6 +16,7 @@ from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = ["StoreNotFoundError", "open_existing", "store_display"]
 
+
 class StoreNotFoundError(StoreConfigurationError):
     """No store exists at the URL (nothing was created)."""
 

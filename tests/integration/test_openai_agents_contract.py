@@ -149,7 +149,8 @@ def test_session_settings_as_a_dict_are_coerced_and_validated(backend: Backend) 
     result = run(Runner.run(Agent(name="a", model=model), "hi", session=session))
     assert result.final_output == "Hello again."
     sent = model.inputs[0]
-    assert ITEMS[-1] in sent and ITEMS[1] not in sent  # the limited history (an orphan output dropped)
+    # The limited history (the SDK drops the output whose call fell out of the window).
+    assert ITEMS[-1] in sent and ITEMS[1] not in sent
     with pytest.raises(Exception, match="limit"):
         ChatLedgerSession(store, "bad", session_settings={"limit": "many"})
 
