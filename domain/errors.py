@@ -52,7 +52,7 @@ class ConversationNotFoundError(ChatLedgerError):
         self.chat_id = chat_id
         super().__init__(
             f"conversation {chat_id!r} (tenant {tenant!r}) does not exist; "
-            "start it first with start_conversation()"
+            "start it first, or check the chat id and the tenant"
         )
 
 

@@ -20,7 +20,11 @@ from chatledger.adapters.responders.demo import (
     first_turn_chunks,
 )
 from chatledger.adapters.responders.scripted import ResponderRequest, demo_responder
-from chatledger.domain.errors import InvalidMessageError, UnansweredToolCallError
+from chatledger.domain.errors import (
+    ConversationNotFoundError,
+    InvalidMessageError,
+    UnansweredToolCallError,
+)
 
 PROVIDER_FORMATS = ("anthropic", "openai-chat", "openai-responses")
 
@@ -117,3 +121,10 @@ def test_the_audit_names_each_message_by_one_id(store: ConversationStore) -> Non
     summaries = [entry.summary for entry in store.history("demo")]
     assert not any(provisional in summary for summary in summaries)
     assert sum(f"start of message {final}" in summary for summary in summaries) == 1
+
+
+def test_error_messages_name_no_python_call(store: ConversationStore) -> None:
+    """What a CLI or HTTP user reads names no Python function (the interfaces add their own hint)."""
+    with pytest.raises(ConversationNotFoundError) as missing:
+        store.messages("ghost")
+    assert "()" not in str(missing.value) and "'ghost'" in str(missing.value)
