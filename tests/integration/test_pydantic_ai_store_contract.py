@@ -162,3 +162,49 @@ def test_a_fresh_instance_reads_stored_entries(backend: Backend) -> None:
     assert run(other.read_history(entries[-1].id)) == entries
     with pytest.raises(KeyError):
         run(ChatLedgerConversationStore(writer.store).read_entry("no-such-entry"))
+
+
+async def _script(store: PydanticAIStore) -> list[Any]:
+    """One sequence of contract calls; what each returned, with revisions and times left out."""
+    seen: list[Any] = []
+
+    def record(value: ConversationRecord | None) -> Any:
+        if value is None:
+            return None
+        return (value.conversation_id, value.scope, value.forked_from, len(value.branches))
+
+    first = Conversation(messages=turn("one", "1"), conversation_id="a")
+    seen.append(len(await store.save(first, scope="alice")))
+    loaded = await store.load("a")
+    assert loaded is not None
+    loaded.messages.extend(turn("two", "2"))
+    seen.append(len(await store.save(loaded)))
+    seen.append(len(await store.save(loaded)))  # nothing new
+    seen.append([m.parts[0].content for m in (await store.load("a", limit=2)).messages])  # type: ignore[union-attr]
+    branched = await store.branch("a", at=2, expected_revision=loaded.revision)
+    branched.messages.extend(turn("three", "3"))
+    await store.save(branched)
+    seen.append(record(await store.read_record("a")))
+    fork = await store.fork("a", at=2, new_conversation_id="b")
+    seen.append([m.parts[0].content for m in fork.messages])  # type: ignore[union-attr]
+    seen.append(sorted(r.conversation_id for r in await store.list_conversations()))
+    seen.append([r.conversation_id for r in await store.list_conversations(scope="alice")])
+    try:
+        await store.save(Conversation(messages=turn("x", "y"), conversation_id="b"))
+    except ConversationConflict:
+        seen.append("conflict: b exists")
+    await store.delete("a", scope="bob")  # another scope: left as it is
+    seen.append(record(await store.read_record("a")))
+    await store.delete("a")
+    seen.append(await store.load("a"))
+    seen.append(sorted(r.conversation_id for r in await store.list_conversations()))
+    again = Conversation(messages=turn("new", "life"), conversation_id="a")
+    await store.save(again)
+    seen.append([m.parts[0].content for m in (await store.load("a")).messages])  # type: ignore[union-attr]
+    return seen
+
+
+def test_the_same_calls_give_the_same_results_as_the_in_memory_store(backend: Backend) -> None:
+    ours = run(_script(ChatLedgerConversationStore(backend.open())))
+    theirs = run(_script(InMemoryConversationStore()))
+    assert ours == theirs
