@@ -98,7 +98,7 @@ async def test_send_deny_continue_like_use_chat(durable_backend: Backend, via: s
             )
         )
         # The provider's replay of the earlier call is recorded, not sent: the
-        # client would regress its tool part with it (ai-sdk-v6.md §c.3).
+        # client would regress its tool part with it (the SDK applies a re-sent call in place).
         replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
         assert second == [c for c in demo.continuation_chunks() if c["type"] not in replayed]
 
@@ -232,7 +232,7 @@ async def test_a_new_answer_never_takes_an_existing_message_id(
 async def test_a_result_for_an_earlier_message_is_stored_not_streamed(
     sqlite_store: ConversationStore,
 ) -> None:
-    """The store puts it on the earlier part (SPEC §3.3); the SDK client could not fold it."""
+    """The store puts it on the earlier part (docs/behaviour.md §3.3); the SDK client could not fold it."""
     call = {
         "type": "tool-input-available",
         "toolCallId": "call-old",
