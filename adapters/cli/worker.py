@@ -14,19 +14,17 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from chatledger.adapters.http.turns import TurnRunner, open_turn
-from chatledger.adapters.responders.scripted import Responder
-from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.continuations import (
-    LEASE_SECONDS,
-    ContinuationRunner,
-    worker_name,
-)
-from chatledger.projections.read_models import ContinuationRequest
+if TYPE_CHECKING:  # imported when the command runs, so `chatledger --help` starts fast
+    from chatledger.adapters.responders.scripted import Responder
+    from chatledger.adapters.store import ConversationStore
+    from chatledger.projections.read_models import ContinuationRequest
 
-__all__ = ["add_worker", "run_worker"]
+__all__ = ["LEASE_SECONDS", "add_worker", "run_worker"]
+
+LEASE_SECONDS = 10.0
+"""``chatledger.adapters.store.continuations.LEASE_SECONDS`` (kept equal by a test)."""
 
 
 def add_worker(
@@ -123,6 +121,9 @@ async def run_worker(
     are written. Answers under way when it stops get 10 s to finish, then are
     closed as ``aborted``.
     """
+    from chatledger.adapters.http.turns import TurnRunner, open_turn
+    from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
