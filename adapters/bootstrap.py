@@ -72,12 +72,12 @@ def open_store(
     """What ``ConversationStore.open`` does; see there."""
     cipher_key = cipher_key or key_from_environment()
     if cipher_key:
+        _require_cryptography()
         decode_key(cipher_key)  # a malformed key: CipherKeyError, not a driver error
     env: dict[str, str] = {}
     if not compress:
         env["COMPRESSOR_TOPIC"] = ""
     if cipher_key:
-        _require_cryptography()
         env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
         env["CIPHER_KEY"] = cipher_key
     return build_store(

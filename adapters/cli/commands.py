@@ -159,7 +159,7 @@ def _open_existing(args: argparse.Namespace) -> ConversationStore:
     """The store for a command that only reads: refused, creating nothing, when it is not there."""
     from chatledger.adapters.store.existing import open_existing
 
-    return open_existing(args.url, tenant=args.tenant)
+    return open_existing(args.url, tenant=args.tenant, cipher_key=_cipher_key(args))
 
 
 # -- serve ------------------------------------------------------------------------

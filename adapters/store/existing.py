@@ -31,7 +31,9 @@ def store_display(url: str | None) -> str:
     return parse_url(url).display
 
 
-def open_existing(url: str | None, *, tenant: str = DEFAULT_TENANT) -> ConversationStore:
+def open_existing(
+    url: str | None, *, tenant: str = DEFAULT_TENANT, cipher_key: str | None = None
+) -> ConversationStore:
     """Open the store at ``url`` if it exists; StoreNotFoundError (creating nothing) otherwise."""
     config = parse_url(url)
     if config.backend == "sqlite":
@@ -42,4 +44,4 @@ def open_existing(url: str | None, *, tenant: str = DEFAULT_TENANT) -> Conversat
         raise StoreNotFoundError(
             config.display, f"schema {config.schema or 'public'!r} has no chatledger tables"
         )
-    return ConversationStore.open(url, tenant=tenant)
+    return ConversationStore.open(url, tenant=tenant, cipher_key=cipher_key)
