@@ -38,8 +38,10 @@ from chatledger.domain.events import (
     ConversationStarted,
     MessageAppended,
     MessagesCut,
+    MetadataSet,
     StreamClosed,
     StreamOpened,
+    TitleSet,
     ToolApprovalResponded,
     ToolOutputAdded,
 )
@@ -49,6 +51,7 @@ from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_outpu
 
 __all__ = [
     "STREAM_OUTCOMES",
+    "TITLE_LIMIT",
     "TRIGGERS",
     "Conversation",
     "ReceivedChunk",
@@ -56,6 +59,8 @@ __all__ = [
     "is_boundary",
 ]
 
+TITLE_LIMIT = 200
+"""The longest title, in characters."""
 STREAM_OUTCOMES = ("finished", "aborted", "errored", "interrupted")
 TRIGGERS = ("submit-message", "regenerate-message", "continuation")
 
@@ -376,6 +381,34 @@ class Conversation(BaseAggregate[UUID]):
             actor=actor,
         )
         return count
+
+    def set_title(self, title: str | None, *, actor: str) -> bool:
+        """Name the conversation (None: untitled again); False when it already has that title."""
+        if title is not None:
+            if not isinstance(title, str):
+                raise InvalidInputError(
+                    f"the title must be a string or None, not {type(title).__name__}"
+                )
+            title = " ".join(title.split())
+            if not title:
+                raise InvalidInputError("the title must not be blank (give None to clear it)")
+            if len(title) > TITLE_LIMIT:
+                raise InvalidInputError(
+                    f"the title has {len(title)} characters; at most {TITLE_LIMIT} are allowed"
+                )
+        if title == self.state.title:
+            return False
+        self.trigger_event(TitleSet, title=title, actor=actor)
+        return True
+
+    def set_metadata(self, metadata: dict[str, Any], *, actor: str) -> bool:
+        """Replace the conversation's metadata; False when it already is exactly that."""
+        if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+            raise InvalidInputError("metadata must be a JSON object (a dict with string keys)")
+        if metadata == self.state.metadata:
+            return False
+        self.trigger_event(MetadataSet, metadata=metadata, actor=actor)
+        return True
 
     def _require_stream(self, stream_id: str) -> None:
         stream = self.state.stream

@@ -86,6 +86,10 @@ class ConversationState:
     """toolCallId -> ISO time its approval was requested."""
     approval_calls: dict[str, str] = field(default_factory=dict)
     """approval id -> toolCallId, kept even when a part no longer carries its approval."""
+    title: str | None = None
+    """The title someone set (``TitleSet``), or None."""
+    metadata: dict[str, Any] | None = None
+    """The metadata someone set (``MetadataSet``), or None."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
 
@@ -246,6 +250,9 @@ class ConversationState:
             "answeredSinceStream": self.answered_since_stream,
             "approvalTimes": self.approval_times,
             "approvalCalls": self.approval_calls,
+            # Only when set, so the snapshots of untitled conversations stay as they were.
+            **({"title": self.title} if self.title is not None else {}),
+            **({"metadata": self.metadata} if self.metadata is not None else {}),
         }
 
     @classmethod
@@ -258,6 +265,8 @@ class ConversationState:
         state.answered_since_stream = bool(data.get("answeredSinceStream"))
         state.approval_times = dict(data.get("approvalTimes") or {})
         state.approval_calls = dict(data.get("approvalCalls") or {})
+        state.title = data.get("title")
+        state.metadata = data.get("metadata")
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]

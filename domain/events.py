@@ -33,8 +33,10 @@ __all__ = [
     "ConversationStarted",
     "MessageAppended",
     "MessagesCut",
+    "MetadataSet",
     "StreamClosed",
     "StreamOpened",
+    "TitleSet",
     "ToolApprovalResponded",
     "ToolOutputAdded",
 ]
@@ -321,6 +323,28 @@ class MessagesCut(ConversationEvent):
         """Cut the messages."""
         index = next(i for i, m in enumerate(state.messages) if m["id"] == self.from_message_id)
         state.cut_from(index)
+
+
+class TitleSet(ConversationEvent):
+    """Someone named the conversation (None: back to the first user text)."""
+
+    title: str | None
+    """The title, or None to clear it."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Record the title."""
+        state.title = self.title
+
+
+class MetadataSet(ConversationEvent):
+    """Someone replaced the conversation's metadata."""
+
+    metadata: dict[str, Any]
+    """The new metadata, whole (it replaces the previous one)."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Record the metadata."""
+        state.metadata = _own(self.metadata)
 
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:

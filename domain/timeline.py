@@ -55,8 +55,10 @@ from chatledger.domain.events import (
     ConversationStarted,
     MessageAppended,
     MessagesCut,
+    MetadataSet,
     StreamClosed,
     StreamOpened,
+    TitleSet,
     ToolApprovalResponded,
     ToolOutputAdded,
 )
@@ -75,6 +77,8 @@ KINDS: Final = (
     "continuation-requested",
     "continuation-claimed",
     "messages-cut",
+    "title-set",
+    "metadata-set",
 )
 """Every timeline kind, one per event class, in the order of ``events.py``."""
 
@@ -309,6 +313,18 @@ def _cut(event: MessagesCut, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _title(event: TitleSet, before: ConversationState) -> _Described:
+    if event.title is None:
+        return "title cleared", {"title": None, "previous": before.title}, ()
+    return f"titled {event.title}", {"title": event.title, "previous": before.title}, ()
+
+
+def _metadata(event: MetadataSet, before: ConversationState) -> _Described:
+    keys = ", ".join(_id(key) for key in event.metadata) or "none"
+    details = {"metadata": copy.deepcopy(event.metadata), "previous": before.metadata}
+    return f"metadata set (keys: {keys})", details, ()
+
+
 _TRIGGER_LABELS: Final = {"regenerate-message": "regenerate", "edit": "edit"}
 
 
@@ -343,6 +359,8 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, _Describer], ...]] 
     (ContinuationRequested, "continuation-requested", _requested),
     (ContinuationClaimed, "continuation-claimed", _claimed),
     (MessagesCut, "messages-cut", _cut),
+    (TitleSet, "title-set", _title),
+    (MetadataSet, "metadata-set", _metadata),
 )
 
 

@@ -32,6 +32,7 @@ from chatledger.domain.errors import StoredDataError, StoreUnavailableError
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.timeline import TimelineEntry, compact, describe
 from chatledger.domain.tool_parts import tool_name
+from chatledger.projections.listing import ConversationSummary, search_text, title_of
 from chatledger.projections.read_models import (
     ContinuationRequest,
     ConversationRow,
@@ -50,6 +51,7 @@ __all__ = [
     "approvals_of",
     "continuation_of",
     "full_timeline",
+    "summary_of",
 ]
 
 _log = logging.getLogger("chatledger.projector")
@@ -251,6 +253,7 @@ class Projector:
                 conversation.modified_on.astimezone(UTC),
             )
             page.approvals[key] = approvals_of(state, conversation.modified_on)
+            page.summaries[key] = summary_of(conversation, len(page.approvals[key]))
             page.continuations[key] = continuation_of(state)
             self._remember(key, conversation)
         return page
@@ -273,6 +276,26 @@ class Projector:
 
 def _uuid(value: Any) -> UUID:
     return value if isinstance(value, UUID) else UUID(str(value))
+
+
+def summary_of(conversation: Conversation, pending_approvals: int) -> ConversationSummary:
+    """The conversation list's row of a conversation."""
+    state = conversation.state
+    return ConversationSummary(
+        conversation.id,
+        state.tenant,
+        state.chat_id,
+        title_of(state.messages, state.title, state.chat_id),
+        state.title is not None,
+        conversation.created_on.astimezone(UTC),
+        conversation.modified_on.astimezone(UTC),
+        conversation.version,
+        len(state.messages),
+        status_of(state).status,
+        pending_approvals,
+        state.metadata,
+        search_text(state.messages, state.title),
+    )
 
 
 def approvals_of(state: ConversationState, fallback_time: datetime) -> list[PendingApproval]:

@@ -1,11 +1,13 @@
 """The read models' rows, what one page of events changes in them, and the view interface that stores them.
 
-Three read models are kept together, in one set of tables, behind one
+Four read models are kept together, in one set of tables, behind one
 ``eventsourcing`` tracking position (so they always agree with each other):
 
 - **conversations**: per conversation, its UIMessages and status as of its
   latest projected version (``messages()`` reads this instead of replaying);
 - **timeline**: one audit entry per event (``history()``);
+- **conversation list**: per conversation, its summary (title, times,
+  counts, status) and the text full-text search looks in (``list_conversations()``);
 - **inbox**: the tool calls awaiting approval and the pending continuation
   requests, across conversations (``pending_approvals()``,
   ``pending_continuations()``).
@@ -29,6 +31,7 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError, Tracking, TrackingRecorder
 
 from chatledger.domain.timeline import TimelineEntry
+from chatledger.projections.listing import ConversationList, ConversationSummary, ListQuery
 
 __all__ = [
     "ContinuationRequest",
@@ -139,6 +142,8 @@ class Page:
     """The conversation's full set of pending approvals after the page (replaces the old set)."""
     continuations: dict[UUID, ContinuationRequest | None] = field(default_factory=dict)
     """The conversation's pending continuation after the page, or None (replaces the old one)."""
+    summaries: dict[UUID, ConversationSummary] = field(default_factory=dict)
+    """The conversation list's row of each conversation the page touched."""
     events: int = 0
     """How many events the page held."""
 
@@ -196,6 +201,10 @@ class ReadModelView(TrackingRecorder):
     @abstractmethod
     def pending_continuations(self, tenant: str) -> list[ContinuationRequest]:
         """The tenant's pending continuation requests, oldest first."""
+
+    @abstractmethod
+    def list_conversations(self, query: ListQuery) -> ConversationList:
+        """One page of the tenant's conversations, newest change first."""
 
     @abstractmethod
     def reset(self, application_name: str) -> None:

@@ -6,6 +6,8 @@ schema, and are created on first use:
 - ``chatledger_conversations``: one row per conversation, its messages as JSON;
 - ``chatledger_timeline``: one row per event (the audit timeline);
 - ``chatledger_pending_approvals`` and ``chatledger_pending_continuations``: the inbox;
+- ``chatledger_conversation_list`` (and its search index): the list of
+  conversations (see ``conversation_list``);
 - the tracking table (``tracking`` on SQLite, ``chatledger_tracking`` on PostgreSQL).
 
 ``memory://`` stores keep their read models in an in-memory SQLite database.
@@ -36,6 +38,12 @@ from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
 from psycopg import sql
 
+from chatledger.adapters.persistence.conversation_list import (
+    LIST_TABLE,
+    SEARCH_TABLE,
+    PostgresListTables,
+    SQLiteListTables,
+)
 from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
 from chatledger.domain.limits import check_name, check_position
 from chatledger.domain.timeline import TimelineEntry
@@ -58,6 +66,7 @@ TABLES = {
     "timeline": "chatledger_timeline",
     "approvals": "chatledger_pending_approvals",
     "continuations": "chatledger_pending_continuations",
+    "list": LIST_TABLE,
 }
 SETTINGS = "chatledger_settings"
 """What the store records about itself (the key check value): kept by ``reset``."""
@@ -241,6 +250,7 @@ class _SQLReadModels(ReadModelView):
                         f"timeline rows after position {after} are already there: {error}"
                     ) from None
             self._replace_inbox(c, page)
+            self._write_summaries(c, page.summaries)
 
     def _replace_inbox(self, c: Any, page: Page) -> None:
         seal = self.key
@@ -424,6 +434,8 @@ class _SQLReadModels(ReadModelView):
             for name in TABLES:
                 c.execute(self._statement(f"DELETE FROM {{{name}}}"))
             c.execute(self._statement("DELETE FROM {quarantine}"))
+            for statement in self.SEARCH_RESET:  # type: ignore[attr-defined]
+                c.execute(self._statement(statement))
             c.execute(self._statement(_DELETE_TRACKING), (application_name,))
 
     def setting(self, name: str, default: str) -> str:
@@ -465,6 +477,17 @@ class _SQLReadModels(ReadModelView):
                 f"read models moved past position {after} meanwhile (another projector or a rebuild)"
             )
 
+    def list_missing(self) -> bool:
+        """Whether conversations were projected before the conversation list existed (it then needs a rebuild)."""
+        with self._transaction(commit=False) as c:
+            c.execute(
+                self._statement(
+                    "SELECT 1 AS found FROM {conversations}"
+                    " WHERE NOT EXISTS (SELECT 1 FROM {list}) LIMIT 1"
+                )
+            )
+            return c.fetchone() is not None
+
     def counts(self) -> dict[str, int]:
         """Rows per read model."""
         found = {}
@@ -475,7 +498,7 @@ class _SQLReadModels(ReadModelView):
         return found
 
 
-class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
+class SQLiteReadModels(SQLiteListTables, _SQLReadModels, SQLiteTrackingRecorder):
     """The read models in the store's SQLite database."""
 
     def construct_create_table_statements(self) -> list[str]:
@@ -484,15 +507,21 @@ class SQLiteReadModels(_SQLReadModels, SQLiteTrackingRecorder):
         names = {**TABLES, "quarantine": QUARANTINE, "settings": SETTINGS}
         names["approvals_by_tenant"] = "chatledger_pending_approvals_by_tenant"
         names["continuations_by_tenant"] = "chatledger_pending_continuations_by_tenant"
-        return [*statements, *(statement.format(**names) for statement in _DDL)]
+        names["search"] = SEARCH_TABLE
+        ddl = [*_DDL, *self.LIST_DDL]
+        return [*statements, *(statement.format(**names) for statement in ddl)]
 
     def _statement(self, template: str) -> str:
         return template.format(
-            **TABLES, quarantine=QUARANTINE, settings=SETTINGS, tracking="tracking"
+            **TABLES,
+            search=SEARCH_TABLE,
+            quarantine=QUARANTINE,
+            settings=SETTINGS,
+            tracking="tracking",
         )
 
 
-class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
+class PostgresReadModels(PostgresListTables, _SQLReadModels, PostgresTrackingRecorder):
     """The read models in the store's PostgreSQL schema."""
 
     def __init__(self, datastore: PostgresDatastore, **kwargs: Any) -> None:
@@ -507,10 +536,12 @@ class PostgresReadModels(_SQLReadModels, PostgresTrackingRecorder):
         indexes = {
             "approvals_by_tenant": sql.Identifier("chatledger_pending_approvals_by_tenant"),
             "continuations_by_tenant": sql.Identifier("chatledger_pending_continuations_by_tenant"),
+            "list_by_tenant": sql.Identifier(f"{LIST_TABLE}_by_tenant"),
+            "list_search": sql.Identifier(f"{LIST_TABLE}_search"),
         }
         tables = {name: self._names[name] for name in (*TABLES, "quarantine", "settings")}
         self.sql_create_statements.extend(
-            sql.SQL(statement).format(**tables, **indexes) for statement in _DDL
+            sql.SQL(statement).format(**tables, **indexes) for statement in [*_DDL, *self.LIST_DDL]
         )
         self._cache: dict[str, sql.Composed] = {}
 
@@ -542,6 +573,9 @@ def open_read_models(log: Any, backend: str, *, create: bool = True) -> ReadMode
     view.key = ColumnKey(key)
     if older and key:  # read models of an encrypted store from before they were sealed
         view.reset(log.name)  # re-derived, sealed, by the next catch-up
+    if view.list_missing():
+        # Read models from before the conversation list: project everything again.
+        view.reset(log.name)
     return view
 
 

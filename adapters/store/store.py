@@ -36,6 +36,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.limits import Limits
 from chatledger.domain.timeline import TimelineEntry
+from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.projector import Progress
 from chatledger.projections.read_models import (
     ContinuationRequest,
@@ -453,6 +454,61 @@ class ConversationStore:
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started (claimed or not), oldest first."""
         return inbox.pending_continuations(self.read_models, self.projector, tenant or self.tenant)
+
+    def list_conversations(
+        self,
+        *,
+        tenant: str | None = None,
+        query: str | None = None,
+        status: str | None = None,
+        updated_before: datetime | None = None,
+        updated_after: datetime | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> ConversationList:
+        """One page of the tenant's conversations, most recently changed first.
+
+        ``query`` keeps those whose title or message text holds every word
+        (as a prefix); ``status`` those whose turn stands there (see
+        ``chatledger.projections.listing.STATUSES``); ``updated_before`` /
+        ``updated_after`` bound the last change. Pass the page's
+        ``next_cursor`` as ``cursor`` for the next page.
+        """
+        wanted = ListQuery(
+            tenant or self.tenant, query, status, updated_before, updated_after, limit, cursor
+        )
+        self.projector.catch_up()
+        return self.read_models.list_conversations(wanted)
+
+    def set_title(
+        self,
+        chat_id: str,
+        title: str | None,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+    ) -> bool:
+        """Name the conversation (None: back to its first user text); False if it already had that title."""
+        self.limits.check_value("title", title)
+        _, _, changed = self._uow.act(
+            tenant or self.tenant, chat_id, lambda c: c.set_title(title, actor=actor)
+        )
+        return bool(changed)
+
+    def set_metadata(
+        self,
+        chat_id: str,
+        metadata: dict[str, Any],
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+    ) -> bool:
+        """Replace the conversation's metadata (a JSON object); False if it already was exactly that."""
+        self.limits.check_value("metadata", metadata)
+        _, _, changed = self._uow.act(
+            tenant or self.tenant, chat_id, lambda c: c.set_metadata(metadata, actor=actor)
+        )
+        return bool(changed)
 
     def claim_continuation(
         self,

@@ -1,0 +1,214 @@
+"""The conversation list's tables: one summary row per conversation, and full-text search over it.
+
+- ``chatledger_conversation_list``: title, times, counts, status, metadata;
+- on SQLite, ``chatledger_conversation_search``, an FTS5 table (its rowid is
+  the list row's rowid) over the title and message text;
+- on PostgreSQL, the list row's ``search`` column, a ``tsvector`` generated
+  from that text (``simple`` configuration, so no language's stemming), with
+  a GIN index.
+
+Both match every word of the query as a prefix (``deploy prod`` finds
+"deployment to production"). The read model classes in ``read_models`` mix
+these in; each statement template names tables as ``{list}`` and
+``{search}``, with ``?`` placeholders.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from chatledger.projections.listing import (
+    ConversationList,
+    ConversationSummary,
+    ListQuery,
+    decode_cursor,
+    encode_cursor,
+    search_terms,
+)
+
+__all__ = ["LIST_TABLE", "SEARCH_TABLE", "PostgresListTables", "SQLiteListTables", "list_time"]
+
+LIST_TABLE = "chatledger_conversation_list"
+SEARCH_TABLE = "chatledger_conversation_search"
+
+_COLUMNS = (
+    "conversation_id, tenant, chat_id, title, titled, created_at, updated_at, version,"
+    " message_count, status, pending_approvals, metadata"
+)
+_UPSERT = (
+    "INSERT INTO {list} (" + _COLUMNS + ", body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title,"
+    " titled = excluded.titled, updated_at = excluded.updated_at, version = excluded.version,"
+    " message_count = excluded.message_count, status = excluded.status,"
+    " pending_approvals = excluded.pending_approvals, metadata = excluded.metadata,"
+    " body = excluded.body"
+)
+
+
+def list_time(moment: datetime) -> str:
+    """A fixed-width UTC ISO time, so that text order is time order."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _row(summary: ConversationSummary, body: str) -> tuple[Any, ...]:
+    return (
+        str(summary.conversation_id),
+        summary.tenant,
+        summary.chat_id,
+        summary.title,
+        int(summary.titled),
+        list_time(summary.created_at),
+        list_time(summary.updated_at),
+        summary.version,
+        summary.message_count,
+        summary.status,
+        summary.pending_approvals,
+        None if summary.metadata is None else json.dumps(summary.metadata),
+        body,
+    )
+
+
+class _ListTables:
+    """The SQL both databases share; subclasses give the DDL and the search condition.
+
+    Mixed in before the read models class, which gives ``_statement`` and ``_transaction``.
+    """
+
+    SEARCH_RESET: tuple[str, ...] = ()
+    """Statements that empty the search index when the read models are reset."""
+
+    if TYPE_CHECKING:
+
+        def _statement(self, template: str) -> Any: ...
+
+        def _transaction(self, *, commit: bool) -> Any: ...
+
+        def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]: ...
+
+    def list_conversations(self, query: ListQuery) -> ConversationList:
+        """One page of the tenant's conversations, newest change first."""
+        where = ["tenant = ?"]
+        params: list[Any] = [query.tenant]
+        if query.status is not None:
+            where.append("status = ?")
+            params.append(query.status)
+        if query.updated_before is not None:
+            where.append("updated_at < ?")
+            params.append(list_time(_utc(query.updated_before)))
+        if query.updated_after is not None:
+            where.append("updated_at > ?")
+            params.append(list_time(_utc(query.updated_after)))
+        if query.cursor is not None:
+            updated_at, key = decode_cursor(query.cursor)
+            where.append("(updated_at < ? OR (updated_at = ? AND conversation_id < ?))")
+            params.extend([updated_at, updated_at, key])
+        terms = search_terms(query.query)
+        if terms:
+            condition, values = self._search_condition(terms)
+            where.append(condition)
+            params.extend(values)
+        statement = (
+            f"SELECT {_COLUMNS} FROM {{list}} WHERE {' AND '.join(where)}"
+            " ORDER BY updated_at DESC, conversation_id DESC LIMIT ?"
+        )
+        params.append(query.limit + 1)
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(statement), params)
+            rows = c.fetchall()
+        found = [
+            ConversationSummary(
+                UUID(row["conversation_id"]),
+                row["tenant"],
+                row["chat_id"],
+                row["title"],
+                bool(row["titled"]),
+                datetime.fromisoformat(row["created_at"]),
+                datetime.fromisoformat(row["updated_at"]),
+                row["version"],
+                row["message_count"],
+                row["status"],
+                row["pending_approvals"],
+                None if row["metadata"] is None else json.loads(row["metadata"]),
+            )
+            for row in rows[: query.limit]
+        ]
+        cursor = None
+        if len(rows) > query.limit:
+            last = rows[query.limit - 1]
+            cursor = encode_cursor(last["updated_at"], UUID(last["conversation_id"]))
+        return ConversationList(found, cursor)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+class SQLiteListTables(_ListTables):
+    """The list table plus an FTS5 table keyed by the list row's rowid."""
+
+    LIST_DDL = (
+        "CREATE TABLE IF NOT EXISTS {list} ("
+        " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
+        " title TEXT NOT NULL, titled INTEGER NOT NULL, created_at TEXT NOT NULL,"
+        " updated_at TEXT NOT NULL, version INTEGER NOT NULL, message_count INTEGER NOT NULL,"
+        " status TEXT NOT NULL, pending_approvals INTEGER NOT NULL, metadata TEXT,"
+        " body TEXT NOT NULL DEFAULT '')",
+        "CREATE INDEX IF NOT EXISTS {list}_by_tenant ON {list} (tenant, updated_at, conversation_id)",
+        "CREATE VIRTUAL TABLE IF NOT EXISTS {search} USING fts5("
+        " body, tokenize = 'unicode61 remove_diacritics 2')",
+    )
+    SEARCH_RESET = ("DELETE FROM {search}",)
+
+    def _write_summaries(self, c: Any, summaries: dict[UUID, ConversationSummary]) -> None:
+        """Upsert the list rows; the FTS row of each is replaced (SQLite keeps the rowid on upsert)."""
+        for summary in summaries.values():
+            # The list row keeps no text on SQLite: the FTS table holds it.
+            c.execute(self._statement(_UPSERT), _row(summary, ""))
+            c.execute(
+                self._statement("SELECT rowid FROM {list} WHERE conversation_id = ?"),
+                (str(summary.conversation_id),),
+            )
+            rowid = c.fetchone()[0]
+            c.execute(self._statement("DELETE FROM {search} WHERE rowid = ?"), (rowid,))
+            c.execute(
+                self._statement("INSERT INTO {search} (rowid, body) VALUES (?, ?)"),
+                (rowid, summary.search_text),
+            )
+
+    def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]:
+        # Terms are runs of word characters, so quoting each one is enough to keep
+        # FTS5's query syntax out; the trailing * makes it a prefix match.
+        match = " ".join(f'"{term}"*' for term in terms)
+        return "rowid IN (SELECT rowid FROM {search} WHERE {search} MATCH ?)", [match]
+
+
+class PostgresListTables(_ListTables):
+    """The list table with a generated ``tsvector`` column and its GIN index."""
+
+    LIST_DDL = (
+        "CREATE TABLE IF NOT EXISTS {list} ("
+        ' conversation_id TEXT COLLATE "C" PRIMARY KEY, tenant TEXT NOT NULL,'
+        " chat_id TEXT NOT NULL, title TEXT NOT NULL, titled INTEGER NOT NULL,"
+        ' created_at TEXT NOT NULL, updated_at TEXT COLLATE "C" NOT NULL,'
+        " version INTEGER NOT NULL, message_count INTEGER NOT NULL, status TEXT NOT NULL,"
+        " pending_approvals INTEGER NOT NULL, metadata TEXT, body TEXT NOT NULL,"
+        " search tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED)",
+        "CREATE INDEX IF NOT EXISTS {list_by_tenant} ON {list} (tenant, updated_at, conversation_id)",
+        "CREATE INDEX IF NOT EXISTS {list_search} ON {list} USING GIN (search)",
+    )
+
+    def _write_summaries(self, c: Any, summaries: dict[UUID, ConversationSummary]) -> None:
+        """Upsert the list rows (PostgreSQL derives the search vector itself)."""
+        if summaries:
+            c.executemany(
+                self._statement(_UPSERT),
+                [_row(summary, summary.search_text) for summary in summaries.values()],
+            )
+
+    def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]:
+        # Terms are runs of word characters; quoted, they are plain lexemes, :* a prefix.
+        tsquery = " & ".join(f"'{term}':*" for term in terms)
+        return "search @@ to_tsquery('simple', ?)", [tsquery]
