@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
+from chatledger.adapters.cli.list_command import add_list
 from chatledger.adapters.cli.messages import describe
 from chatledger.adapters.cli.render import render_ingest, render_messages
 from chatledger.adapters.responders.demo import record_demo
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_worker(commands, _subparser)
     add_approval_commands(commands, _subparser, _open_existing)
+    add_list(commands, _subparser, _open_existing, _iso_time)
     return parser
 
 
