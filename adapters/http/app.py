@@ -70,6 +70,7 @@ from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
+from chatledger.adapters.http.pages import page_routes
 from chatledger.adapters.http.reads import ReadEndpoints
 from chatledger.adapters.http.requests import (
     BodyLimits,
@@ -338,6 +339,7 @@ def create_app(
         Route("/api/approvals", chat.reads.approvals, methods=["GET"]),
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]
+    routes += page_routes(chat)  # GET /api/chats and the pages at / (adapters/http/pages.py)
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:
         middleware.append(

@@ -1,0 +1,144 @@
+"""What the conversation page shows: the messages at a version, what that version changed, the timeline.
+
+``conversation_view`` reads the store only (history from the read model,
+past messages rebuilt from the log) and returns plain data for the
+``_conversation.html`` template: messages as parts the template knows how to
+draw (text, reasoning, tool calls with state, input, output and the approval
+with who, when and why), the ids of the messages the selected event added or
+changed, those it cut, and the timeline entries that pass the filter.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatledger.adapters.http.errors import invalid
+from chatledger.domain.continuation import status_of
+from chatledger.domain.timeline import TimelineEntry
+from chatledger.projections.listing import title_of
+
+__all__ = ["ConversationView", "conversation_view", "part_view"]
+
+
+@dataclass
+class ConversationView:
+    """Everything the conversation fragment draws."""
+
+    chat_id: str
+    title: str
+    status: str
+    version: int
+    """The version shown."""
+    latest: int
+    """The conversation's current version (the slider's end)."""
+    following: bool
+    """True when showing the latest version and refreshing while it changes."""
+    live: bool
+    """True when an answer streams or a continuation is pending (the page refreshes itself)."""
+    messages: list[dict[str, Any]]
+    changed: set[str]
+    """Ids of the messages the selected event added or changed."""
+    cut: list[str]
+    """Ids of the messages the selected event cut."""
+    event: TimelineEntry | None
+    """The selected event."""
+    timeline: list[TimelineEntry]
+    """The entries passing the filter (all versions, the selected one marked by the template)."""
+    actors: list[str]
+    kind: str | None = None
+    actor: str | None = None
+    decisions: dict[str, TimelineEntry] = field(default_factory=dict)
+    """toolCallId -> the approval decision's timeline entry (who, when, why), up to ``version``."""
+
+
+def conversation_view(
+    store: Any, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
+) -> ConversationView:
+    """The conversation as it stood at version ``at`` (None: now), for the page."""
+    history: list[TimelineEntry] = store.history(chat_id, tenant=tenant)  # 404 when unknown
+    latest = len(history)
+    if at is not None and not 1 <= at <= latest:
+        raise invalid(f"version 'at' must be between 1 and {latest}, not {at}")
+    version = latest if at is None else at
+    conversation = store.conversation(chat_id, tenant=tenant, at_version=version)
+    messages = conversation.state.messages
+    before = (
+        store.conversation(chat_id, tenant=tenant, at_version=version - 1).state.messages
+        if version > 1
+        else []
+    )
+    earlier = {message["id"]: message for message in before}
+    changed = {m["id"] for m in messages if earlier.get(m["id"]) != m}
+    now = {message["id"] for message in messages}
+    cut = [message_id for message_id in earlier if message_id not in now]
+    current = status_of(store.conversation(chat_id, tenant=tenant).state) if at is None else None
+    status = status_of(conversation.state)
+    decisions = {
+        str(entry.details.get("toolCallId")): entry
+        for entry in history[:version]
+        if entry.kind == "approval-responded"
+    }
+    shown = [
+        entry
+        for entry in history
+        if (kind is None or entry.kind == kind) and (actor is None or entry.actor == actor)
+    ]
+    live = current is not None and (
+        current.status == "streaming" or current.continuation_request is not None
+    )
+    return ConversationView(
+        chat_id=chat_id,
+        title=title_of(messages, conversation.state.title, chat_id),
+        status=status.status,
+        version=version,
+        latest=latest,
+        following=at is None,
+        live=live,
+        messages=[_message_view(message) for message in messages],
+        changed=changed,
+        cut=cut,
+        event=history[version - 1] if history else None,
+        timeline=shown,
+        actors=sorted({entry.actor for entry in history if entry.actor}),
+        kind=kind,
+        actor=actor,
+        decisions=decisions,
+    )
+
+
+def _message_view(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": message["id"],
+        "role": message["role"],
+        "parts": [part_view(part) for part in message.get("parts") or ()],
+    }
+
+
+def part_view(part: dict[str, Any]) -> dict[str, Any]:
+    """A part as the template draws it: ``kind`` (text, reasoning, tool, step, other) and its fields."""
+    kind = part.get("type", "")
+    if kind == "text":
+        return {"kind": "text", "text": part.get("text", ""), "state": part.get("state")}
+    if kind == "reasoning":
+        return {"kind": "reasoning", "text": part.get("text", ""), "state": part.get("state")}
+    if kind == "step-start":
+        return {"kind": "step"}
+    if kind == "dynamic-tool" or kind.startswith("tool-"):
+        approval = part.get("approval") or {}
+        return {
+            "kind": "tool",
+            "name": part.get("toolName") or kind.removeprefix("tool-"),
+            "tool_call_id": part.get("toolCallId", ""),
+            "state": part.get("state", ""),
+            "input": _json(part.get("input")),
+            "output": _json(part["output"]) if "output" in part else None,
+            "error": part.get("errorText"),
+            "approval": approval,
+        }
+    return {"kind": "other", "type": kind, "json": _json(part)}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
