@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.domain.convert import FORMATS
@@ -298,5 +299,6 @@ def openapi_document(
                     "responses": {"200": _ok("OpenAPI 3.1"), "400": _ERROR, "403": _ERROR},
                 }
             },
+            **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
         },
     }

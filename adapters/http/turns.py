@@ -101,6 +101,7 @@ class _Batches:
         self.outbox = outbox
         self.pending: list[Any] = []
         self.job: asyncio.Future[tuple[list[str], Exception | None]] | None = None
+        self.collecting = False
 
     async def add(self, chunk: Any) -> None:
         """Take one chunk; starts storing it unless a batch is being stored (raises its error)."""
@@ -121,10 +122,31 @@ class _Batches:
     def _submit(self) -> None:
         chunks, self.pending = self.pending, []
         self.job = asyncio.ensure_future(asyncio.to_thread(deliver_all, self.writer, chunks))
+        self.job.add_done_callback(self._stored)
+
+    def _stored(self, job: asyncio.Future[tuple[list[str], Exception | None]]) -> None:
+        """A batch is stored: store what arrived meanwhile now, not at the responder's next chunk.
+
+        Otherwise a responder that pauses (a model thinking) would hold its last
+        chunks out of the log, and out of every reader's sight, until it goes
+        on. Errors, and a batch the producer is waiting for, are left to ``_collect``.
+        """
+        if job is not self.job or self.collecting or not self.pending:
+            return
+        if job.cancelled() or job.exception() is not None or job.result()[1] is not None:
+            return
+        self.job = None
+        for event in job.result()[0]:
+            self.outbox.put(event)
+        self._submit()
 
     async def _collect(self) -> None:
         assert self.job is not None
-        events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
+        self.collecting = True
+        try:
+            events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
+        finally:
+            self.collecting = False
         self.job = None
         for event in events:
             self.outbox.put(event)

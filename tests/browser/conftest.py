@@ -1,0 +1,134 @@
+"""A real ``chatledger serve`` process and headless Chromium (Debian's package) driven by Playwright.
+
+The server runs on a fresh SQLite file and on a fresh PostgreSQL schema, with
+two tenants' tokens; Chromium is ``/usr/bin/chromium`` (``apt-get install
+chromium``; Playwright downloads no browser). When Chromium is missing the
+tests fail saying how to install it; ``CHATLEDGER_TEST_SKIP_BROWSER=1`` skips
+them on purpose. Screenshots go to ``tests/artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.integration.conftest import _postgres_store_url, postgres_server  # noqa: F401
+
+CHROMIUM = os.environ.get("CHATLEDGER_TEST_CHROMIUM", "/usr/bin/chromium")
+SKIP_ENV = "CHATLEDGER_TEST_SKIP_BROWSER"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
+TOKENS = {"acme-token": "acme", "globex-token": "globex"}
+
+
+@dataclass
+class Served:
+    """A running ``chatledger serve`` and the store URL it serves."""
+
+    name: str
+    url: str
+    base: str
+    process: subprocess.Popen[str]
+    gate: Path
+    """Created by a test to let the gated responder's continuation finish."""
+
+    def screenshot(self, page: object, what: str) -> Path:
+        """Save a full-page screenshot as ``<backend>-<what>.png``."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{self.name}-{what}.png"
+        page.screenshot(path=str(path), full_page=True)  # type: ignore[attr-defined]
+        return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def start_server(name: str, url: str, log: Path, gate: Path) -> Served:
+    """Start ``python -m chatledger serve`` on ``url`` and wait until it accepts connections.
+
+    It answers with the gated demo responder (``tests.support.gated_responder``).
+    """
+    port = _free_port()
+    args = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
+    for token, tenant in TOKENS.items():
+        args += ["--token", f"{token}={tenant}"]
+    args += ["--responder", "tests.support.gated_responder:responder", "--log-level", "warning"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
+    env["CHATLEDGER_TEST_GATE"] = str(gate)
+    out = log.open("w")
+    process = subprocess.Popen(
+        args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPOSITORY
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"chatledger serve exited: {log.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return Served(name, url, f"http://127.0.0.1:{port}", process, gate)
+        except OSError:
+            time.sleep(0.1)  # polling for readiness, not ordering events
+    process.kill()
+    raise RuntimeError(f"chatledger serve did not start in 30 s: {log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """Headless Chromium from the OS packages."""
+    if os.environ.get(SKIP_ENV) == "1":
+        pytest.skip(f"{SKIP_ENV}=1: browser tests skipped on request")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}: apt-get update && apt-get install -y "
+            f"chromium chromium-driver (or set {SKIP_ENV}=1 to skip the browser tests)",
+            pytrace=False,
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ],
+)
+def backend_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    """A fresh SQLite file or PostgreSQL schema, as (backend name, store URL)."""
+    if request.param == "sqlite":
+        yield "sqlite", f"sqlite:///{tmp_path_factory.mktemp('browser') / 'ledger.db'}"
+        return
+    conninfo = request.getfixturevalue("postgres_server")
+    schema = f"t_{uuid.uuid4().hex}"
+    try:
+        yield "postgres", _postgres_store_url(schema)
+    finally:
+        with psycopg.connect(conninfo, connect_timeout=5, autocommit=True) as connection:
+            connection.execute(
+                sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema))
+            )

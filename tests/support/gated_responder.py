@@ -1,0 +1,42 @@
+"""A demo responder whose continuation stops after its first words until a gate file exists.
+
+The browser tests serve with ``--responder tests.support.gated_responder:responder``
+and ``CHATLEDGER_TEST_GATE=<path>``: a page can then be checked while the
+answer is half written (streaming, live), and the test opens the gate (creates
+the file) to let it finish. The interleaving is forced, not timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from chatledger.adapters.responders.scripted import DemoResponder
+
+GATE_ENV = "CHATLEDGER_TEST_GATE"
+
+
+class GatedDemoResponder(DemoResponder):
+    """The demo turn; the continuation waits for the gate after its first text delta."""
+
+    def __init__(self, gate: Path) -> None:
+        super().__init__(delay=0.0)
+        self.gate = gate
+
+    async def _play(self, script: list[Any] | None, index: int) -> AsyncIterator[Any]:
+        texts = 0
+        async for chunk in super()._play(script, index):
+            if index == 1 and chunk.get("type") == "text-delta":
+                texts += 1
+                if texts == 2:
+                    while not self.gate.exists():
+                        await asyncio.sleep(0.05)  # waiting on the test's signal
+            yield chunk
+
+
+def responder() -> GatedDemoResponder:
+    """The responder, gated by the file named in ``CHATLEDGER_TEST_GATE``."""
+    return GatedDemoResponder(Path(os.environ[GATE_ENV]))
