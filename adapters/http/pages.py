@@ -17,7 +17,9 @@ code a client's does (the continuation starts).
   that event changed; while an answer streams the page refreshes itself from
   the read models, which any server process keeps from the durable log;
 - ``/approvals``: every call awaiting approval, oldest first;
-- ``/verify?id=CHAT``: the result of ``verify`` for one conversation.
+- ``/verify?id=CHAT``: the result of ``verify`` for one conversation;
+- ``/chat?id=CHAT``: a chat on the AI SDK's own ``useChat`` (React), bundled
+  ahead of time from ``frontend/chat/`` into ``static/chat/chat.js``.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _SHELLS = {
     "/conversation": ("conversation.html", "Conversation"),
     "/approvals": ("approvals.html", "Approvals"),
     "/verify": ("verify.html", "Verify"),
+    "/chat": ("chat.html", "Chat"),
 }
 
 _environment = Environment(

@@ -67,6 +67,11 @@ def pages_paths() -> dict[str, Any]:
         "/conversation": _html("Page: one conversation", [chat], token=False),
         "/approvals": _html("Page: the approvals inbox", [], token=False),
         "/verify": _html("Page: verify one conversation", [chat], token=False),
+        "/chat": _html(
+            "Page: a chat on the AI SDK's useChat",
+            [{**chat, "required": False, "description": "the chat id (default: a new one)"}],
+            token=False,
+        ),
         "/ui/list": _html("Fragment: rows of the conversation list", listing, token=True),
         "/ui/conversation": _html(
             "Fragment: messages at a version, what it changed, the timeline",

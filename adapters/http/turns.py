@@ -125,20 +125,22 @@ class _Batches:
         self.job.add_done_callback(self._stored)
 
     def _stored(self, job: asyncio.Future[tuple[list[str], Exception | None]]) -> None:
-        """A batch is stored: store what arrived meanwhile now, not at the responder's next chunk.
+        """A batch is stored: send it, and store what arrived meanwhile, now.
 
-        Otherwise a responder that pauses (a model thinking) would hold its last
-        chunks out of the log, and out of every reader's sight, until it goes
-        on. Errors, and a batch the producer is waiting for, are left to ``_collect``.
+        Not at the responder's next chunk: a responder that pauses (a model
+        thinking) would otherwise hold its last chunks out of the log and out of
+        the response until it goes on. Errors, and a batch the producer is
+        waiting for, are left to ``_collect``.
         """
-        if job is not self.job or self.collecting or not self.pending:
+        if job is not self.job or self.collecting:
             return
         if job.cancelled() or job.exception() is not None or job.result()[1] is not None:
             return
         self.job = None
         for event in job.result()[0]:
             self.outbox.put(event)
-        self._submit()
+        if self.pending:
+            self._submit()
 
     async def _collect(self) -> None:
         assert self.job is not None

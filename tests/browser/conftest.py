@@ -39,8 +39,12 @@ class Served:
     url: str
     base: str
     process: subprocess.Popen[str]
-    gate: Path
-    """Created by a test to let the gated responder's continuation finish."""
+    gates: Path
+    """A folder: a test creates ``gates/<chat id>`` to let that chat's held continuation finish."""
+
+    def open_gate(self, chat_id: str) -> None:
+        """Let the continuation of ``chat_id`` finish."""
+        (self.gates / chat_id).touch()
 
     def screenshot(self, page: object, what: str) -> Path:
         """Save a full-page screenshot as ``<backend>-<what>.png``."""
@@ -59,7 +63,7 @@ def _free_port() -> int:
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
-def start_server(name: str, url: str, log: Path, gate: Path) -> Served:
+def start_server(name: str, url: str, log: Path, gates: Path) -> Served:
     """Start ``python -m chatledger serve`` on ``url`` and wait until it accepts connections.
 
     It answers with the gated demo responder (``tests.support.gated_responder``).
@@ -70,7 +74,8 @@ def start_server(name: str, url: str, log: Path, gate: Path) -> Served:
         args += ["--token", f"{token}={tenant}"]
     args += ["--responder", "tests.support.gated_responder:responder", "--log-level", "warning"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
-    env["CHATLEDGER_TEST_GATE"] = str(gate)
+    gates.mkdir(exist_ok=True)
+    env["CHATLEDGER_TEST_GATE"] = str(gates)
     out = log.open("w")
     process = subprocess.Popen(
         args, stdout=out, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPOSITORY
@@ -81,7 +86,7 @@ def start_server(name: str, url: str, log: Path, gate: Path) -> Served:
             raise RuntimeError(f"chatledger serve exited: {log.read_text()}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return Served(name, url, f"http://127.0.0.1:{port}", process, gate)
+            return Served(name, url, f"http://127.0.0.1:{port}", process, gates)
         except OSError:
             time.sleep(0.1)  # polling for readiness, not ordering events
     process.kill()

@@ -51,7 +51,7 @@ def served(
     name, url = backend_url
     _seed(url)
     folder = tmp_path_factory.mktemp(f"serve-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gate")
+    server = start_server(name, url, folder / "serve.log", folder / "gates")
     try:
         yield server
     finally:
@@ -185,7 +185,7 @@ def test_approve_from_the_inbox_and_watch_the_continuation_stream_in(
     )
     assert LAST_WORDS not in page.inner_text("#messages")
     served.screenshot(page, "streaming")
-    served.gate.touch()  # let the answer finish
+    served.open_gate("ci-disk")  # let the answer finish
     page.wait_for_function(
         "t => document.querySelector('#messages').textContent.includes(t)", arg=LAST_WORDS
     )
