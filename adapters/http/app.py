@@ -62,7 +62,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable
@@ -318,7 +318,7 @@ def create_app(
             if owned:
                 store.close()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/api/chat", chat.chat, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/messages", chat.reads.messages, methods=["GET"]),

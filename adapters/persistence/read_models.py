@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import psycopg
@@ -179,6 +179,10 @@ class _SQLReadModels(ReadModelView):
     """
 
     key: ColumnKey = PLAIN
+
+    if TYPE_CHECKING:  # given by the list tables mixed in before this class
+
+        def _write_summaries(self, c: Any, summaries: Any) -> None: ...
 
     def _statement(self, template: str) -> Any:
         raise NotImplementedError
