@@ -93,9 +93,14 @@ def start_server(name: str, url: str, log: Path, gates: Path) -> Served:
     raise RuntimeError(f"chatledger serve did not start in 30 s: {log.read_text()}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[object]:
-    """Headless Chromium from the OS packages."""
+    """Headless Chromium from the OS packages.
+
+    Per module, not per session: Playwright's sync API keeps an event loop
+    running in the main thread while it is open, and the async tests that
+    follow need the thread free.
+    """
     if os.environ.get(SKIP_ENV) == "1":
         pytest.skip(f"{SKIP_ENV}=1: browser tests skipped on request")
     if not Path(CHROMIUM).exists():
