@@ -28,7 +28,8 @@ from tests.integration.conftest import _postgres_store_url, postgres_server  # n
 CHROMIUM = os.environ.get("CHATLEDGER_TEST_CHROMIUM", "/usr/bin/chromium")
 SKIP_ENV = "CHATLEDGER_TEST_SKIP_BROWSER"
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
-TOKENS = {"acme-token": "acme", "globex-token": "globex"}
+TOKENS = {"acme-token": "acme:user:alice", "globex-token": "globex"}
+"""Token -> TENANT[:USER], as in a ``--token-file`` (acme's token names its user: the actor)."""
 
 
 @dataclass
@@ -70,8 +71,9 @@ def start_server(name: str, url: str, log: Path, gates: Path) -> Served:
     """
     port = _free_port()
     args = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
-    for token, tenant in TOKENS.items():
-        args += ["--token", f"{token}={tenant}"]
+    tokens = log.with_name("tokens.txt")
+    tokens.write_text("".join(f"{token}={who}\n" for token, who in TOKENS.items()))
+    args += ["--token-file", str(tokens)]
     args += ["--responder", "tests.support.gated_responder:responder", "--log-level", "warning"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
     gates.mkdir(exist_ok=True)

@@ -191,7 +191,7 @@ def test_approve_from_the_inbox_and_watch_the_continuation_stream_in(
     )
     page.wait_for_selector(".live", state="detached")
     decision = page.locator(".timeline .entry.kind-approval-responded")
-    assert "acme" in decision.locator(".actor").inner_text()
+    assert decision.locator(".actor").inner_text() == "user:alice"  # the token's user
     assert "Fine: the logs are archived elsewhere" in decision.inner_text()
     approval = page.locator(".part.tool[data-tool-call-id] .approval").first
     assert "Approved by" in approval.inner_text()

@@ -26,7 +26,7 @@ async def client_of(app: Starlette, token: str | None) -> AsyncIterator[httpx.As
     headers = {"authorization": f"Bearer {token}"} if token else {}
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(
-        transport=transport, base_url="http://testserver", headers=headers
+        transport=transport, base_url="http://localhost", headers=headers
     ) as client:
         yield client
 

@@ -62,7 +62,7 @@ async def test_chunks_before_a_pause_reach_the_log_during_the_pause(
         "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}],
     }
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         sending = asyncio.create_task(client.post("/api/chat", json=body))
         deadline = asyncio.get_running_loop().time() + 10
         while "Thinking about it" not in await run_in_threadpool(_text, sqlite_store, "paused"):
