@@ -8,7 +8,10 @@
   a GIN index.
 
 Both match every word of the query as a prefix (``deploy prod`` finds
-"deployment to production"). The read model classes in ``read_models`` mix
+"deployment to production"). In a store with a key the list is sealed like
+the other read models (tenant as a keyed tag; chat id, title and metadata
+encrypted) and the search text is kept only as keyed tags of its words:
+search then matches whole words, never prefixes, and no text is readable. The read model classes in ``read_models`` mix
 these in; each statement template names tables as ``{list}`` and
 ``{search}``, with ``?`` placeholders.
 """
@@ -20,6 +23,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.persistence.keys import PLAIN, ColumnKey
 from chatledger.projections.listing import (
     ConversationList,
     ConversationSummary,
@@ -53,22 +57,16 @@ def list_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
-def _row(summary: ConversationSummary, body: str) -> tuple[Any, ...]:
-    return (
-        str(summary.conversation_id),
-        summary.tenant,
-        summary.chat_id,
-        summary.title,
-        int(summary.titled),
-        list_time(summary.created_at),
-        list_time(summary.updated_at),
-        summary.version,
-        summary.message_count,
-        summary.status,
-        summary.pending_approvals,
-        None if summary.metadata is None else json.dumps(summary.metadata),
-        body,
-    )
+def _word_tags(key: ColumnKey, words: list[str]) -> list[str]:
+    """Keyed tags of words: one search token each (letters and digits only), no text readable."""
+    return ["w" + key.tag(word).removeprefix("t1:")[:32] for word in words]
+
+
+def _body(key: ColumnKey, text: str) -> str:
+    """The search text as stored: as it is, or with a key the sorted set of its words' tags."""
+    if not key.enabled:
+        return text
+    return " ".join(sorted(set(_word_tags(key, search_terms(text)))))
 
 
 class _ListTables:
@@ -80,18 +78,40 @@ class _ListTables:
     SEARCH_RESET: tuple[str, ...] = ()
     """Statements that empty the search index when the read models are reset."""
 
+    key: ColumnKey = PLAIN
+
     if TYPE_CHECKING:
 
         def _statement(self, template: str) -> Any: ...
 
         def _transaction(self, *, commit: bool) -> Any: ...
 
-        def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]: ...
+        def _search_condition(self, terms: list[str], prefix: bool) -> tuple[str, list[Any]]: ...
+
+    def _row(self, summary: ConversationSummary, body: str) -> tuple[Any, ...]:
+        seal = self.key
+        metadata = None if summary.metadata is None else json.dumps(summary.metadata)
+        return (
+            str(summary.conversation_id),
+            seal.tag(summary.tenant),
+            seal.seal(summary.chat_id),
+            seal.seal(summary.title),
+            int(summary.titled),
+            list_time(summary.created_at),
+            list_time(summary.updated_at),
+            summary.version,
+            summary.message_count,
+            summary.status,
+            summary.pending_approvals,
+            seal.seal(metadata),
+            body,
+        )
 
     def list_conversations(self, query: ListQuery) -> ConversationList:
         """One page of the tenant's conversations, newest change first."""
         where = ["tenant = ?"]
-        params: list[Any] = [query.tenant]
+        seal = self.key
+        params: list[Any] = [seal.tag(query.tenant)]
         if query.status is not None:
             where.append("status = ?")
             params.append(query.status)
@@ -107,7 +127,9 @@ class _ListTables:
             params.extend([updated_at, updated_at, key])
         terms = search_terms(query.query)
         if terms:
-            condition, values = self._search_condition(terms)
+            if seal.enabled:
+                terms = _word_tags(seal, terms)
+            condition, values = self._search_condition(terms, not seal.enabled)
             where.append(condition)
             params.extend(values)
         statement = (
@@ -121,9 +143,9 @@ class _ListTables:
         found = [
             ConversationSummary(
                 UUID(row["conversation_id"]),
-                row["tenant"],
-                row["chat_id"],
-                row["title"],
+                query.tenant,
+                seal.unseal(row["chat_id"]) or "",
+                seal.unseal(row["title"]) or "",
                 bool(row["titled"]),
                 datetime.fromisoformat(row["created_at"]),
                 datetime.fromisoformat(row["updated_at"]),
@@ -131,7 +153,7 @@ class _ListTables:
                 row["message_count"],
                 row["status"],
                 row["pending_approvals"],
-                None if row["metadata"] is None else json.loads(row["metadata"]),
+                _metadata(seal.unseal(row["metadata"])),
             )
             for row in rows[: query.limit]
         ]
@@ -140,6 +162,10 @@ class _ListTables:
             last = rows[query.limit - 1]
             cursor = encode_cursor(last["updated_at"], UUID(last["conversation_id"]))
         return ConversationList(found, cursor)
+
+
+def _metadata(text: str | None) -> dict[str, Any] | None:
+    return None if text is None else json.loads(text)
 
 
 def _utc(moment: datetime) -> datetime:
@@ -166,7 +192,7 @@ class SQLiteListTables(_ListTables):
         """Upsert the list rows; the FTS row of each is replaced (SQLite keeps the rowid on upsert)."""
         for summary in summaries.values():
             # The list row keeps no text on SQLite: the FTS table holds it.
-            c.execute(self._statement(_UPSERT), _row(summary, ""))
+            c.execute(self._statement(_UPSERT), self._row(summary, ""))
             c.execute(
                 self._statement("SELECT rowid FROM {list} WHERE conversation_id = ?"),
                 (str(summary.conversation_id),),
@@ -175,13 +201,14 @@ class SQLiteListTables(_ListTables):
             c.execute(self._statement("DELETE FROM {search} WHERE rowid = ?"), (rowid,))
             c.execute(
                 self._statement("INSERT INTO {search} (rowid, body) VALUES (?, ?)"),
-                (rowid, summary.search_text),
+                (rowid, _body(self.key, summary.search_text)),
             )
 
-    def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]:
+    def _search_condition(self, terms: list[str], prefix: bool) -> tuple[str, list[Any]]:
         # Terms are runs of word characters, so quoting each one is enough to keep
-        # FTS5's query syntax out; the trailing * makes it a prefix match.
-        match = " ".join(f'"{term}"*' for term in terms)
+        # FTS5's query syntax out; a trailing * makes it a prefix match.
+        star = "*" if prefix else ""
+        match = " ".join(f'"{term}"{star}' for term in terms)
         return "rowid IN (SELECT rowid FROM {search} WHERE {search} MATCH ?)", [match]
 
 
@@ -205,10 +232,14 @@ class PostgresListTables(_ListTables):
         if summaries:
             c.executemany(
                 self._statement(_UPSERT),
-                [_row(summary, summary.search_text) for summary in summaries.values()],
+                [
+                    self._row(summary, _body(self.key, summary.search_text))
+                    for summary in summaries.values()
+                ],
             )
 
-    def _search_condition(self, terms: list[str]) -> tuple[str, list[Any]]:
+    def _search_condition(self, terms: list[str], prefix: bool) -> tuple[str, list[Any]]:
         # Terms are runs of word characters; quoted, they are plain lexemes, :* a prefix.
-        tsquery = " & ".join(f"'{term}':*" for term in terms)
+        star = ":*" if prefix else ""
+        tsquery = " & ".join(f"'{term}'{star}" for term in terms)
         return "search @@ to_tsquery('simple', ?)", [tsquery]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,32 @@ def test_read_models_from_before_the_list_are_rebuilt_on_open(durable_backend: B
     store.close()
     again = durable_backend.open()
     assert _ids(again.list_conversations().conversations) == ["c1"]
+
+
+def test_an_encrypted_store_lists_and_searches_whole_words_without_readable_text(
+    tmp_path: Path,
+) -> None:
+    """With a key the list is sealed; search matches keyed word tags (whole words only)."""
+    from eventsourcing.cryptography import AESCipher
+
+    path = tmp_path / "sealed.db"
+    key = AESCipher.create_key(32)
+    with ConversationStore.open(f"sqlite:///{path}", cipher_key=key, tenant="acme") as store:
+        _chat(store, "c1", "Confidential merger with Globex")
+        store.set_title("c1", "Project Falcon")
+        store.set_metadata("c1", {"owner": "zed"})
+        _chat(store, "c2", "Lunch menu")
+        [row] = store.list_conversations(query="merger").conversations
+        assert (row.chat_id, row.title, row.metadata, row.tenant) == (
+            "c1",
+            "Project Falcon",
+            {"owner": "zed"},
+            "acme",
+        )
+        assert _ids(store.list_conversations(query="falcon globex").conversations) == ["c1"]
+        assert store.list_conversations(query="merg").conversations == []  # no prefixes
+        assert _ids(store.list_conversations().conversations) == ["c2", "c1"]
+        assert store.list_conversations(tenant="other").conversations == []
+    raw = path.read_bytes()
+    for secret in (b"Falcon", b"merger", b"Confidential", b"zed", b"acme"):
+        assert secret not in raw
