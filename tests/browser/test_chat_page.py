@@ -13,13 +13,16 @@ from typing import Any
 import pytest
 
 from chatledger import ConversationStore
+from chatledger.adapters.responders.demo import approved_continuation_chunks, continuation_chunks
 from tests.browser.conftest import Served, start_server
+from tests.support.demo_words import demo_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
 
 FIRST_TURN = "I can free up space by removing the archived build logs."
-FIRST_WORDS = "Understood, I won't delete anything."
-LAST_WORDS = "you can remove the local copy to free the space."
+# The demo's continuation after an approval (the tool ran) and after a denial.
+FIRST_WORDS, LAST_WORDS = demo_words(approved_continuation_chunks())
+DENIED_FIRST_WORDS, _ = demo_words(continuation_chunks())
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +108,7 @@ def test_stop_ends_the_answer_on_the_server(page: Any, served: Served) -> None:
     _send(page, "Free up some disk space")
     page.locator('button[value="deny"]').wait_for()
     page.locator('button[value="deny"]').click()
-    _wait_text(page, FIRST_WORDS)  # held by the gate, still streaming
+    _wait_text(page, DENIED_FIRST_WORDS)  # held by the gate, still streaming
     page.click("#stop")
     page.wait_for_selector('.chat[data-status="ready"]')
     with ConversationStore.open(served.url, tenant="acme") as store:

@@ -14,15 +14,21 @@ from typing import Any
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.responders.demo import first_turn_chunks
+from chatledger.adapters.responders.demo import (
+    approved_continuation_chunks,
+    continuation_chunks,
+    first_turn_chunks,
+)
 from tests.browser.conftest import Served, start_server
+from tests.support.demo_words import demo_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
 
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 DEMO_QUESTION = "The CI runner's disk is almost full. Can you delete the old build logs?"
-FIRST_WORDS = "Understood, I won't delete anything."
-LAST_WORDS = "you can remove the local copy to free the space."
+# The demo's continuation after an approval (the tool ran) and after a denial.
+FIRST_WORDS, LAST_WORDS = demo_words(approved_continuation_chunks())
+DENIED_FIRST_WORDS, _ = demo_words(continuation_chunks())
 
 
 def _user(message_id: str, text: str) -> dict[str, Any]:
