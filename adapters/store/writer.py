@@ -18,20 +18,42 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.limits import Limits
 
-__all__ = ["BatchPolicy", "Flusher", "StreamWriter"]
+__all__ = ["DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"]
+
+DEFAULT_SETTLE = 0.005
+"""Seconds a batch ended by a boundary chunk waits for the close or the next chunk."""
 
 
 class BatchPolicy:
-    """When buffered chunks are committed: by count, by age, and at boundary chunks (docs/behaviour.md §7)."""
+    """When buffered chunks are committed: by count, by age, and after boundary chunks.
 
-    def __init__(self, max_chunks: int = 64, max_delay: float = 0.05) -> None:
+    A boundary chunk (one others may act on: tool input or output, an
+    approval request, finish-step, finish, error, abort) ends its batch. The
+    batch is committed before the writer takes the next plain chunk, in the
+    same transaction as the close if the stream closes next, or by the timer
+    ``settle`` seconds after the boundary if nothing follows. A reply's end
+    (finish-step, finish, close) is so one transaction, and a tool step's
+    boundaries one more; at most ``settle`` (<= ``max_delay``) of chunks is at
+    risk meanwhile. ``settle=0`` commits at once after every boundary.
+    """
+
+    def __init__(
+        self, max_chunks: int = 64, max_delay: float = 0.05, settle: float | None = None
+    ) -> None:
         if max_chunks < 1 or max_delay < 0:
             raise StoreConfigurationError(
                 f"batching needs batch_chunks >= 1 and batch_ms >= 0, not {max_chunks!r} and "
                 f"{max_delay * 1000!r} ms"
             )
+        if settle is None:
+            settle = min(DEFAULT_SETTLE, max_delay)
+        if not 0 <= settle <= max_delay:
+            raise StoreConfigurationError(
+                f"batching needs 0 <= settle <= max_delay ({max_delay} s), not settle={settle}"
+            )
         self.max_chunks = max_chunks
         self.max_delay = max_delay
+        self.settle = settle
 
 
 class Flusher:
@@ -39,10 +61,16 @@ class Flusher:
 
     ``append()`` already commits on age when chunks keep coming; this covers a
     model that goes quiet, so at most ``max_delay`` of chunks is ever at risk.
+    It also commits a batch ended by a boundary chunk once it has settled
+    (``due_at`` wakes it at that moment).
     """
 
     def __init__(self, max_delay: float) -> None:
         self._period = max(max_delay / 2, 0.001)
+        self._next: float | None = None
+        """The earliest moment a writer asked to be checked at (see ``due_at``)."""
+        self._wakes_at = 0.0
+        """When the thread wakes next by itself (it is woken for an earlier ``due_at`` only)."""
         self._watched: set[StreamWriter] = set()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -59,6 +87,14 @@ class Flusher:
                 self._thread.start()
             self._wake.notify()
 
+    def due_at(self, moment: float) -> None:
+        """Check the writers at ``moment`` (``time.monotonic``) if not before (a boundary settles)."""
+        with self._wake:
+            if self._next is None or moment < self._next:
+                self._next = moment
+                if moment < self._wakes_at:
+                    self._wake.notify()
+
     def unwatch(self, writer: StreamWriter) -> None:
         """Stop checking ``writer``."""
         with self._wake:
@@ -73,6 +109,7 @@ class Flusher:
             self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        checked = 0.0
         while True:
             with self._wake:
                 if self._stopped:
@@ -80,10 +117,21 @@ class Flusher:
                 if not self._watched:
                     self._wake.wait()
                     continue
-                self._wake.wait(self._period)
+                now = time.monotonic()
+                due = checked + self._period
+                if self._next is not None:
+                    due = min(due, self._next)
+                if now < due:
+                    self._wakes_at = due
+                    self._wake.wait(due - now)
+                    continue
+                if self._next is not None and self._next <= now:
+                    self._next = None
+                checked = now
                 writers = list(self._watched)
-            for writer in writers:
-                writer.flush_if_due()
+            pending = [moment for writer in writers if (moment := writer.flush_if_due())]
+            if pending:
+                self.due_at(min(pending))  # a boundary that had not settled yet
 
 
 class StreamWriter:
@@ -91,8 +139,9 @@ class StreamWriter:
 
     ``append()`` folds the chunk immediately (a bad chunk is refused right
     there) and commits when the batch is full, when its oldest chunk is
-    ``max_delay`` old (a timer also fires when the model goes quiet), and at
-    once after a boundary chunk. The writer takes ownership of the chunk
+    ``max_delay`` old (a timer also fires when the model goes quiet), and
+    after a boundary chunk as ``BatchPolicy`` says (before the next plain
+    chunk, with the close, or when the boundary has settled). The writer takes ownership of the chunk
     objects given to it. It is safe to use from several threads.
     """
 
@@ -118,6 +167,8 @@ class StreamWriter:
         self._lock = threading.RLock()
         self._unsaved: list[Any] = []
         self._oldest: float = 0.0
+        self._settles_at: float | None = None
+        """Set while the buffered batch ends with a boundary chunk: when the timer commits it."""
         self._flusher = flusher
         self._stale = False
         self.closed = False
@@ -147,6 +198,9 @@ class StreamWriter:
                 raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
             if self._stale:
                 self._resync()
+            boundary = is_boundary(chunk)
+            if self._settles_at is not None and not boundary:
+                self.flush()  # a boundary's batch is committed before the next step goes on
             received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
             self._unsaved.append(chunk)
             now = time.monotonic()
@@ -155,9 +209,12 @@ class StreamWriter:
             if (
                 len(self._unsaved) >= self._policy.max_chunks
                 or now - self._oldest >= self._policy.max_delay
-                or is_boundary(chunk)
+                or (boundary and self._policy.settle <= 0)
             ):
                 self.flush()
+            elif boundary and self._settles_at is None:
+                self._settles_at = now + self._policy.settle
+                self._flusher.due_at(self._settles_at)
             return received
 
     def flush(self) -> None:
@@ -167,17 +224,24 @@ class StreamWriter:
                 return
             self._save(lambda conversation: conversation.flush())
             self._unsaved = []
+            self._settles_at = None
 
-    def flush_if_due(self) -> None:
-        """Flusher: commit if the oldest buffered chunk is ``max_delay`` old."""
+    def flush_if_due(self) -> float | None:
+        """Flusher: commit if the oldest buffered chunk is ``max_delay`` old, or a boundary settled.
+
+        Returns when a boundary still waiting to settle is due (None if none is).
+        """
         with self._lock:
             if self.closed or not self._unsaved:
-                return
-            if time.monotonic() - self._oldest < self._policy.max_delay:
-                return
+                return None
+            now = time.monotonic()
+            settled = self._settles_at is not None and now >= self._settles_at
+            if not settled and now - self._oldest < self._policy.max_delay:
+                return self._settles_at
             # A failure here surfaces on the writer's next call (it reloads first).
             with contextlib.suppress(Exception):
                 self.flush()
+            return None
 
     def close(self, outcome: str = "finished", reason: str | None = None) -> None:
         """Commit what is left and record how the stream ended."""
@@ -190,6 +254,7 @@ class StreamWriter:
                 )
             )
             self._unsaved = []
+            self._settles_at = None
             self.closed = True
             self._flusher.unwatch(self)
             self._uow.give_back(self._conversation)  # saved: the store may reuse it
@@ -245,6 +310,7 @@ class StreamWriter:
     def _closed_elsewhere(self) -> None:
         """The stream was closed by someone else: drop the buffer, stop flushing, refuse from now on."""
         self._unsaved = []
+        self._settles_at = None
         self.closed = True
         self._flusher.unwatch(self)
 

@@ -1,0 +1,150 @@
+"""How many transactions a streamed turn costs, and that fewer of them widen no crash window.
+
+A boundary chunk (tool input available, tool output, finish-step, finish, ...)
+ends its batch: the batch is committed before the writer takes the next plain
+chunk, together with the close when the stream closes next, or by the timer
+within the settle time (5 ms by default) when nothing follows. So the
+end of a reply (``finish-step``, ``finish``, close) is one transaction, not three.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from chatledger import ConversationStore, Verdict
+from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.domain.errors import StoreConfigurationError
+from tests.integration.conftest import Backend
+from tests.support.ledger import stored_chunk_count
+
+
+def _user(message_id: str) -> dict[str, Any]:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+
+
+def _delta(text: str) -> dict[str, Any]:
+    return {"type": "text-delta", "id": "t", "delta": text}
+
+
+def _reply(deltas: int, *, tool: bool = False) -> list[dict[str, Any]]:
+    """A reply as the AI SDK streams it (optionally a tool call first), ``deltas`` text deltas."""
+    chunks: list[dict[str, Any]] = [{"type": "start"}, {"type": "start-step"}]
+    if tool:
+        chunks += [
+            {"type": "tool-input-start", "toolCallId": "c1", "toolName": "search"},
+            {"type": "tool-input-available", "toolCallId": "c1", "toolName": "search", "input": {}},
+            {"type": "tool-output-available", "toolCallId": "c1", "output": {"hits": 3}},
+            {"type": "finish-step"},
+            {"type": "start-step"},
+        ]
+    chunks.append({"type": "text-start", "id": "t"})
+    chunks += [_delta(f"w{i} ") for i in range(deltas)]
+    chunks += [{"type": "text-end", "id": "t"}, {"type": "finish-step"}, {"type": "finish"}]
+    return chunks
+
+
+@contextmanager
+def counting_commits(store: ConversationStore) -> Iterator[list[int]]:
+    """Count the transactions the store's log records (each ``record`` call is one)."""
+    log = store.log  # the real log; only its calls are counted
+    real = log.record
+    count = [0]
+
+    def record(*args: Any, **kwargs: Any) -> None:
+        count[0] += 1
+        real(*args, **kwargs)
+
+    log.record = record  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        log.record = real  # type: ignore[method-assign]
+
+
+def _open(backend: Backend, policy: BatchPolicy) -> ConversationStore:
+    """A store with its own batch policy (memory://: a new, separate store)."""
+    store = build_store(parse_url(backend.url), batch=policy)
+    backend.stores.append(store)
+    return store
+
+
+def test_a_reply_without_tools_is_two_commits_plus_one_per_full_batch(backend: Backend) -> None:
+    """User message, stream open, the full batches, then finish-step + finish + close at once."""
+    store = backend.open(batch_chunks=64, batch_ms=60_000)
+    store.start_conversation("chat")
+    with counting_commits(store) as commits:
+        store.append_message("chat", _user("u1"))
+        stream = store.open_stream("chat")
+        chunks = _reply(150)  # 156 chunks: two full batches of 64, then 28 and the close
+        for chunk in chunks:
+            assert stream.append(chunk).verdict is Verdict.APPLIED
+        stream.close()
+    assert commits[0] == 5
+    assert stored_chunk_count(store, "chat") == len(chunks)
+
+
+def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend) -> None:
+    """Tool input, tool output and the step's end are one commit, made before the next step's
+    first plain chunk is taken; the reply's end and the close are one more."""
+    store = backend.open(batch_chunks=1000, batch_ms=60_000)
+    reader = backend.other_store(store)
+    store.start_conversation("chat")
+    store.append_message("chat", _user("u1"))
+    chunks = _reply(10, tool=True)
+    with counting_commits(store) as commits:
+        stream = store.open_stream("chat")
+        step_end = chunks.index({"type": "finish-step"})
+        for chunk in chunks[: step_end + 1]:
+            stream.append(chunk)
+        stream.append(chunks[step_end + 1])  # start-step: the tool step is committed first
+        assert stored_chunk_count(reader, "chat") == step_end + 1
+        for chunk in chunks[step_end + 2 :]:
+            stream.append(chunk)
+        stream.close()
+    assert commits[0] == 3  # open, the tool step, the rest with the close
+    assert stored_chunk_count(reader, "chat") == len(chunks)
+
+
+def test_a_boundary_with_nothing_after_it_is_committed_within_the_settle_time(
+    backend: Backend,
+) -> None:
+    """A boundary the model does not follow up (a tool runs, an approval is awaited) is
+    committed by the timer after the settle time, not after the batch age (here 10 minutes)."""
+    store = _open(backend, BatchPolicy(1000, 600, settle=0.005))
+    reader = backend.other_store(store)
+    store.start_conversation("chat")
+    store.append_message("chat", _user("u1"))
+    stream = store.open_stream("chat")
+    stream.append({"type": "start-step"})
+    stream.append({"type": "tool-input-available", "toolCallId": "c", "toolName": "s", "input": {}})
+    deadline = time.monotonic() + 5
+    while stored_chunk_count(reader, "chat") < 2 and time.monotonic() < deadline:
+        time.sleep(0.002)
+    assert stored_chunk_count(reader, "chat") == 2
+    stream.close()
+
+
+def test_settle_zero_commits_every_boundary_at_once(backend: Backend) -> None:
+    """``BatchPolicy(settle=0)``: the previous cadence, a commit right after each boundary."""
+    store = _open(backend, BatchPolicy(1000, 600, settle=0.0))
+    store.start_conversation("chat")
+    with counting_commits(store) as commits:
+        stream = store.open_stream("chat")
+        for chunk in _reply(3):
+            stream.append(chunk)
+        stream.close()
+    assert commits[0] == 4  # open, finish-step, finish, close
+
+
+@pytest.mark.parametrize("bad", [-0.001, 0.051])
+def test_a_settle_time_outside_the_batch_age_is_refused(bad: float) -> None:
+    """The settle time may not be negative nor longer than the batch age (the crash window)."""
+    with pytest.raises(StoreConfigurationError, match="settle"):
+        BatchPolicy(64, 0.05, settle=bad)
