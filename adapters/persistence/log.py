@@ -65,6 +65,16 @@ class ConversationLog(Application[UUID]):
         """The domain event (decrypted, decompressed, upcast) of a stored event."""
         return self.mapper.to_domain_event(stored)
 
+    def touched_after(self, position: int, limit: int) -> list[tuple[int, UUID]]:
+        """(position, conversation id) of the events recorded after ``position`` in the whole store, in order."""
+        try:
+            found = self.recorder.select_notifications(
+                position, limit, inclusive_of_start=False
+            )
+        except STORAGE_ERRORS as error:
+            raise StoreUnavailableError(f"cannot read the log: {error}") from error
+        return [(notification.id, notification.originator_id) for notification in found]
+
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
         return int(self.recorder.max_notification_id() or 0)

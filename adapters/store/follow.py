@@ -26,11 +26,16 @@ the cursor to resume from. Without it the follower waits until the stream
 closes (a stream a crashed writer left open waits until someone closes it
 with ``close_stream(..., "interrupted")``).
 
-**Resources.** The follower reads through the store's own connections; on
-PostgreSQL it also holds one dedicated LISTEN connection (application name
-``chatledger-follow``), opened at the first ``next()`` and closed when the
-generator finishes, raises, or is closed (``close()``, or garbage collection).
-Close it from the thread that iterates it.
+**Resources.** The follower reads through the store's own connections. It
+is woken by the store's ``News`` hub (``chatledger.adapters.store.news``):
+one thread and, on PostgreSQL, one LISTEN connection (application name
+``chatledger-follow``) for all the store's followers, with at most one
+pending wake-up per follower. It subscribes at the first ``next()`` and
+unsubscribes when the generator finishes, raises, or is closed (``close()``,
+or garbage collection); the hub's thread and connection end soon after its
+last follower. Close a follower from the thread that iterates it. Without a
+hub (``news=None``) a follower waits on its own: a LISTEN connection of its
+own on PostgreSQL, polling on SQLite and memory.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from uuid import UUID
 from eventsourcing.utils import TopicError, resolve_topic
 
 from chatledger.adapters.persistence.notify import listen, wait_for_notify
+from chatledger.adapters.store.news import News, Subscription
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ConversationNotFoundError,
@@ -98,6 +104,7 @@ def follow(
     after: str | None = None,
     timeout: float | None = None,
     poll_seconds: float | None = None,
+    news: News | None = None,
 ) -> Generator[FollowedChunk, None, None]:
     """Yield the chunks of the conversation's stream after ``after``, waiting for new ones until it closes.
 
@@ -106,7 +113,9 @@ def follow(
     ``ConversationNotFoundError`` (unknown chat) and ``InvalidInputError``
     (a cursor not of this conversation) are raised by this call, before any
     iteration. ``poll_seconds`` is the polling period on SQLite and memory
-    (default 20 ms) and the safety re-check period on PostgreSQL (default 1 s).
+    (default 20 ms) and the safety re-check period on PostgreSQL (default 1 s);
+    with ``news`` (the store's hub) it is the follower's own re-check period
+    on every backend (default 1 s).
     """
     if timeout is not None and timeout <= 0:
         raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
@@ -120,8 +129,8 @@ def follow(
         return _nothing()
     postgres = log.config.backend == "postgres"
     if poll_seconds is None:
-        poll_seconds = POSTGRES_RECHECK_SECONDS if postgres else POLL_SECONDS
-    return _follow(log, key, chat_id, start, timeout, poll_seconds, postgres)
+        poll_seconds = POSTGRES_RECHECK_SECONDS if postgres or news else POLL_SECONDS
+    return _follow(log, key, chat_id, start, timeout, poll_seconds, postgres, news)
 
 
 # -- where to start -----------------------------------------------------------
@@ -172,13 +181,14 @@ def _follow(
     timeout: float | None,
     poll_seconds: float,
     postgres: bool,
+    news: News | None,
 ) -> Generator[FollowedChunk, None, None]:
     """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes."""
     stream_id, version, skip_to = start.stream_id, start.version, start.position
     cursor = start.cursor
-    listener = (
-        listen(log, _APPLICATION_NAME) if postgres else None
-    )  # LISTEN before reading: no NOTIFY is missed
+    # Subscribe (or LISTEN) before reading: no event recorded after the read is missed.
+    subscription: Subscription | None = news.subscribe(key) if news is not None else None
+    listener = listen(log, _APPLICATION_NAME) if postgres and news is None else None
     try:
         news_at = time.monotonic()
         while True:
@@ -215,11 +225,15 @@ def _follow(
                 if left <= 0:
                     raise FollowTimeoutError(chat_id, stream_id, timeout, cursor)
                 wait = min(wait, left)
-            if listener is None:
+            if subscription is not None:
+                subscription.wait(wait)
+            elif listener is None:
                 time.sleep(wait)
             else:
                 wait_for_notify(listener, wait)
     finally:
+        if subscription is not None and news is not None:
+            news.unsubscribe(subscription)
         if listener is not None:
             listener.close()
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from chatledger.adapters.store import actions, inbox
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.follow import FollowedChunk, follow
+from chatledger.adapters.store.news import News
 from chatledger.adapters.store.reads import Reads
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -113,6 +114,7 @@ class ConversationStore:
         self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
         self._verifier = Verifier(self.log, self.read_models, self.projector)
         self._flusher = Flusher(self.batch.max_delay)
+        self._news = News(self.log)
 
     @classmethod
     def open(
@@ -156,6 +158,7 @@ class ConversationStore:
     def close(self) -> None:
         """Release database connections."""
         self._flusher.stop()
+        self._news.close()
         self.log.close()
         self.read_models.close()
 
@@ -617,7 +620,7 @@ class ConversationStore:
         """
         return follow(
             self.log, tenant or self.tenant, chat_id,
-            after=after, timeout=timeout, poll_seconds=poll_seconds,
+            after=after, timeout=timeout, poll_seconds=poll_seconds, news=self._news,
         )  # fmt: skip
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:

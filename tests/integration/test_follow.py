@@ -301,3 +301,86 @@ def _text(text: str) -> list[Chunk]:
         {"type": "text-end", "id": "t"},
         {"type": "finish"},
     ]
+
+
+def _follow_all(
+    store: ConversationStore, chats: list[str]
+) -> tuple[list[threading.Thread], list[list[FollowedChunk]]]:
+    """One follower thread per entry of ``chats``, each waiting (its first chunk seen) on return."""
+    seen: list[list[FollowedChunk]] = [[] for _ in chats]
+    threads = []
+    for index, chat in enumerate(chats):
+        started = threading.Event()
+
+        def run(chat: str = chat, got: list[FollowedChunk] = seen[index], started: threading.Event = started) -> None:
+            for item in store.follow(chat, timeout=60):
+                got.append(item)
+                started.set()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        threads.append(thread)
+        assert started.wait(30), f"the follower of {chat} saw no first chunk"
+    return threads, seen
+
+
+def test_followers_share_one_listen_connection_and_each_sees_every_chunk_once(
+    postgres_backend: Backend,
+) -> None:
+    """Twelve followers (three per conversation) through one store hold one LISTEN connection
+    between them; each sees exactly the applied chunks of its stream, once, in order, while the
+    four streams are written interleaved; the connection goes once the last follower is done."""
+    writer = postgres_backend.open(batch_chunks=3)
+    reader = postgres_backend.other_store(writer)
+    chats = ["a", "b", "c", "d"]
+    streams = {}
+    for chat in chats:
+        _new_chat(writer, chat)
+        streams[chat] = writer.open_stream(chat)
+        streams[chat].append({"type": "start"})
+        streams[chat].flush()
+    before = _listeners(writer)
+    followed = chats * 3
+    threads, seen = _follow_all(reader, followed)
+    assert _listeners(writer) == before + 1, "one LISTEN connection for all followers of a store"
+    applied = {chat: [(0, {"type": "start"})] for chat in chats}
+    reply = _reply(6)[1:]
+    for start in range(0, len(reply), 4):  # the four streams written interleaved
+        for chat in chats:
+            applied[chat] += _write(streams[chat], reply[start : start + 4])
+    for chat in chats:
+        streams[chat].close()
+    for thread in threads:
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+    for chat, got in zip(followed, seen, strict=True):
+        assert _seen(got) == applied[chat], chat
+    _eventually(lambda: _listeners(writer) == before)
+
+
+def test_followers_of_a_store_wait_on_one_watcher_thread(durable_backend: Backend) -> None:
+    """However many followers a store has, one thread watches the log for them (no polling
+    loop per follower): with the default one-second re-check of each follower, the chunks
+    still arrive well within it, so the watcher woke them; it is gone after the last one."""
+    store = durable_backend.open(batch_chunks=1)
+    chats = ["x", "y"]
+    streams = {}
+    for chat in chats:
+        _new_chat(store, chat)
+        streams[chat] = store.open_stream(chat)
+        streams[chat].append({"type": "start"})
+    followed = chats * 4
+    threads, seen = _follow_all(store, followed)
+    watchers = [t for t in threading.enumerate() if t.name == "chatledger-news"]
+    assert len(watchers) == 1
+    assert store._news.followers == len(followed)
+    started = time.monotonic()
+    for chat in chats:
+        streams[chat].append({"type": "start-step"})
+    _eventually(lambda: all(len(got) == 2 for got in seen), timeout=0.9)
+    assert time.monotonic() - started < 0.9, "woken by the watcher, not by the re-check"
+    for chat in chats:
+        streams[chat].close()
+    for thread in threads:
+        thread.join(timeout=30)
+    _eventually(lambda: not any(t.name == "chatledger-news" for t in threading.enumerate()))

@@ -1,0 +1,177 @@
+"""One watcher of the log per store that wakes the followers of the conversations that changed.
+
+Followers (``follow``) read their chunks from the log themselves; what they
+need from outside is a wake-up when their conversation gets new events. A
+``News`` hub gives every follower of one store that wake-up from a single
+thread and, on PostgreSQL, a single ``LISTEN`` connection (application name
+``chatledger-follow``), however many followers there are: no connection and
+no polling loop per follower.
+
+The hub's thread waits for news (PostgreSQL: a NOTIFY, which ``eventsourcing``
+sends on every insert; SQLite and memory: a poll every 20 ms), reads which
+conversations the events recorded since its last position belong to (ids
+only, in log order) and wakes the followers of those. Each follower's queue
+is bounded: one pending wake-up, set or not; wake-ups that arrive while one
+is pending merge into it, since the follower re-reads everything new anyway.
+
+Order and completeness do not depend on the hub: a follower reads its own
+conversation by version, which has no gaps. The hub only decides when it
+reads; a follower also re-reads on its own every second, so a wake-up the hub
+missed (a lost connection) delays a chunk, never drops it. The thread (and
+its connection) starts with the first follower and ends soon after the last.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from chatledger.adapters.persistence.notify import listen, wait_for_notify
+from chatledger.domain.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.persistence.log import ConversationLog
+
+__all__ = ["APPLICATION_NAME", "News", "Subscription"]
+
+APPLICATION_NAME = "chatledger-follow"
+"""How the hub's LISTEN connection shows in ``pg_stat_activity``."""
+POLL_SECONDS = 0.02
+"""SQLite and memory: how often the hub looks for new events."""
+LISTEN_SECONDS = 0.25
+"""PostgreSQL: the longest wait for a NOTIFY before the hub looks anyway (and checks it is still needed)."""
+_PAGE = 1000
+"""Event positions read per query."""
+
+
+class Subscription:
+    """One follower's wake-up: at most one pending (a bounded queue of one)."""
+
+    def __init__(self, key: UUID) -> None:
+        self.key = key
+        self._pending = threading.Event()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep until woken or ``seconds`` pass; True if woken. Read the log after it returns."""
+        woken = self._pending.wait(seconds)
+        self._pending.clear()  # cleared before the caller reads: a later wake-up is kept
+        return woken
+
+    def wake(self) -> None:
+        """The conversation has new events (merged with any wake-up still pending)."""
+        self._pending.set()
+
+
+class News:
+    """The store's single watcher of new events; ``subscribe`` per follower, ``unsubscribe`` when done."""
+
+    def __init__(self, log: ConversationLog, poll_seconds: float = POLL_SECONDS) -> None:
+        self._log = log
+        self._postgres = log.config.backend == "postgres"
+        self._poll = poll_seconds
+        self._lock = threading.Lock()
+        self._followers: dict[UUID, set[Subscription]] = {}
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failure: Exception | None = None
+        self._closed = False
+
+    @property
+    def followers(self) -> int:
+        """How many followers are subscribed now."""
+        with self._lock:
+            return sum(len(subs) for subs in self._followers.values())
+
+    def subscribe(self, key: UUID) -> Subscription:
+        """Wake-ups for conversation ``key`` from now on.
+
+        Returns once the hub is watching, so every event recorded after this
+        call wakes the subscription; read the log after subscribing.
+        StoreUnavailableError if the hub cannot watch (PostgreSQL unreachable).
+        """
+        subscription = Subscription(key)
+        with self._lock:
+            if self._closed:
+                raise StoreUnavailableError("the store is closed")
+            self._followers.setdefault(key, set()).add(subscription)
+            if self._thread is None:
+                self._ready.clear()
+                self._failure = None
+                self._thread = threading.Thread(target=self._run, name="chatledger-news", daemon=True)
+                self._thread.start()
+            ready, thread = self._ready, self._thread
+        ready.wait()
+        with self._lock:
+            failure = self._failure if self._thread is thread else None
+        if failure is not None:
+            self.unsubscribe(subscription)
+            raise StoreUnavailableError(f"cannot listen for new events: {failure}") from failure
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        """No more wake-ups for this follower (the thread ends soon after the last one leaves)."""
+        with self._lock:
+            subs = self._followers.get(subscription.key)
+            if subs is not None:
+                subs.discard(subscription)
+                if not subs:
+                    del self._followers[subscription.key]
+
+    def close(self) -> None:
+        """Stop watching (the store is closing); followers still waiting re-check on their own."""
+        with self._lock:
+            self._closed = True
+            self._followers.clear()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout=5)
+
+    # -- the thread ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        listener: Any = None
+        try:
+            try:
+                if self._postgres:
+                    listener = listen(self._log, APPLICATION_NAME)  # before reading the position
+                position = self._log.head()
+            except Exception as error:  # reported to the subscriber waiting for readiness
+                with self._lock:
+                    self._failure = error
+                    self._thread = None
+                self._ready.set()
+                return
+            self._ready.set()
+            while True:
+                with self._lock:
+                    if not self._followers:
+                        self._thread = None  # a new subscriber starts a new thread
+                        return
+                try:
+                    if listener is not None:
+                        wait_for_notify(listener, LISTEN_SECONDS)
+                    else:
+                        time.sleep(self._poll)
+                    position = self._wake_followers(position)
+                except Exception:  # followers re-check on their own; try again shortly
+                    time.sleep(self._poll)
+        finally:
+            if listener is not None:
+                listener.close()
+
+    def _wake_followers(self, position: int) -> int:
+        """Read which conversations have events after ``position``; wake their followers."""
+        while True:
+            touched = self._log.touched_after(position, _PAGE)
+            if not touched:
+                return position
+            position = touched[-1][0]
+            keys = {key for _, key in touched}
+            with self._lock:
+                woken = [sub for key in keys for sub in self._followers.get(key, ())]
+            for subscription in woken:
+                subscription.wake()
+            if len(touched) < _PAGE:
+                return position
