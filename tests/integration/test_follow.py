@@ -272,6 +272,11 @@ def test_closing_a_follower_releases_its_listen_connection(postgres_backend: Bac
 
 
 def _listeners(store: ConversationStore) -> int:
+    """LISTEN connections (application name ``chatledger-follow``) of this process.
+
+    Other test runs share the server, so connections are matched to this
+    process by their client port (the TCP sockets this process holds).
+    """
     env = store.config.env
     with psycopg.connect(
         dbname=env["POSTGRES_DBNAME"],
@@ -280,11 +285,29 @@ def _listeners(store: ConversationStore) -> int:
         user=env["POSTGRES_USER"],
         autocommit=True,
     ) as connection:
-        row = connection.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chatledger-follow'"
-        ).fetchone()
-    assert row is not None
-    return int(row[0])
+        ports = connection.execute(
+            "SELECT client_port FROM pg_stat_activity WHERE application_name = 'chatledger-follow'"
+        ).fetchall()
+    mine = _own_tcp_ports()
+    return sum(1 for (port,) in ports if port in mine)
+
+
+def _own_tcp_ports() -> set[int]:
+    """Local ports of this process's TCP sockets (from /proc: Linux)."""
+    inodes = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[9] in inodes:
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
 
 
 def _eventually(condition: Callable[[], bool], timeout: float = 5.0) -> None:
