@@ -59,12 +59,29 @@ def _user_text(turn: Turn) -> str:
 # -- chatledger -------------------------------------------------------------------
 
 
-def run_chatledger(db: FreshDb, order: WriteOrder, samples: list[str], url_suffix: str = "") -> Timing:
-    """Every chunk through ``open_stream``/``append``/``close``; load with ``messages()``."""
+def run_chatledger(
+    db: FreshDb,
+    order: WriteOrder,
+    samples: list[str],
+    url_suffix: str = "",
+    settle: float | None = None,
+) -> Timing:
+    """Every chunk through ``open_stream``/``append``/``close``; load with ``messages()``.
+
+    ``settle`` (seconds) sets ``BatchPolicy.settle``: 0 is the cadence before issue 16
+    (a commit right after every boundary chunk).
+    """
     import time
 
     opener = load_opener()
-    store = opener(db.url + url_suffix)
+    if settle is not None:
+        from chatledger.adapters.bootstrap import build_store
+        from chatledger.adapters.persistence.config import parse_url
+        from chatledger.adapters.store.writer import BatchPolicy
+
+        store: Any = build_store(parse_url(db.url + url_suffix), batch=BatchPolicy(settle=settle))
+    else:
+        store = opener(db.url + url_suffix)
     started: set[str] = set()
     t0 = time.perf_counter()
     try:
