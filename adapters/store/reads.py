@@ -58,6 +58,7 @@ class Reads:
             check_position("at_version", at_version)
             return self._uow.load(tenant, chat_id, at_version).state.messages
         key = conversation_id(tenant, chat_id)
+        self._uow.settle_writers(key)
         cached = self._cache.get(key)
         if cached is not None and not self._log.has_events_after(key, cached[0]):
             return _decode(cached[1])
@@ -90,6 +91,7 @@ class Reads:
                 f"unknown timeline kind(s) {unknown}; the kinds are {', '.join(KINDS)}"
             )
         key = conversation_id(tenant, chat_id)
+        self._uow.settle_writers(key)
         self._projector.catch_up()
         if self._view.conversation(key) is None:
             self._uow.load(tenant, chat_id)  # raises ConversationNotFoundError

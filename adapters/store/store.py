@@ -114,6 +114,7 @@ class ConversationStore:
         self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
         self._verifier = Verifier(self.log, self.read_models, self.projector)
         self._flusher = Flusher(self.batch.max_delay)
+        self._uow.settle_writers = self._flusher.settle
         self._news = News(self.log)
 
     @classmethod

@@ -1,10 +1,11 @@
 """Load, decide, save: how every change to a conversation is committed.
 
-``UnitOfWork.act`` loads the conversation (the cached one if nothing was
-written since), lets a decision record events on it, and saves them; on a
-version clash with another writer it loads again and re-decides against the
-new state. ``commit`` holds the snapshot policy. The stream writer commits
-through the same unit of work.
+``UnitOfWork.act`` loads the conversation (the cached one, trusted without
+a query), lets a decision record events on it, and saves them; on a version
+clash with another writer (or a cached state found stale after a decision
+that recorded nothing) it loads again and re-decides against the new state.
+``commit`` holds the snapshot policy. The stream writer commits through the
+same unit of work.
 """
 
 from __future__ import annotations
@@ -53,12 +54,19 @@ def attempts(seconds: float = RETRY_SECONDS) -> Iterator[int]:
         back_off(attempt)
 
 
+def _nothing_to_settle(key: UUID) -> None:
+    """No open streams to settle (a unit of work used without a store)."""
+
+
 class UnitOfWork:
     """Loads and saves conversations for the use cases; keeps the recently saved ones in a cache."""
 
     def __init__(self, log: ConversationLog, cache: ConversationCache | None = None) -> None:
         self.log = log
         self.cache = cache or ConversationCache()
+        self.settle_writers: Callable[[UUID], None] = _nothing_to_settle
+        """Commits what this process's open streams of a conversation hold after a boundary
+        chunk (the store sets it to its flusher's ``settle``); called before every decision."""
 
     def load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
         """The conversation as stored (at ``version``); ConversationNotFoundError if there is none."""
@@ -114,15 +122,31 @@ class UnitOfWork:
         the conversation goes back to the cache afterwards; otherwise the
         caller owns it.
         """
+        key = conversation_id(tenant, chat_id)
+        self.settle_writers(key)
         for _ in attempts():
-            conversation = self.current(tenant, chat_id)
-            decided = decide(conversation)
+            # The cached conversation is trusted without a query: a decision that records
+            # events is checked by the commit itself (it clashes if anyone wrote since); one
+            # that records nothing or refuses is checked afterwards, and re-decided if stale.
+            conversation = self.cache.take(key)
+            checked = conversation is None
+            if conversation is None:
+                conversation = self.load(tenant, chat_id)
+            base = conversation.version
+            try:
+                decided = decide(conversation)
+            except Exception:
+                if not checked and self.log.has_events_after(key, base):
+                    continue  # refused on a stale state: decide again on the stored one
+                raise
             events = list(conversation.pending_events)
             if events:
                 try:
                     self.commit(conversation)
                 except ConcurrentWriteError:
                     continue
+            elif not checked and self.log.has_events_after(key, base):
+                continue
             if keep:
                 self.give_back(conversation)
             return conversation, events, decided

@@ -8,9 +8,10 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
+from uuid import UUID
 
 from chatledger.adapters.store.unit_of_work import UnitOfWork, attempts
-from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
+from chatledger.domain.aggregate import Conversation, ReceivedChunk, conversation_id, is_boundary
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     NoOpenStreamError,
@@ -18,23 +19,30 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.limits import Limits
 
-__all__ = ["DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"]
+__all__ = ["AT_ONCE", "DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"]
 
 DEFAULT_SETTLE = 0.005
 """Seconds a batch ended by a boundary chunk waits for the close or the next chunk."""
+
+AT_ONCE = frozenset({"tool-input-available", "tool-approval-request"})
+"""Boundary chunks that ask someone outside to act (run a client-side tool, answer an approval):
+committed at once, since the answer may reach another process before the writer's next call."""
 
 
 class BatchPolicy:
     """When buffered chunks are committed: by count, by age, and after boundary chunks.
 
-    A boundary chunk (one others may act on: tool input or output, an
-    approval request, finish-step, finish, error, abort) ends its batch. The
-    batch is committed before the writer takes the next plain chunk, in the
-    same transaction as the close if the stream closes next, or by the timer
-    ``settle`` seconds after the boundary if nothing follows. A reply's end
-    (finish-step, finish, close) is so one transaction, and a tool step's
-    boundaries one more; at most ``settle`` (<= ``max_delay``) of chunks is at
-    risk meanwhile. ``settle=0`` commits at once after every boundary.
+    A chunk that asks someone outside to act (``AT_ONCE``: tool input
+    available, an approval request) is committed at once, with everything
+    before it. Any other boundary chunk (tool output, finish-step, finish,
+    error, abort) ends its batch: the batch is committed before the writer
+    takes the next plain chunk, in the same transaction as the close if the
+    stream closes next, by the timer ``settle`` seconds after the boundary if
+    nothing follows, and before anything else in this process decides on or
+    reads the conversation. A reply's end (finish-step, finish, close) is so
+    one transaction instead of three; at most ``settle`` (<= ``max_delay``)
+    of chunks is at risk meanwhile. ``settle=0`` commits at once after every
+    boundary.
     """
 
     def __init__(
@@ -72,6 +80,7 @@ class Flusher:
         self._wakes_at = 0.0
         """When the thread wakes next by itself (it is woken for an earlier ``due_at`` only)."""
         self._watched: set[StreamWriter] = set()
+        self._by_key: dict[UUID, set[StreamWriter]] = {}
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
@@ -80,6 +89,7 @@ class Flusher:
         """Check ``writer`` periodically until it closes."""
         with self._wake:
             self._watched.add(writer)
+            self._by_key.setdefault(writer.key, set()).add(writer)
             if self._thread is None and not self._stopped:
                 self._thread = threading.Thread(
                     target=self._run, name="chatledger-flusher", daemon=True
@@ -99,6 +109,23 @@ class Flusher:
         """Stop checking ``writer``."""
         with self._wake:
             self._watched.discard(writer)
+            same = self._by_key.get(writer.key)
+            if same is not None:
+                same.discard(writer)
+                if not same:
+                    del self._by_key[writer.key]
+
+    def settle(self, key: UUID) -> None:
+        """Commit now what this process's writers of conversation ``key`` hold after a boundary.
+
+        Called before anything else in this process reads or decides on that
+        conversation, so it sees every boundary chunk appended before, as if
+        each had been committed at once.
+        """
+        with self._wake:
+            writers = list(self._by_key.get(key, ()))
+        for writer in writers:
+            writer.settle()
 
     def stop(self) -> None:
         """End the thread (the store is closing)."""
@@ -158,6 +185,8 @@ class StreamWriter:
     ) -> None:
         self.stream_id = stream_id
         assert conversation.state.stream is not None
+        self.key = conversation_id(conversation.state.tenant, conversation.state.chat_id)
+        """The conversation's id in the log."""
         self._message_index = conversation.state.stream.message_index
         self.actor = actor
         self._conversation = conversation
@@ -209,7 +238,7 @@ class StreamWriter:
             if (
                 len(self._unsaved) >= self._policy.max_chunks
                 or now - self._oldest >= self._policy.max_delay
-                or (boundary and self._policy.settle <= 0)
+                or (boundary and (self._policy.settle <= 0 or chunk.get("type") in AT_ONCE))
             ):
                 self.flush()
             elif boundary and self._settles_at is None:
@@ -242,6 +271,17 @@ class StreamWriter:
             with contextlib.suppress(Exception):
                 self.flush()
             return None
+
+    def settle(self) -> None:
+        """Commit now if the buffered batch ends with a boundary chunk (see ``Flusher.settle``).
+
+        A failure is not raised here: it surfaces on the writer's next call.
+        """
+        with self._lock:
+            if self.closed or self._settles_at is None:
+                return
+            with contextlib.suppress(Exception):
+                self.flush()
 
     def close(self, outcome: str = "finished", reason: str | None = None) -> None:
         """Commit what is left and record how the stream ended."""

@@ -1,10 +1,13 @@
 """How many transactions a streamed turn costs, and that fewer of them widen no crash window.
 
-A boundary chunk (tool input available, tool output, finish-step, finish, ...)
-ends its batch: the batch is committed before the writer takes the next plain
-chunk, together with the close when the stream closes next, or by the timer
-within the settle time (5 ms by default) when nothing follows. So the
-end of a reply (``finish-step``, ``finish``, close) is one transaction, not three.
+A chunk that asks someone outside to act (tool input available, an approval
+request) is committed at once. Any other boundary chunk (tool output,
+finish-step, finish, error, abort) ends its batch: the batch is committed
+before the writer takes the next plain chunk, together with the close when the
+stream closes next, by the timer within the settle time (5 ms by default) when
+nothing follows, and before anything else in the process decides on or reads
+the conversation. So the end of a reply (``finish-step``, ``finish``, close)
+is one transaction, not three.
 """
 
 from __future__ import annotations
@@ -91,8 +94,9 @@ def test_a_reply_without_tools_is_two_commits_plus_one_per_full_batch(backend: B
 
 
 def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend) -> None:
-    """Tool input, tool output and the step's end are one commit, made before the next step's
-    first plain chunk is taken; the reply's end and the close are one more."""
+    """Tool input available is committed at once; the tool output and the step's end are one
+    commit, made before the next step's first plain chunk is taken; the reply's end and the
+    close are one more."""
     store = backend.open(batch_chunks=1000, batch_ms=60_000)
     reader = backend.other_store(store)
     store.start_conversation("chat")
@@ -101,21 +105,26 @@ def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend)
     with counting_commits(store) as commits:
         stream = store.open_stream("chat")
         step_end = chunks.index({"type": "finish-step"})
-        for chunk in chunks[: step_end + 1]:
+        asked = next(i for i, c in enumerate(chunks) if c["type"] == "tool-input-available")
+        for chunk in chunks[: asked + 1]:
             stream.append(chunk)
+        assert stored_chunk_count(reader, "chat") == asked + 1, "the tool input, at once"
+        for chunk in chunks[asked + 1 : step_end + 1]:
+            stream.append(chunk)
+        assert stored_chunk_count(reader, "chat") == asked + 1, "the tool step's end waits"
         stream.append(chunks[step_end + 1])  # start-step: the tool step is committed first
         assert stored_chunk_count(reader, "chat") == step_end + 1
         for chunk in chunks[step_end + 2 :]:
             stream.append(chunk)
         stream.close()
-    assert commits[0] == 3  # open, the tool step, the rest with the close
+    assert commits[0] == 4  # open, the tool input, the tool step's end, the rest with the close
     assert stored_chunk_count(reader, "chat") == len(chunks)
 
 
 def test_a_boundary_with_nothing_after_it_is_committed_within_the_settle_time(
     backend: Backend,
 ) -> None:
-    """A boundary the model does not follow up (a tool runs, an approval is awaited) is
+    """A boundary the model does not follow up (it is slow to start its next step) is
     committed by the timer after the settle time, not after the batch age (here 10 minutes)."""
     store = _open(backend, BatchPolicy(1000, 600, settle=0.005))
     reader = backend.other_store(store)
@@ -123,7 +132,7 @@ def test_a_boundary_with_nothing_after_it_is_committed_within_the_settle_time(
     store.append_message("chat", _user("u1"))
     stream = store.open_stream("chat")
     stream.append({"type": "start-step"})
-    stream.append({"type": "tool-input-available", "toolCallId": "c", "toolName": "s", "input": {}})
+    stream.append({"type": "finish-step"})
     deadline = time.monotonic() + 5
     while stored_chunk_count(reader, "chat") < 2 and time.monotonic() < deadline:
         time.sleep(0.002)
@@ -148,3 +157,52 @@ def test_a_settle_time_outside_the_batch_age_is_refused(bad: float) -> None:
     """The settle time may not be negative nor longer than the batch age (the crash window)."""
     with pytest.raises(StoreConfigurationError, match="settle"):
         BatchPolicy(64, 0.05, settle=bad)
+
+
+@pytest.mark.parametrize(
+    "asking",
+    [
+        {"type": "tool-input-available", "toolCallId": "c9", "toolName": "rm", "input": {}},
+        {"type": "tool-approval-request", "approvalId": "ap9", "toolCallId": "c9"},
+    ],
+    ids=["tool-input-available", "tool-approval-request"],
+)
+def test_a_chunk_asking_someone_to_act_is_committed_at_once(
+    backend: Backend, asking: dict[str, Any]
+) -> None:
+    """Another process may act on it (run the tool, answer the approval) before the writer's
+    next call: it is committed before ``append`` returns."""
+    store = backend.open(batch_chunks=1000, batch_ms=600_000)
+    reader = backend.other_store(store)
+    store.start_conversation("chat")
+    store.append_message("chat", _user("u1"))
+    stream = store.open_stream("chat")
+    stream.append({"type": "start-step"})
+    if asking["type"] == "tool-approval-request":
+        stream.append(
+            {"type": "tool-input-available", "toolCallId": "c9", "toolName": "rm", "input": {}}
+        )
+    stream.append({"type": "text-start", "id": "t"})
+    stream.append(asking)
+    before = 3 if asking["type"] == "tool-approval-request" else 2
+    assert stored_chunk_count(reader, "chat") == before + 1
+    stream.close()
+
+
+def test_what_this_process_decides_on_sees_a_boundary_not_yet_settled(backend: Backend) -> None:
+    """An action on the conversation in the writer's own process first commits the batch a
+    boundary ended, as if it had been committed at once (here: an approval answered right
+    after the tool input, and a read right after a finish-step)."""
+    store = backend.open(batch_chunks=1000, batch_ms=600_000)
+    store.start_conversation("chat")
+    store.append_message("chat", _user("u1"))
+    stream = store.open_stream("chat")
+    stream.append({"type": "start-step"})
+    stream.append({"type": "text-start", "id": "t"})
+    stream.append(_delta("thinking"))
+    stream.append({"type": "text-end", "id": "t"})
+    stream.append({"type": "finish-step"})
+    parts = store.messages("chat")[-1]["parts"]
+    assert [part["type"] for part in parts] == ["step-start", "text"]
+    assert parts[1]["state"] == "done"
+    stream.close()
