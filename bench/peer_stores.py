@@ -65,11 +65,14 @@ def run_chatledger(
     samples: list[str],
     url_suffix: str = "",
     settle: float | None = None,
+    message_with_open: bool = True,
 ) -> Timing:
     """Every chunk through ``open_stream``/``append``/``close``; load with ``messages()``.
 
     ``settle`` (seconds) sets ``BatchPolicy.settle``: 0 is the cadence before issue 16
-    (a commit right after every boundary chunk).
+    (a commit right after every boundary chunk). ``message_with_open`` records the user
+    message in the stream open's transaction (``open_stream(user_message=...)``);
+    otherwise ``append_message`` commits it first, as before issue 16.
     """
     import time
 
@@ -89,8 +92,13 @@ def run_chatledger(
             if chat not in started:
                 store.start_conversation(chat, actor=USER_ACTOR)
                 started.add(chat)
-            store.append_message(chat, turn.user_message, actor=USER_ACTOR)
-            stream = store.open_stream(chat, actor=AGENT_ACTOR)
+            if message_with_open:
+                stream = store.open_stream(
+                    chat, actor=AGENT_ACTOR, user_message=turn.user_message, user_actor=USER_ACTOR
+                )
+            else:
+                store.append_message(chat, turn.user_message, actor=USER_ACTOR)
+                stream = store.open_stream(chat, actor=AGENT_ACTOR)
             for chunk in turn.chunks:
                 stream.append(chunk)
             stream.close(outcome="finished")

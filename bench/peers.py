@@ -43,13 +43,22 @@ Runner = Callable[[FreshDb, ps.WriteOrder, list[str]], ps.Timing]
 
 
 def _variants() -> list[tuple[str, Runner | None, str | None]]:
-    """chatledger as it committed before issue 16's cadence change, for a before/after ratio."""
+    """chatledger with issue 16's commit savings taken back one by one, for before/after ratios.
+
+    "message and open apart": ``append_message`` then ``open_stream`` (two commits);
+    "the old cadence": that, and a commit right after every boundary chunk (``settle=0``).
+    """
     return [
         (
-            "chatledger, boundaries at once (before)",
-            lambda db, o, s: ps.run_chatledger(db, o, s, settle=0.0),
+            "chatledger, message and open apart",
+            lambda db, o, s: ps.run_chatledger(db, o, s, message_with_open=False),
             None,
-        )
+        ),
+        (
+            "chatledger, the old cadence",
+            lambda db, o, s: ps.run_chatledger(db, o, s, settle=0.0, message_with_open=False),
+            None,
+        ),
     ]
 
 
@@ -118,7 +127,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 result["skipped"][f"{backend}: {name}"] = why
                 log(f"{backend}: {name} skipped: {why}")
         present = [(name, runner) for name, runner, why in stores if runner and not why]
-        for name, runner in present:  # imports and first-use work stay out of the rounds
+        for _name, runner in present:  # imports and first-use work stay out of the rounds
             assert runner is not None
             with fresh_db(backend, args.postgres_url, name="warm") as db:
                 runner(db, order[:2], samples[:1])

@@ -232,6 +232,8 @@ class ConversationStore:
         trigger: str | None = None,
         message_id: str | None = None,
         request_id: str | None = None,
+        user_message: dict[str, Any] | None = None,
+        user_actor: str = "system",
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
@@ -239,24 +241,28 @@ class ConversationStore:
         left open by a crashed process with ``close_stream(..., "interrupted")``.
         ``request_id`` names the continuation request this stream fulfils
         (see ``claim_continuation``); it implies ``continuation=True``.
+        ``user_message`` (by ``user_actor``) is appended first, in the same
+        transaction: a turn then costs one commit less than ``append_message``
+        followed by ``open_stream``, and either both are recorded or neither.
         """
         continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
         new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
         trigger = trigger or ("continuation" if continuation else "submit-message")
-        conversation, _, _ = self._uow.act(
-            tenant or self.tenant,
-            chat_id,
-            lambda c: c.open_stream(
+
+        def decide(c: Conversation) -> None:
+            if user_message is not None:
+                c.append_message(user_message, actor=user_actor, limits=self.limits)
+            c.open_stream(
                 stream_id,
                 new_message_id,
                 continuation=continuation,
                 trigger=trigger,
                 actor=actor,
                 request_id=request_id,
-            ),
-            keep=False,
-        )
+            )
+
+        conversation, _, _ = self._uow.act(tenant or self.tenant, chat_id, decide, keep=False)
         return StreamWriter(
             conversation,
             stream_id,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from chatledger import ConversationStore, Verdict
+from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.writer import BatchPolicy
@@ -206,3 +206,30 @@ def test_what_this_process_decides_on_sees_a_boundary_not_yet_settled(backend: B
     assert [part["type"] for part in parts] == ["step-start", "text"]
     assert parts[1]["state"] == "done"
     stream.close()
+
+
+def test_a_user_message_opened_with_its_stream_is_one_commit(backend: Backend) -> None:
+    """``open_stream(user_message=...)``: the user message and the stream open in one
+    transaction, so a reply without tools costs four commits in all."""
+    store = backend.open(batch_chunks=64, batch_ms=60_000)
+    store.start_conversation("chat")
+    with counting_commits(store) as commits:
+        stream = store.open_stream("chat", user_message=_user("u1"), user_actor="user:alice")
+        for chunk in _reply(150):
+            stream.append(chunk)
+        stream.close()
+    assert commits[0] == 4
+    messages = store.messages("chat")
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[0]["id"] == "u1"
+
+
+def test_a_refused_user_message_opens_no_stream(backend: Backend) -> None:
+    """Both or neither: a user message refused (a duplicate id) leaves no stream open."""
+    store = backend.open()
+    store.start_conversation("chat")
+    store.append_message("chat", _user("u1"))
+    with pytest.raises(ChatLedgerError, match="already in the conversation"):
+        store.open_stream("chat", user_message=_user("u1"))
+    assert store.status("chat").status != "streaming"
+    store.open_stream("chat").close()
