@@ -465,7 +465,7 @@ def test_verify_says_all_agrees_or_lists_each_problem(run: Run, url: str, tmp_pa
     clean = run("verify", "--url", url)
     assert clean.returncode == 0, clean.stderr
     assert clean.stdout.strip() == (
-        "verified 1 conversation, 16 events: everything agrees with the event log"
+        "verified 1 conversation, 14 events: everything agrees with the event log"
     )
     with sqlite3.connect(tmp_path / "ledger.db", isolation_level=None) as db:
         db.execute("UPDATE chatledger_conversations SET status = 'idle-ish'")
@@ -475,7 +475,7 @@ def test_verify_says_all_agrees_or_lists_each_problem(run: Run, url: str, tmp_pa
     assert lines[0] == (
         "read-model: chat 'd' (tenant 'default'): status 'idle-ish', expected 'idle'"
     )
-    assert lines[1].startswith("verified 1 conversation, 16 events: 1 problem.")
+    assert lines[1].startswith("verified 1 conversation, 14 events: 1 problem.")
     assert "chatledger rebuild" in lines[1]
     assert run("rebuild", "--url", url).returncode == 0
     assert run("verify", "--url", url).returncode == 0
