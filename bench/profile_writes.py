@@ -46,6 +46,14 @@ def _cumulative(stats: pstats.Stats, file_part: str, name: str) -> float:
     return total
 
 
+def _calls(stats: pstats.Stats, file_part: str, name: str) -> int:
+    raw: Any = stats.stats  # type: ignore[attr-defined]
+    return sum(
+        nc for (filename, _l, func), (_cc, nc, *_rest) in raw.items()
+        if func == name and file_part in filename
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=BACKENDS, default="sqlite")
@@ -53,15 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
+    parser.add_argument(
+        "--old-cadence",
+        action="store_true",
+        help="commit as before issue 16: after every boundary, user message apart from the open",
+    )
     args = parser.parse_args(argv)
+    options: dict[str, Any] = (
+        {"settle": 0.0, "message_with_open": False} if args.old_cadence else {}
+    )
     convs = [conversation(i, args.turns) for i in range(args.conversations)]
     order = [(c.chat_id, c.turns[t]) for t in range(args.turns) for c in convs]
     with fresh_db(args.backend, args.postgres_url, name="warm") as db:
-        run_chatledger(db, order[:5], [])  # imports and first-use work stay out of the profile
+        run_chatledger(db, order[:5], [], **options)  # imports and first-use work stay out of the profile
     profiler = cProfile.Profile()
     with fresh_db(args.backend, args.postgres_url, name="profile") as db:
         profiler.enable()
-        timing = run_chatledger(db, order, [])
+        timing = run_chatledger(db, order, [], **options)
         profiler.disable()
     stats = pstats.Stats(profiler)
     total = sum(
@@ -74,7 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             ("writer.py", "close"),
         )
     )
-    print(f"{args.backend}: {timing.seconds * 1000 / timing.turns:.2f} ms/turn under the profiler")
+    commits = _calls(stats, "log.py", "record")
+    print(
+        f"{args.backend}: {timing.seconds * 1000 / timing.turns:.2f} ms/turn under the profiler,"
+        f" {commits / timing.turns:.2f} commits/turn"
+    )
     print("\n| where (cumulative) | share of write time |\n|---|---|")
     for label, (file_part, name) in PLACES.items():
         print(f"| {label} | {100 * _cumulative(stats, file_part, name) / total:.0f} % |")
