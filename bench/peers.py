@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 log(f"{backend}: {name} skipped: {why}")
         present = [(name, runner) for name, runner, why in stores if runner and not why]
         if args.stores:
-            wanted = {name.strip() for name in args.stores.split(",")}
+            wanted = {name.strip() for name in args.stores.split(";")}
             present = [(name, runner) for name, runner in present if name in wanted]
         for _name, runner in present:  # imports and first-use work stay out of the rounds
             assert runner is not None
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
     parser.add_argument("--json", type=Path, help="also write the raw result here")
     parser.add_argument(
-        "--stores", help="only these stores (comma-separated names as in the tables)"
+        "--stores", help="only these stores (names as in the tables, separated by ';')"
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
