@@ -77,12 +77,15 @@ def run_chatledger(
     import time
 
     opener = load_opener()
-    if settle is not None:
-        from chatledger.adapters.bootstrap import build_store
-        from chatledger.adapters.persistence.config import parse_url
-        from chatledger.adapters.store.writer import BatchPolicy
+    if settle is not None:  # by import path, like storeapi: mypy does not see the editable install
+        import importlib
 
-        store: Any = build_store(parse_url(db.url + url_suffix), batch=BatchPolicy(settle=settle))
+        bootstrap: Any = importlib.import_module("chatledger.adapters.bootstrap")
+        config: Any = importlib.import_module("chatledger.adapters.persistence.config")
+        writer: Any = importlib.import_module("chatledger.adapters.store.writer")
+        store: Any = bootstrap.build_store(
+            config.parse_url(db.url + url_suffix), batch=writer.BatchPolicy(settle=settle)
+        )
     else:
         store = opener(db.url + url_suffix)
     started: set[str] = set()
@@ -311,7 +314,7 @@ def run_langgraph_postgres(db: FreshDb, order: WriteOrder, samples: list[str]) -
         options=f"-c search_path={db.schema}",
     )
     try:
-        saver = PostgresSaver(conn)  # type: ignore[arg-type]
+        saver = PostgresSaver(conn)
         saver.setup()
         return _run_graph(saver, order, samples)
     finally:
