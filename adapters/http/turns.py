@@ -243,8 +243,9 @@ class TurnRunner:
                     await self._forward(writer, last, outbox)
             try:
                 await asyncio.to_thread(writer.close, outcome, reason)
-            except NoOpenStreamError:
+            except NoOpenStreamError:  # learnt at the close: the last chunks' batch waited for it
                 log.info("stream %s was closed elsewhere", writer.stream_id)
+                outbox.put(sse_event({"type": "abort", "reason": "the stream was closed"}))
             except Exception:
                 log.exception("could not close stream %s", writer.stream_id)
         finally:

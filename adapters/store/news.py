@@ -64,6 +64,14 @@ class Subscription:
         self._pending.set()
 
 
+class _Watch:
+    """One run of the hub's thread: set ``ready`` once watching, or with ``failure`` if it cannot."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.failure: Exception | None = None
+
+
 class News:
     """The store's single watcher of new events; ``subscribe`` per follower, ``unsubscribe`` when done."""
 
@@ -74,8 +82,7 @@ class News:
         self._lock = threading.Lock()
         self._followers: dict[UUID, set[Subscription]] = {}
         self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._failure: Exception | None = None
+        self._watch = _Watch()
         self._closed = False
 
     @property
@@ -97,17 +104,18 @@ class News:
                 raise StoreUnavailableError("the store is closed")
             self._followers.setdefault(key, set()).add(subscription)
             if self._thread is None:
-                self._ready.clear()
-                self._failure = None
-                self._thread = threading.Thread(target=self._run, name="chatledger-news", daemon=True)
+                self._watch = _Watch()
+                self._thread = threading.Thread(
+                    target=self._run, args=(self._watch,), name="chatledger-news", daemon=True
+                )
                 self._thread.start()
-            ready, thread = self._ready, self._thread
-        ready.wait()
-        with self._lock:
-            failure = self._failure if self._thread is thread else None
-        if failure is not None:
+            watch = self._watch
+        watch.ready.wait()
+        if watch.failure is not None:
             self.unsubscribe(subscription)
-            raise StoreUnavailableError(f"cannot listen for new events: {failure}") from failure
+            raise StoreUnavailableError(
+                f"cannot listen for new events: {watch.failure}"
+            ) from watch.failure
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
@@ -130,20 +138,20 @@ class News:
 
     # -- the thread ---------------------------------------------------------------
 
-    def _run(self) -> None:
+    def _run(self, watch: _Watch) -> None:
         listener: Any = None
         try:
             try:
                 if self._postgres:
                     listener = listen(self._log, APPLICATION_NAME)  # before reading the position
                 position = self._log.head()
-            except Exception as error:  # reported to the subscriber waiting for readiness
+            except Exception as error:  # reported to the subscribers waiting for readiness
+                watch.failure = error
                 with self._lock:
-                    self._failure = error
                     self._thread = None
-                self._ready.set()
+                watch.ready.set()
                 return
-            self._ready.set()
+            watch.ready.set()
             while True:
                 with self._lock:
                     if not self._followers:
