@@ -18,6 +18,8 @@ from eventsourcing.utils import get_topic, resolve_topic
 from pydantic import BaseModel
 
 from chatledger.domain.errors import StoredDataError
+from chatledger.adapters.persistence.chain import DigestedStoredEvent
+from chatledger.domain.chain import content_digest
 
 __all__ = ["ChunkCompressor", "PydanticMapper"]
 
@@ -35,16 +37,26 @@ class PydanticMapper(Mapper[UUID]):
         if class_version > 1:
             state["class_version"] = class_version
         data = _encode(state)
+        digest = content_digest(data)  # the hash chain commits to the plain JSON
         if self.compressor:
             data = self.compressor.compress(data)
         if self.cipher:
             data = self.cipher.encrypt(data)
-        return StoredEvent(
+        return DigestedStoredEvent(
             originator_id=domain_event.originator_id,  # type: ignore[attr-defined]
             originator_version=domain_event.originator_version,  # type: ignore[attr-defined]
             topic=get_topic(type(domain_event)),
             state=data,
+            digest=digest,
         )
+
+    def content(self, state: bytes) -> bytes:
+        """A stored event's plain JSON bytes (decrypted, decompressed): what its digest covers."""
+        if self.cipher:
+            state = self.cipher.decrypt(state)
+        if self.compressor:
+            state = self.compressor.decompress(state)
+        return state
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         """Decode, upcast old schema versions, and validate with the event's model.
@@ -63,11 +75,7 @@ class PydanticMapper(Mapper[UUID]):
 
     def _decode_event(self, stored_event: StoredEvent) -> Any:
         cls = resolve_topic(stored_event.topic)
-        data = stored_event.state
-        if self.cipher:
-            data = self.cipher.decrypt(data)
-        if self.compressor:
-            data = self.compressor.decompress(data)
+        data = self.content(stored_event.state)
         state: dict[str, Any] = _decode(data)
         from_version = state.pop("class_version", 1)
         while from_version < getattr(cls, "class_version", 1):

@@ -16,6 +16,7 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg import sql
 
 from chatledger.domain.errors import StoreConfigurationError
+from chatledger.adapters.persistence.chain import new_links, postgres_chain_ddl, sqlite_chain_ddl
 
 __all__ = [
     "PostgresConversationRecorder",
@@ -28,10 +29,30 @@ SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
 class SQLiteConversationRecorder(SQLiteApplicationRecorder):
-    """SQLite: events, then the snapshot passed as ``snapshot=``, in one transaction."""
+    """SQLite: events, their chain links, then the snapshot passed as ``snapshot=``, in one transaction."""
+
+    def construct_create_table_statements(self) -> list[str]:
+        """eventsourcing's events table, then the chain and seal tables."""
+        statements = super().construct_create_table_statements()
+        return [*statements, *sqlite_chain_ddl(self.events_table_name)]
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
         ids = super()._insert_events(c, stored_events, **kwargs)
+
+        def previous_of(key: Any, version: int) -> bytes | None:
+            c.execute(
+                "SELECT hash FROM chatledger_chain WHERE originator_id = ? AND originator_version = ?",
+                (key.hex, version),
+            )
+            row = c.fetchone()
+            return None if row is None else bytes(row["hash"])
+
+        links = new_links(stored_events, previous_of)
+        if links:
+            c.executemany(
+                "INSERT INTO chatledger_chain VALUES (?,?,?,?)",
+                [(key.hex, version, digest, hashed) for key, version, digest, hashed in links],
+            )
         snapshot: StoredEvent | None = kwargs.get("snapshot")
         if snapshot is not None:
             table = kwargs["snapshot_table"]
@@ -48,7 +69,39 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
 
 class PostgresConversationRecorder(PostgresApplicationRecorder):
-    """PostgreSQL: the snapshot passed as ``snapshot=`` goes in the events' transaction."""
+    """PostgreSQL: the events' chain links and the snapshot passed as ``snapshot=`` go in the events' transaction."""
+
+    def __init__(self, datastore: Any, **kwargs: Any) -> None:
+        super().__init__(datastore, **kwargs)
+        self.sql_create_statements.extend(
+            postgres_chain_ddl(datastore.schema, self.events_table_name)
+        )
+        self._chain = sql.Identifier(datastore.schema, "chatledger_chain")
+
+    def _fetch_ids_after_insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> Any:
+        """After the events are in (their version clash already raised), add their links.
+
+        The events table is locked by now, so the previous link read here is
+        the one committed with the conversation's previous event.
+        """
+        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+
+        def previous_of(key: Any, version: int) -> bytes | None:
+            curs.execute(
+                sql.SQL(
+                    "SELECT hash FROM {} WHERE originator_id = %s AND originator_version = %s"
+                ).format(self._chain),
+                (key, version),
+            )
+            row = curs.fetchone()
+            return None if row is None else bytes(row["hash"])
+
+        links = new_links(stored_events, previous_of)
+        if links:
+            curs.executemany(
+                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self._chain), links
+            )
+        return ids
 
     def _insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
         super()._insert_events(curs, stored_events, **kwargs)

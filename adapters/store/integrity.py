@@ -1,0 +1,260 @@
+"""Tamper evidence of the log: checking every conversation's hash chain and the seals, and sealing.
+
+``check_integrity`` reads each conversation's events and links, recomputes
+every digest and link (``chatledger.domain.chain``), checks the seals
+(``chatledger.domain.seal_check``) and names, per conversation, the first bad
+event and the kind of damage. ``make_seal`` signs a checkpoint over every
+conversation's head. Both work on the tables of
+``chatledger.adapters.persistence.chain``; a ``memory://`` store keeps no
+chain and gets None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+
+from chatledger.adapters.persistence.chain import ChainTables, chain_tables
+from chatledger.domain.chain import ChainReport, EventRow, check_chain, content_digest
+from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.seal import Seal, SealKey, merkle_root
+from chatledger.domain.seal_check import check_seals, trusted
+
+__all__ = ["Coverage", "IntegrityReport", "Tamper", "check_integrity", "make_seal"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Tamper:
+    """The first bad event of one conversation (or a bad seal), and the kind of damage."""
+
+    kind: str
+    """``changed``, ``missing``, ``reordered``, ``truncated``, ``unchained``, ``deleted``,
+    ``rewritten`` or ``forged``."""
+    conversation: UUID | None
+    chat_id: str | None
+    tenant: str | None
+    version: int | None
+    """The first bad version (None for a seal)."""
+    what: str
+
+    def __str__(self) -> str:
+        if self.conversation is None:
+            where = "the seals"
+        elif self.chat_id is not None:
+            where = f"chat {self.chat_id!r} (tenant {self.tenant!r})"
+        else:
+            where = f"conversation {self.conversation}"
+        at = f" at version {self.version}" if self.version is not None else ""
+        return f"{self.kind}: {where}{at}: {self.what}"
+
+
+@dataclass
+class Coverage:
+    """Which part of the log the chain and the seals cover."""
+
+    chain_start: int = 0
+    """Log position after which every event is chained (0: all of them)."""
+    started_at: str = ""
+    conversations: int = 0
+    chained_from: dict[str, int] = field(default_factory=dict)
+    """Conversations whose chain starts after version 1 (older events predate chains): label -> first chained version."""
+    unchained: int = 0
+    """Conversations with no chained event at all."""
+    seal: Seal | None = None
+    """The newest seal."""
+    unsealed: int = 0
+    """Conversations with events after the newest seal (or not in it)."""
+    signatures_checked: bool = False
+
+    def lines(self) -> list[str]:
+        """Coverage in words, for the CLI."""
+        lines = []
+        if self.chain_start:
+            lines.append(
+                f"chain: events after log position {self.chain_start} (chains started "
+                f"{self.started_at}); {len(self.chained_from)} conversation(s) partly and "
+                f"{self.unchained} not chained (their older events predate chains)"
+            )
+        else:
+            lines.append(f"chain: every event of {self.conversations} conversation(s)")
+        if self.seal is None:
+            lines.append("seals: none yet ('chatledger seal' makes one)")
+        else:
+            signed = "signature checked" if self.signatures_checked else "signature NOT checked (no key)"
+            lines.append(
+                f"seal {self.seal.seq} of {self.seal.sealed_at} ({signed}, digest "
+                f"{self.seal.digest}); {self.unsealed} conversation(s) changed since"
+            )
+        return lines
+
+
+@dataclass
+class IntegrityReport:
+    """What ``check_integrity`` found."""
+
+    tampered: list[Tamper] = field(default_factory=list)
+    coverage: Coverage = field(default_factory=Coverage)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every chain and seal checks out."""
+        return not self.tampered
+
+
+def check_integrity(
+    log: Any,
+    backend: str,
+    *,
+    key: SealKey | None = None,
+    only: UUID | None = None,
+    progress: Progress | None = None,
+) -> IntegrityReport | None:
+    """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``."""
+    tables = chain_tables(log.recorder, backend)
+    if tables is None:
+        return None
+    report = IntegrityReport()
+    coverage = report.coverage
+    coverage.chain_start, coverage.started_at = tables.chain_start()
+    conversations = sorted([only] if only else tables.conversations(), key=str)
+    checked: dict[UUID, ChainReport] = {}
+    hashes: dict[UUID, dict[int, bytes]] = {}
+    names: dict[UUID, tuple[str, str]] = {}
+    for done, conversation in enumerate(conversations, start=1):
+        rows, name = _event_rows(log.mapper, tables, conversation)
+        if name is not None:
+            names[conversation] = name
+        links = tables.links(conversation)
+        result = check_chain(conversation, rows, links, coverage.chain_start)
+        checked[conversation] = result
+        hashes[conversation] = {version: link.hash for version, link in links.items()}
+        _count(coverage, result, _label(conversation, names))
+        if result.broken is not None:
+            report.tampered.append(_tamper(result.broken.kind, conversation, names,
+                                           result.broken.version, result.broken.what))
+        if progress is not None:
+            progress("chain", done, len(conversations))
+    _check_seals(tables, key, report, checked, hashes, names, only)
+    return report
+
+
+def _count(coverage: Coverage, result: ChainReport, label: str) -> None:
+    coverage.conversations += 1
+    if result.chained_from is None:
+        coverage.unchained += result.head > 0
+    elif result.chained_from > 1:
+        coverage.chained_from[label] = result.chained_from
+
+
+def _check_seals(
+    tables: ChainTables,
+    key: SealKey | None,
+    report: IntegrityReport,
+    checked: dict[UUID, ChainReport],
+    hashes: dict[UUID, dict[int, bytes]],
+    names: dict[UUID, tuple[str, str]],
+    only: UUID | None,
+) -> None:
+    seals = tables.seals()
+    coverage = report.coverage
+    coverage.signatures_checked = key is not None
+    if not seals:
+        return
+    coverage.seal = trusted(seals, key)
+    heads = tables.seal_heads(coverage.seal.seq) if coverage.seal else []
+    sealed = {head.conversation: head.version for head in heads}
+
+    def current(conversation: UUID, version: int) -> tuple[int, bytes | None]:
+        if conversation not in checked:  # deleted with its links: no row anywhere
+            return 0, None
+        return checked[conversation].head, hashes[conversation].get(version)
+
+    broken = {t.conversation for t in report.tampered}
+    for finding in check_seals(seals, coverage.seal, heads, key, current):
+        if finding.conversation is None:
+            report.tampered.append(_tamper("forged", None, names, None, finding.what))
+        elif finding.conversation not in broken and (only is None or finding.conversation == only):
+            broken.add(finding.conversation)
+            report.tampered.append(
+                _tamper(finding.kind, finding.conversation, names, finding.version, finding.what)
+            )
+    coverage.unsealed = sum(
+        1
+        for conversation, result in checked.items()
+        if result.head and sealed.get(conversation) != result.head
+    )
+
+
+def _event_rows(
+    mapper: Any, tables: ChainTables, conversation: UUID
+) -> tuple[list[EventRow], tuple[str, str] | None]:
+    rows = []
+    name = None
+    for version, topic, state, position in tables.events(conversation):
+        try:
+            content = mapper.content(state)
+            digest: bytes | None = content_digest(content)
+        except Exception:  # undecodable (or erased): the link alone is checked
+            digest = None
+        if version == 1:
+            name = _name(mapper, conversation, topic, state)
+        rows.append(EventRow(version, topic, digest, position))
+    return rows, name
+
+
+def _name(mapper: Any, conversation: UUID, topic: str, state: bytes) -> tuple[str, str] | None:
+    try:
+        started = mapper.to_domain_event(StoredEvent(conversation, 1, topic, state))
+        return started.tenant, started.chat_id
+    except Exception:  # a damaged first event: the conversation is named by its id
+        return None
+
+
+def _label(conversation: UUID, names: dict[UUID, tuple[str, str]]) -> str:
+    name = names.get(conversation)
+    return f"{name[1]!r} (tenant {name[0]!r})" if name else str(conversation)
+
+
+def _tamper(
+    kind: str,
+    conversation: UUID | None,
+    names: dict[UUID, tuple[str, str]],
+    version: int | None,
+    what: str,
+) -> Tamper:
+    name = names.get(conversation) if conversation else None
+    return Tamper(
+        kind, conversation, name[1] if name else None, name[0] if name else None, version, what
+    )
+
+
+def make_seal(log: Any, backend: str, key: SealKey) -> Seal:
+    """Sign and store a seal over every conversation's current chain head."""
+    tables = chain_tables(log.recorder, backend)
+    if tables is None:
+        raise InvalidInputError("a memory:// store keeps no chain: there is nothing to seal")
+    if not key.can_sign:
+        raise InvalidInputError("sealing needs the private key (this is an Ed25519 public key)")
+    heads = tables.heads()
+    seals = tables.seals()
+    last = seals[-1] if seals else None
+    seal = Seal(
+        seq=(last.seq + 1) if last else 1,
+        sealed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
+        algorithm=key.algorithm,
+        key_id=key.key_id,
+        previous=last.digest if last else None,
+        chain_start=tables.chain_start()[0],
+        conversations=len(heads),
+        root=merkle_root(heads).hex(),
+    )
+    signed = Seal(**{**seal.__dict__, "signature": key.sign(seal.body_bytes())})
+    tables.add_seal(signed, heads)
+    return signed

@@ -1,0 +1,202 @@
+"""Tamper evidence: hand edits of a real SQLite file and a real PostgreSQL schema are detected and named.
+
+Each test fills a store, seals it, closes it, tampers with plain SQL, and
+checks that the first bad event of the conversation and the kind of damage
+are named (and nothing else is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.responders import demo
+from chatledger.adapters.store.integrity import IntegrityReport, check_integrity, make_seal
+from chatledger.domain.seal import SealKey
+from tests.integration.conftest import Backend
+from tests.integration.tamper import Tamperer
+
+KEY = SealKey.from_text("an operator secret of thirty-two bytes")
+
+
+def fill(store: ConversationStore) -> None:
+    """A finished conversation ('done', 16 events), a paused one, and one in another tenant."""
+    demo.record_demo(store, "done")
+    store.start_conversation("paused")
+    store.append_message("paused", demo.USER_MESSAGE)
+    store.ingest("paused", demo.first_turn_chunks())
+    store.start_conversation("done", tenant="other")
+    store.append_message("done", demo.USER_MESSAGE, tenant="other")
+
+
+def integrity(url: str, key: SealKey | None = KEY) -> IntegrityReport:
+    with ConversationStore.open(url) as store:
+        report = check_integrity(store._log, store.config.backend, key=key)
+    assert report is not None
+    return report
+
+
+def found(report: IntegrityReport) -> list[tuple[str, str | None, int | None]]:
+    return [(t.kind, t.chat_id, t.version) for t in report.tampered]
+
+
+@pytest.fixture
+def sealed(durable_backend: Backend) -> Iterator[Tamperer]:
+    """A filled, sealed store on each durable backend (closed), and raw SQL access to it."""
+    with ConversationStore.open(durable_backend.url) as store:
+        fill(store)
+        make_seal(store._log, store.config.backend, KEY)
+    yield Tamperer(durable_backend.url)
+
+
+def test_a_clean_store_verifies_and_says_what_is_covered(sealed: Tamperer) -> None:
+    report = integrity(sealed.url)
+    assert report.ok, report.tampered
+    coverage = report.coverage
+    assert coverage.conversations == 3 and coverage.chain_start == 0
+    assert coverage.seal is not None and coverage.seal.conversations == 3
+    assert coverage.unsealed == 0 and coverage.signatures_checked
+    assert coverage.lines()[0] == "chain: every event of 3 conversation(s)"
+
+
+def test_changed_content_is_named(sealed: Tamperer) -> None:
+    sealed.edit("done", 2, b"old build logs", b"new build logs")
+    assert found(integrity(sealed.url)) == [("changed", "done", 2)]
+
+
+def test_a_changed_event_type_is_named(sealed: Tamperer) -> None:
+    topic, _ = sealed.state("done", 5)
+    sealed.run(
+        f"UPDATE {sealed.events} SET topic = ? WHERE originator_id = ? AND originator_version = 5",
+        topic.replace("Chunk", "Chunks"),
+        sealed.key("done"),
+    )
+    assert found(integrity(sealed.url))[0][:3] == ("changed", "done", 5)
+
+
+def test_a_missing_event_is_named(sealed: Tamperer) -> None:
+    sealed.run(
+        f"DELETE FROM {sealed.events} WHERE originator_id = ? AND originator_version = 3",
+        sealed.key("done"),
+    )
+    assert found(integrity(sealed.url)) == [("missing", "done", 3)]
+
+
+def test_a_missing_event_and_its_link_are_named(sealed: Tamperer) -> None:
+    for table in (sealed.events, "chatledger_chain"):
+        sealed.run(
+            f"DELETE FROM {table} WHERE originator_id = ? AND originator_version = 3",
+            sealed.key("paused"),
+        )
+    assert found(integrity(sealed.url)) == [("missing", "paused", 3)]
+
+
+def test_a_reordering_is_named(sealed: Tamperer) -> None:
+    four, five = sealed.state("done", 4), sealed.state("done", 5)
+    for version, (topic, state) in ((4, five), (5, four)):
+        sealed.run(
+            f"UPDATE {sealed.events} SET topic = ?, state = ? WHERE originator_id = ? "
+            "AND originator_version = ?",
+            topic,
+            state,
+            sealed.key("done"),
+            version,
+        )
+    report = integrity(sealed.url)
+    assert found(report) == [("reordered", "done", 4)]
+    assert "chained at version 5" in report.tampered[0].what
+
+
+def test_a_truncated_tail_is_named_by_the_seal(sealed: Tamperer) -> None:
+    for table in (sealed.events, "chatledger_chain"):
+        sealed.run(
+            f"DELETE FROM {table} WHERE originator_id = ? AND originator_version > 10",
+            sealed.key("done"),
+        )
+    report = integrity(sealed.url)
+    assert found(report) == [("truncated", "done", 11)]
+    assert "up to version 16" in report.tampered[0].what
+
+
+def test_a_tail_cut_from_the_log_but_not_the_links_is_named(sealed: Tamperer) -> None:
+    sealed.run(
+        f"DELETE FROM {sealed.events} WHERE originator_id = ? AND originator_version > 12",
+        sealed.key("done"),
+    )
+    assert found(integrity(sealed.url)) == [("truncated", "done", 13)]
+
+
+def test_a_deleted_conversation_is_named(sealed: Tamperer) -> None:
+    for table in (sealed.events, "chatledger_chain", sealed.snapshots):
+        sealed.run(f"DELETE FROM {table} WHERE originator_id = ?", sealed.key("paused"))
+    report = integrity(sealed.url)
+    assert [(t.kind, t.conversation, t.version) for t in report.tampered] == [
+        ("deleted", sealed.uuid("paused"), 1)
+    ]
+
+
+def test_a_forged_seal_is_named(sealed: Tamperer) -> None:
+    sealed.run("UPDATE chatledger_seals SET body = replace(body, '\"conversations\":3', "
+               "'\"conversations\":2')")
+    report = integrity(sealed.url)
+    assert [t.kind for t in report.tampered] == ["forged"]
+    assert "signature does not verify" in report.tampered[0].what
+
+
+def test_a_seal_made_with_another_key_is_named(sealed: Tamperer) -> None:
+    report = integrity(sealed.url, key=SealKey.from_text("somebody else's secret, 32 bytes"))
+    assert [t.kind for t in report.tampered] == ["forged"]
+    assert "not with the given key" in report.tampered[0].what
+
+
+def test_a_consistent_rewrite_is_named_by_the_seal(sealed: Tamperer) -> None:
+    """Edit an event and recompute every link after it: the chain holds, the seal does not."""
+    sealed.edit("done", 2, b"old build logs", b"new build logs")
+    sealed.relink("done", 2)
+    report = integrity(sealed.url)
+    assert found(report) == [("rewritten", "done", 16)]
+
+
+def test_an_inserted_event_is_named(sealed: Tamperer) -> None:
+    topic, state = sealed.state("paused", 2)
+    ((head,),) = sealed.run(
+        f"SELECT MAX(originator_version) FROM {sealed.events} WHERE originator_id = ?",
+        sealed.key("paused"),
+    )
+    sealed.run(
+        f"INSERT INTO {sealed.events} (originator_id, originator_version, topic, state) "
+        "VALUES (?, ?, ?, ?)",
+        sealed.key("paused"),
+        head + 1,
+        topic,
+        state,
+    )
+    assert found(integrity(sealed.url)) == [("unchained", "paused", head + 1)]
+
+
+def test_writes_after_a_seal_are_chained_and_counted_as_unsealed(durable_backend: Backend) -> None:
+    with ConversationStore.open(durable_backend.url) as store:
+        fill(store)
+        make_seal(store._log, store.config.backend, KEY)
+        store.append_message("paused", {**demo.USER_MESSAGE, "id": "later"})
+        make_seal(store._log, store.config.backend, KEY)
+        store.append_message("done", {**demo.USER_MESSAGE, "id": "later"}, tenant="other")
+    report = integrity(durable_backend.url)
+    assert report.ok, report.tampered
+    assert report.coverage.seal is not None and report.coverage.seal.seq == 2
+    assert report.coverage.unsealed == 1
+
+
+def test_a_deleted_seal_is_named(durable_backend: Backend) -> None:
+    with ConversationStore.open(durable_backend.url) as store:
+        fill(store)
+        for _ in range(3):
+            make_seal(store._log, store.config.backend, KEY)
+    tamperer = Tamperer(durable_backend.url)
+    tamperer.run("DELETE FROM chatledger_seals WHERE seq = 2")
+    report = integrity(durable_backend.url)
+    assert [(t.kind, t.what) for t in report.tampered] == [
+        ("forged", "seal 3 follows seal 1 (seals 2-2 are gone)")
+    ]
