@@ -17,6 +17,7 @@ __all__ = [
     "InvalidInputError",
     "InvalidMessageError",
     "InvalidToolOutputError",
+    "LogTamperedError",
     "MessageConversionError",
     "NoOpenStreamError",
     "OversizedChunkError",
@@ -340,4 +341,23 @@ class FollowTimeoutError(ChatLedgerError, TimeoutError):
         super().__init__(
             f"conversation {chat_id!r}: nothing new on stream {stream_id!r} for {seconds:g} s "
             f"(resume with after={cursor!r})"
+        )
+
+
+class LogTamperedError(ChatLedgerError):
+    """The event log's hash chain or seals fail: building from it would make the damage permanent.
+
+    ``problems`` lists each damaged conversation's first bad event. Restore
+    the database from a backup, or (knowingly) pass ``accept_broken_chain=True``
+    / ``--accept-broken-chain``, which records that it was done.
+    """
+
+    def __init__(self, action: str, problems: list[str]) -> None:
+        self.action = action
+        self.problems = problems
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        super().__init__(
+            f"refusing to {action}: the event log fails its integrity check ({shown}); restore "
+            "the database from a backup, or pass --accept-broken-chain (accept_broken_chain=True) "
+            "to go on anyway (it is recorded)"
         )

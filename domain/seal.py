@@ -114,7 +114,9 @@ def root_from_proof(head: Head, proof: Sequence[Sequence[str]]) -> bytes:
 class SealKey:
     """The operator's sealing key: an HMAC secret, or an Ed25519 key (PEM)."""
 
-    def __init__(self, algorithm: str, secret: bytes = b"", private: Any = None, public: Any = None):
+    def __init__(
+        self, algorithm: str, secret: bytes = b"", private: Any = None, public: Any = None
+    ):
         self.algorithm = algorithm
         self._secret = secret
         self._private = private

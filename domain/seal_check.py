@@ -112,7 +112,9 @@ def _check_signatures(seals: Sequence[Seal], key: SealKey | None) -> list[_Bad]:
     for seal in seals:
         problem = None
         if previous is not None and seal.seq != previous.seq + 1:
-            problem = f"follows seal {previous.seq} (seals {previous.seq + 1}-{seal.seq - 1} are gone)"
+            problem = (
+                f"follows seal {previous.seq} (seals {previous.seq + 1}-{seal.seq - 1} are gone)"
+            )
         elif previous is not None and seal.previous != previous.digest:
             problem = f"does not follow seal {previous.seq} (its 'previous' digest differs)"
         elif previous is None and seal.seq != 1:

@@ -56,6 +56,8 @@ def sqlite_chain_ddl(events_table: str) -> list[str]:
         "CREATE TABLE IF NOT EXISTS chatledger_seal_heads (seq INTEGER, originator_id TEXT, "
         "originator_version INTEGER NOT NULL, hash BLOB NOT NULL, "
         "PRIMARY KEY (seq, originator_id)) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS chatledger_integrity_notes (at TEXT NOT NULL, "
+        "action TEXT NOT NULL, detail TEXT NOT NULL)",
     ]
 
 
@@ -77,6 +79,8 @@ def postgres_chain_ddl(schema: str, events_table: str) -> list[sql.Composed]:
             "CREATE TABLE IF NOT EXISTS {heads} (seq bigint NOT NULL, originator_id uuid NOT NULL, "
             "originator_version bigint NOT NULL, hash bytea NOT NULL, "
             "PRIMARY KEY (seq, originator_id))",
+            "CREATE TABLE IF NOT EXISTS {notes} (at text NOT NULL, action text NOT NULL, "
+            "detail text NOT NULL)",
         )
     ]
 
@@ -87,6 +91,7 @@ def _postgres_names(schema: str, events_table: str) -> dict[str, sql.Composable]
         "start": sql.Identifier(schema, "chatledger_chain_start"),
         "seals": sql.Identifier(schema, "chatledger_seals"),
         "heads": sql.Identifier(schema, "chatledger_seal_heads"),
+        "notes": sql.Identifier(schema, "chatledger_integrity_notes"),
         "events": sql.Identifier(schema, events_table),
     }
 
@@ -140,6 +145,7 @@ class ChainTables:
             start="chatledger_chain_start",
             seals="chatledger_seals",
             heads="chatledger_seal_heads",
+            notes="chatledger_integrity_notes",
             events=self._events,
             position="rowid",
         )
@@ -213,6 +219,19 @@ class ChainTables:
             Head(UUID(str(row["originator_id"])), row["originator_version"], bytes(row["hash"]))
             for row in rows
         ]
+
+    def add_note(self, at: str, action: str, detail: str) -> None:
+        """Record that something was done despite a failing check (e.g. a forced rebuild)."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(
+                self._statement("INSERT INTO {notes} (at, action, detail) VALUES (?, ?, ?)"),
+                (at, action, detail),
+            )
+
+    def notes(self) -> list[tuple[str, str, str]]:
+        """Every recorded note: (time, action, detail), oldest first."""
+        rows = self._run("SELECT at, action, detail FROM {notes} ORDER BY at")
+        return [(row["at"], row["action"], row["detail"]) for row in rows]
 
     def add_seal(self, seal: Seal, heads: Sequence[Head]) -> None:
         """Store a seal and its heads (one transaction; a concurrent seal of the same number fails)."""

@@ -21,11 +21,19 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables
 from chatledger.domain.chain import ChainReport, EventRow, check_chain, content_digest
-from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.errors import InvalidInputError, LogTamperedError
 from chatledger.domain.seal import Seal, SealKey, merkle_root
 from chatledger.domain.seal_check import check_seals, trusted
 
-__all__ = ["Coverage", "IntegrityReport", "Tamper", "check_integrity", "make_seal"]
+__all__ = [
+    "Coverage",
+    "IntegrityReport",
+    "Tamper",
+    "check_integrity",
+    "guard",
+    "make_seal",
+    "record_note",
+]
 
 Progress = Callable[[str, int, int], None]
 
@@ -64,7 +72,7 @@ class Coverage:
     started_at: str = ""
     conversations: int = 0
     chained_from: dict[str, int] = field(default_factory=dict)
-    """Conversations whose chain starts after version 1 (older events predate chains): label -> first chained version."""
+    """Conversations chained from a version after 1 (older events predate chains): label -> version."""
     unchained: int = 0
     """Conversations with no chained event at all."""
     seal: Seal | None = None
@@ -72,6 +80,8 @@ class Coverage:
     unsealed: int = 0
     """Conversations with events after the newest seal (or not in it)."""
     signatures_checked: bool = False
+    notes: list[tuple[str, str, str]] = field(default_factory=list)
+    """What was done despite a failing check: (time, action, detail)."""
 
     def lines(self) -> list[str]:
         """Coverage in words, for the CLI."""
@@ -85,13 +95,16 @@ class Coverage:
         else:
             lines.append(f"chain: every event of {self.conversations} conversation(s)")
         if self.seal is None:
-            lines.append("seals: none yet ('chatledger seal' makes one)")
+            lines.append("seals: none that checks out ('chatledger seal' makes one)")
         else:
-            signed = "signature checked" if self.signatures_checked else "signature NOT checked (no key)"
+            signed = (
+                "signature checked" if self.signatures_checked else "signature NOT checked (no key)"
+            )
             lines.append(
                 f"seal {self.seal.seq} of {self.seal.sealed_at} ({signed}, digest "
                 f"{self.seal.digest}); {self.unsealed} conversation(s) changed since"
             )
+        lines.extend(f"note: {at}: {action}: {detail}" for at, action, detail in self.notes)
         return lines
 
 
@@ -123,6 +136,7 @@ def check_integrity(
     report = IntegrityReport()
     coverage = report.coverage
     coverage.chain_start, coverage.started_at = tables.chain_start()
+    coverage.notes = tables.notes()
     conversations = sorted([only] if only else tables.conversations(), key=str)
     checked: dict[UUID, ChainReport] = {}
     hashes: dict[UUID, dict[int, bytes]] = {}
@@ -136,13 +150,42 @@ def check_integrity(
         checked[conversation] = result
         hashes[conversation] = {version: link.hash for version, link in links.items()}
         _count(coverage, result, _label(conversation, names))
+        moved = _start_moved(rows, links, coverage.chain_start)
+        if moved and result.broken is None:
+            report.tampered.append(
+                _tamper(
+                    "unchained",
+                    conversation,
+                    names,
+                    moved,
+                    (
+                        f"it is chained, yet lies before the store's chain start "
+                        f"(position {coverage.chain_start}): the chain start was moved"
+                    ),
+                )
+            )
         if result.broken is not None:
-            report.tampered.append(_tamper(result.broken.kind, conversation, names,
-                                           result.broken.version, result.broken.what))
+            report.tampered.append(
+                _tamper(
+                    result.broken.kind,
+                    conversation,
+                    names,
+                    result.broken.version,
+                    result.broken.what,
+                )
+            )
         if progress is not None:
             progress("chain", done, len(conversations))
     _check_seals(tables, key, report, checked, hashes, names, only)
     return report
+
+
+def _start_moved(rows: list[EventRow], links: dict[int, Any], chain_start: int) -> int | None:
+    """The first chained event at or before the chain start: only a moved start explains one."""
+    return next(
+        (row.version for row in rows if row.version in links and row.position <= chain_start),
+        None,
+    )
 
 
 def _count(coverage: Coverage, result: ChainReport, label: str) -> None:
@@ -169,6 +212,19 @@ def _check_seals(
         return
     coverage.seal = trusted(seals, key)
     heads = tables.seal_heads(coverage.seal.seq) if coverage.seal else []
+    if coverage.seal is not None and coverage.seal.chain_start != coverage.chain_start:
+        report.tampered.append(
+            _tamper(
+                "unchained",
+                None,
+                names,
+                None,
+                (
+                    f"the store's chain start is position {coverage.chain_start}, seal "
+                    f"{coverage.seal.seq} says {coverage.seal.chain_start}: it was moved"
+                ),
+            )
+        )
     sealed = {head.conversation: head.version for head in heads}
 
     def current(conversation: UUID, version: int) -> tuple[int, bytes | None]:
@@ -233,6 +289,29 @@ def _tamper(
     return Tamper(
         kind, conversation, name[1] if name else None, name[0] if name else None, version, what
     )
+
+
+def guard(log: Any, action: str, *, accept: bool) -> None:
+    """Refuse ``action`` on a log whose chain fails (LogTamperedError), or note that it was accepted."""
+    report = check_integrity(log, log.config.backend)
+    if report is None or report.ok:
+        return
+    problems = [str(tamper) for tamper in report.tampered]
+    if not accept:
+        raise LogTamperedError(action, problems)
+    record_note(
+        log,
+        log.config.backend,
+        action,
+        f"done although the chain failed ({len(problems)} problem(s)): " + "; ".join(problems),
+    )
+
+
+def record_note(log: Any, backend: str, action: str, detail: str) -> None:
+    """Keep, beside the chain, a note of something done despite a failing check."""
+    tables = chain_tables(log.recorder, backend)
+    if tables is not None:
+        tables.add_note(datetime.now(UTC).isoformat(timespec="seconds"), action, detail)
 
 
 def make_seal(log: Any, backend: str, key: SealKey) -> Seal:

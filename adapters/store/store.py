@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store import actions, inbox
+from chatledger.adapters.store import actions, inbox, integrity
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.news import News
@@ -36,6 +36,7 @@ from chatledger.domain.errors import (
     InvalidInputError,
 )
 from chatledger.domain.limits import Limits
+from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.projector import Progress
@@ -650,9 +651,27 @@ class ConversationStore:
         """
         return self.projector.catch_up(progress=progress)
 
-    def rebuild(self, *, progress: Progress | None = None) -> int:
-        """Drop the read models and rebuild them from the whole log; returns how many events were applied."""
+    def rebuild(
+        self, *, progress: Progress | None = None, accept_broken_chain: bool = False
+    ) -> int:
+        """Drop the read models and rebuild them from the whole log; returns how many events were applied.
+
+        The log's hash chain is checked first: a log that fails it raises
+        LogTamperedError and nothing is changed (rebuilding would make the
+        damage look legitimate). ``accept_broken_chain=True`` rebuilds anyway
+        and records, beside the chain, that it did and what was wrong.
+        """
+        integrity.guard(self.log, "rebuild the read models", accept=accept_broken_chain)
         return self.projector.rebuild(progress=progress)
+
+    def seal(self, key: SealKey) -> Seal:
+        """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
+
+        Seal at intervals and after a ``verify``: a seal makes deleting whole
+        conversations or the tail of one detectable, and pins every chain it
+        covers. Keep the returned seal's ``digest`` outside the store as well.
+        """
+        return integrity.make_seal(self.log, self.config.backend, key)
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
@@ -687,11 +706,15 @@ class ConversationStore:
         *,
         tenant: str | None = None,
         progress: VerifyProgress | None = None,
+        seal_key: SealKey | None = None,
     ) -> VerifyReport:
-        """Re-derive snapshots and read models from the log and compare (all, or one conversation).
+        """Check the log's hash chains and seals, re-derive snapshots and read models and compare.
 
-        The report names each disagreement and how to repair it; see
-        ``chatledger.adapters.store.verify``. Raises ConversationNotFoundError
-        for an unknown ``chat_id``.
+        All conversations, or one. The report names each disagreement (for a
+        damaged chain: the first bad event and the kind of damage) and how to
+        repair it, and says which part of the log the chain and seals cover;
+        see ``chatledger.adapters.store.verify``. Seal signatures are checked
+        with ``seal_key``. Raises ConversationNotFoundError for an unknown
+        ``chat_id``.
         """
-        return self._verifier.verify(tenant or self.tenant, chat_id, progress)
+        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key)

@@ -4,6 +4,9 @@ The event log is the truth; everything else is derived from it and can drift
 (a bug, an upgrade that folds differently, a hand-edited table, a restore of
 part of a backup). ``verify`` re-derives it all from the log and compares:
 
+0. **Tamper evidence**: every conversation's hash chain and the seals
+   (``chatledger.adapters.store.integrity``): the first bad event of each
+   damaged conversation is named with the kind of damage.
 1. **The log itself**: every conversation's events have consecutive
    versions from 1 (a gap means lost events), and every event decodes.
 2. **Snapshots**: the conversation loaded the usual way (newest snapshot plus
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.integrity import Coverage, check_integrity
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import status_of
 from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
@@ -38,6 +42,7 @@ from chatledger.projections.read_models import (
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
+    from chatledger.domain.seal import SealKey
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
@@ -47,7 +52,7 @@ _QUARANTINE_SHOWN = 20
 """Quarantined events named one by one in a report; the rest are counted."""
 
 Progress = Callable[[str, int, int], None]
-"""Called as work goes on with (stage, done, total); stages: ``log``, ``conversations``."""
+"""Called as work goes on with (stage, done, total); stages: ``chain``, ``log``, ``conversations``."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,22 @@ class Problem:
     """One disagreement between the log and what is derived from it."""
 
     where: str
-    """``log``, ``snapshot`` or ``read-model``."""
+    """``chain``, ``seal``, ``log``, ``snapshot`` or ``read-model``."""
     chat_id: str | None
     tenant: str | None
     what: str
     """What differs, in words."""
+    kind: str | None = None
+    """For ``chain`` and ``seal``: the kind of damage (``changed``, ``missing``,
+    ``reordered``, ``truncated``, ``unchained``, ``deleted``, ``rewritten``, ``forged``)."""
+    version: int | None = None
+    """For ``chain`` and ``seal``: the conversation's first bad event."""
 
     def __str__(self) -> str:
         chat = f"chat {self.chat_id!r} (tenant {self.tenant!r})" if self.chat_id else "the store"
+        if self.kind is not None:
+            at = f" at version {self.version}" if self.version is not None else ""
+            return f"{self.where}: {chat}: {self.kind}{at}: {self.what}"
         return f"{self.where}: {chat}: {self.what}"
 
 
@@ -75,6 +88,8 @@ class VerifyReport:
     conversations: int = 0
     """Conversations checked."""
     problems: list[Problem] = field(default_factory=list)
+    coverage: Coverage | None = None
+    """Which part of the log the hash chain and the seals cover (None: a memory:// store)."""
 
     @property
     def ok(self) -> bool:
@@ -86,6 +101,11 @@ class VerifyReport:
         """How to repair what was found (empty when all is well)."""
         advice = []
         places = {problem.where for problem in self.problems}
+        if places & {"chain", "seal"}:
+            advice.append(
+                "the event log itself was altered: restore the database from a backup taken "
+                "before the damage ('chatledger rebuild' refuses to build from it)"
+            )
         if "read-model" in places:
             advice.append("the read models are derived: 'chatledger rebuild' makes them again")
         if places & {"log", "snapshot"}:
@@ -105,13 +125,22 @@ class Verifier:
         self._projector = projector
 
     def verify(
-        self, tenant: str, chat_id: str | None, progress: Progress | None = None
+        self,
+        tenant: str,
+        chat_id: str | None,
+        progress: Progress | None = None,
+        seal_key: SealKey | None = None,
     ) -> VerifyReport:
         """Check the whole store (or one conversation) against its event log; see the module docstring.
 
-        Raises ConversationNotFoundError for an unknown ``chat_id``.
+        Seals' signatures are checked when ``seal_key`` is given. Raises
+        ConversationNotFoundError for an unknown ``chat_id``.
         """
         report = VerifyReport()
+        only = conversation_id(tenant, chat_id) if chat_id is not None else None
+        if only is not None and not self._log.has_events_after(only, 0):
+            raise ConversationNotFoundError(tenant, chat_id or "")
+        self._check_integrity(report, only, seal_key, progress)
         repairs = self._projector.repairs
         try:
             self._projector.catch_up()
@@ -152,6 +181,33 @@ class Verifier:
             if progress is not None:
                 progress("conversations", done, len(found))
         return report
+
+    def _check_integrity(
+        self,
+        report: VerifyReport,
+        only: UUID | None,
+        seal_key: SealKey | None,
+        progress: Progress | None,
+    ) -> None:
+        integrity = check_integrity(
+            self._log, self._log.config.backend, key=seal_key, only=only, progress=progress
+        )
+        if integrity is None:
+            return
+        report.coverage = integrity.coverage
+        for tamper in integrity.tampered:
+            report.problems.append(
+                Problem(
+                    "seal" if tamper.conversation is None else "chain",
+                    tamper.chat_id,
+                    tenant=tamper.tenant,
+                    what=tamper.what
+                    if tamper.chat_id or tamper.conversation is None
+                    else f"conversation {tamper.conversation}: {tamper.what}",
+                    kind=tamper.kind,
+                    version=tamper.version,
+                )
+            )
 
     def _scan_log(
         self, report: VerifyReport, progress: Progress | None

@@ -13,7 +13,8 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders import demo
-from chatledger.adapters.store.integrity import IntegrityReport, check_integrity, make_seal
+from chatledger.adapters.store.integrity import IntegrityReport, check_integrity
+from chatledger.domain.errors import LogTamperedError
 from chatledger.domain.seal import SealKey
 from tests.integration.conftest import Backend
 from tests.integration.tamper import Tamperer
@@ -33,7 +34,7 @@ def fill(store: ConversationStore) -> None:
 
 def integrity(url: str, key: SealKey | None = KEY) -> IntegrityReport:
     with ConversationStore.open(url) as store:
-        report = check_integrity(store._log, store.config.backend, key=key)
+        report = check_integrity(store.log, store.config.backend, key=key)
     assert report is not None
     return report
 
@@ -47,7 +48,7 @@ def sealed(durable_backend: Backend) -> Iterator[Tamperer]:
     """A filled, sealed store on each durable backend (closed), and raw SQL access to it."""
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
-        make_seal(store._log, store.config.backend, KEY)
+        store.seal(KEY)
     yield Tamperer(durable_backend.url)
 
 
@@ -138,8 +139,10 @@ def test_a_deleted_conversation_is_named(sealed: Tamperer) -> None:
 
 
 def test_a_forged_seal_is_named(sealed: Tamperer) -> None:
-    sealed.run("UPDATE chatledger_seals SET body = replace(body, '\"conversations\":3', "
-               "'\"conversations\":2')")
+    sealed.run(
+        "UPDATE chatledger_seals SET body = replace(body, '\"conversations\":3', "
+        "'\"conversations\":2')"
+    )
     report = integrity(sealed.url)
     assert [t.kind for t in report.tampered] == ["forged"]
     assert "signature does not verify" in report.tampered[0].what
@@ -179,9 +182,9 @@ def test_an_inserted_event_is_named(sealed: Tamperer) -> None:
 def test_writes_after_a_seal_are_chained_and_counted_as_unsealed(durable_backend: Backend) -> None:
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
-        make_seal(store._log, store.config.backend, KEY)
+        store.seal(KEY)
         store.append_message("paused", {**demo.USER_MESSAGE, "id": "later"})
-        make_seal(store._log, store.config.backend, KEY)
+        store.seal(KEY)
         store.append_message("done", {**demo.USER_MESSAGE, "id": "later"}, tenant="other")
     report = integrity(durable_backend.url)
     assert report.ok, report.tampered
@@ -193,10 +196,75 @@ def test_a_deleted_seal_is_named(durable_backend: Backend) -> None:
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
         for _ in range(3):
-            make_seal(store._log, store.config.backend, KEY)
+            store.seal(KEY)
     tamperer = Tamperer(durable_backend.url)
     tamperer.run("DELETE FROM chatledger_seals WHERE seq = 2")
     report = integrity(durable_backend.url)
     assert [(t.kind, t.what) for t in report.tampered] == [
         ("forged", "seal 3 follows seal 1 (seals 2-2 are gone)")
+    ]
+
+
+def test_verify_names_the_first_bad_event_and_rebuild_refuses(sealed: Tamperer) -> None:
+    """The store's verify reports chain damage; rebuild refuses, unless told, and then records it."""
+    sealed.edit("done", 2, b"old build logs", b"new build logs")
+    with ConversationStore.open(sealed.url) as store:
+        report = store.verify(seal_key=KEY)
+        chain = [p for p in report.problems if p.where == "chain"]
+        assert [(p.kind, p.chat_id, p.version) for p in chain] == [("changed", "done", 2)]
+        assert "restore the database from a backup" in report.advice
+        with pytest.raises(LogTamperedError, match="changed: chat 'done'"):
+            store.rebuild()
+        assert store.read_model_counts()["conversations"] == 3  # nothing was dropped
+        store.rebuild(accept_broken_chain=True)
+        coverage = store.verify(seal_key=KEY).coverage
+    assert coverage is not None
+    ((_, action, detail),) = coverage.notes
+    assert action == "rebuild the read models"
+    assert "changed: chat 'done' (tenant 'default') at version 2" in detail
+
+
+def test_a_store_from_before_chains_is_chained_from_a_marked_point(
+    durable_backend: Backend,
+) -> None:
+    """Events written without links (an older store) are reported as not covered; new ones are."""
+    with ConversationStore.open(durable_backend.url) as store:
+        fill(store)
+    old = Tamperer(durable_backend.url)
+    for table in (
+        "chatledger_chain",
+        "chatledger_chain_start",
+        "chatledger_seals",
+        "chatledger_seal_heads",
+        "chatledger_integrity_notes",
+    ):
+        old.run(f"DROP TABLE {table}")
+    ((last,),) = old.run(
+        f"SELECT MAX({'notification_id' if old.postgres else 'rowid'}) FROM {old.events}"
+    )
+    with ConversationStore.open(durable_backend.url) as store:
+        store.append_message("paused", {**demo.USER_MESSAGE, "id": "after-upgrade"})
+        store.seal(KEY)
+        report = store.verify(seal_key=KEY)
+        assert report.ok, report.problems
+        version = store.version("paused")
+    coverage = report.coverage
+    assert coverage is not None and coverage.chain_start == last
+    assert coverage.chained_from == {"'paused' (tenant 'default')": version}
+    assert coverage.unchained == 2
+    assert f"events after log position {last}" in coverage.lines()[0]
+    # Unlinking an event written after the mark is still caught.
+    old.run("DELETE FROM chatledger_chain WHERE originator_id = ?", old.key("paused"))
+    assert found(integrity(durable_backend.url)) == [("unchained", "paused", version)]
+
+
+def test_moving_the_chain_start_is_caught(sealed: Tamperer) -> None:
+    sealed.run("UPDATE chatledger_chain_start SET after_position = 1000")
+    sealed.run("DELETE FROM chatledger_chain WHERE originator_id = ?", sealed.key("paused"))
+    report = integrity(sealed.url)
+    assert sorted((t.kind, t.chat_id or "", t.version or 0) for t in report.tampered) == [
+        ("rewritten", "paused", 8),  # its links are gone: the sealed head no longer matches
+        ("unchained", "", 0),  # the seal recorded another chain start
+        ("unchained", "done", 1),  # chained events before the claimed start (both tenants)
+        ("unchained", "done", 1),
     ]
