@@ -1,4 +1,4 @@
-"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify.
+"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify, seal.
 
 The approvals commands (status, inbox, approve, deny, tool-output) are in
 ``approvals``. Commands that only read never create a store: they refuse a
@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from chatledger.adapters.cli import integrity
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
 from chatledger.adapters.cli.list_command import add_list
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_worker(commands, _subparser)
     add_approval_commands(commands, _subparser, _open_existing)
     add_list(commands, _subparser, _open_existing, _iso_time)
+    integrity.add_seal(commands, _subparser, _open_existing)
     return parser
 
 
@@ -670,7 +672,13 @@ def _add_rebuild(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "drop the read models and rebuild them from the event log",
         "Empty the read models (current messages, audit timeline, approvals inbox, continuation "
         "queue) and apply the whole event log again, showing progress. The log itself is never "
-        "changed. Readers see the read models fill up while it runs.",
+        "changed. Readers see the read models fill up while it runs. A log whose hash chain "
+        "fails is refused (exit 1), unless --accept-broken-chain is given.",
+    )
+    parser.add_argument(
+        "--accept-broken-chain",
+        action="store_true",
+        help="rebuild even from a log whose hash chain fails (recorded beside the chain)",
     )
     parser.set_defaults(command=_rebuild)
 
@@ -689,7 +697,9 @@ def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
                 bar.update(position - bar.n)
 
             started = time.perf_counter()
-            applied = store.rebuild(progress=progress)
+            applied = store.rebuild(
+                progress=progress, accept_broken_chain=args.accept_broken_chain
+            )
             seconds = time.perf_counter() - started
         counts = store.read_model_counts()
     rate = f" ({applied / seconds:,.0f} events/s)" if seconds > 0 and applied else ""
@@ -758,7 +768,9 @@ def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         commands,
         "verify",
         "check the store against its event log (exit 1 on any disagreement)",
-        "Re-derive everything from the event log and compare: each conversation's events are "
+        "Check every conversation's hash chain and the seals (the first bad event of each "
+        "damaged conversation is named with the kind of damage), then re-derive everything "
+        "from the event log and compare: each conversation's events are "
         "complete and decode, loading (snapshot plus events) equals folding every event, and "
         "the read models (messages, audit timeline, approvals inbox, continuation queue) equal "
         "what the events give. Changes nothing. Exit status 0 when all agrees, 1 otherwise, "
@@ -767,12 +779,14 @@ def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument(
         "chat", metavar="CHAT", nargs="?", help="only this conversation (default: all of them)"
     )
+    integrity.add_key_option(parser)
     parser.set_defaults(command=_verify)
 
 
 def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
+    key = integrity.seal_key(args, required=False)
     with _open_existing(args) as store:
         bars: dict[str, tqdm[Any]] = {}
 
@@ -791,12 +805,14 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
             bar.update(done - bar.n)
 
         try:
-            report = store.verify(args.chat, progress=progress)
+            report = store.verify(args.chat, progress=progress, seal_key=key)
         finally:
             for bar in bars.values():
                 bar.close()
     for problem in report.problems:
         print(problem, file=out)
+    for line in report.coverage.lines() if report.coverage else ():
+        print(line, file=out)
     checked = f"{_count(report.conversations, 'conversation')}, {_count(report.events, 'event')}"
     if report.ok:
         print(f"verified {checked}: everything agrees with the event log", file=out)

@@ -1,0 +1,92 @@
+"""``chatledger seal``, ``verify`` and ``rebuild`` on a tampered log, run as real processes on a SQLite file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.responders import demo
+from tests.integration.tamper import Tamperer
+
+SECRET = "an operator secret of thirty-two bytes"
+
+
+def chatledger(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
+    return subprocess.run(
+        [sys.executable, "-m", "chatledger", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environ | (env or {}),
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with ConversationStore.open(url) as store:
+        demo.record_demo(store, "done")
+        store.start_conversation("other")
+    return url
+
+
+def test_seal_then_verify_with_the_key_from_a_file_and_from_the_environment(
+    url: str, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "seal.key"
+    key_file.write_text(SECRET + "\n")
+    sealed = chatledger("seal", "--url", url, "--seal-key-file", str(key_file), cwd=tmp_path)
+    assert sealed.returncode == 0, sealed.stderr
+    assert sealed.stdout.startswith("seal 1: 2 conversation(s) at ")
+    checked = chatledger("verify", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": SECRET})
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "chain: every event of 2 conversation(s)" in checked.stdout
+    assert "seal 1 of " in checked.stdout and "(signature checked" in checked.stdout
+
+
+def test_seal_without_a_key_or_with_a_short_one_says_how_to_give_one(
+    url: str, tmp_path: Path
+) -> None:
+    missing = chatledger("seal", "--url", url, cwd=tmp_path)
+    assert missing.returncode == 1
+    assert "no seal key: pass --seal-key-file PATH" in missing.stderr
+    short = chatledger("seal", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": "short"})
+    assert short.returncode == 1 and "too short" in short.stderr
+    unreadable = chatledger("seal", "--url", url, "--seal-key-file", "nope", cwd=tmp_path)
+    assert "cannot read the seal key file 'nope'" in unreadable.stderr
+
+
+def test_verify_names_a_deleted_tail_and_rebuild_refuses_it_unless_told(
+    url: str, tmp_path: Path
+) -> None:
+    env = {"CHATLEDGER_SEAL_KEY": SECRET}
+    assert chatledger("seal", "--url", url, cwd=tmp_path, env=env).returncode == 0
+    tamperer = Tamperer(url)
+    for table in ("stored_events", "chatledger_chain"):
+        tamperer.run(
+            f"DELETE FROM {table} WHERE originator_id = ? AND originator_version > 14",
+            tamperer.key("done"),
+        )
+    checked = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert checked.returncode == 1
+    assert (
+        "chain: chat 'done' (tenant 'default'): truncated at version 15: seal 1 covers it up to "
+        "version 16; the log ends at version 14"
+    ) in checked.stdout
+    refused = chatledger("rebuild", "--url", url, cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "refusing to rebuild the read models" in refused.stderr
+    assert "--accept-broken-chain" in refused.stderr
+    forced = chatledger("rebuild", "--url", url, "--accept-broken-chain", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    again = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert "note: " in again.stdout and "rebuild the read models: done although" in again.stdout
