@@ -31,8 +31,10 @@ from uuid import UUID
 from chatledger.adapters.store.integrity import Coverage, check_integrity
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import status_of
+from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from chatledger.domain.events import ConversationStarted
+from chatledger.domain.timeline import compact, describe
 from chatledger.projections.projector import approvals_of, continuation_of
 from chatledger.projections.read_models import (
     ContinuationRequest,
@@ -261,6 +263,7 @@ class Verifier:
         report.conversations += 1
         folded: Conversation | None = None
         event: Any
+        timeline: list[dict[str, Any]] = []
         try:
             for event in self._log.events.get(key):
                 expected = (folded.version if folded else 0) + 1
@@ -271,6 +274,8 @@ class Verifier:
                         f"version {expected - 1}",
                     )
                     return
+                before = folded.state if folded else ConversationState(tenant="", chat_id="")
+                timeline.append(compact(describe(event, before)).to_json())
                 folded = event.mutate(folded)
                 report.events += 1
         except Exception as error:  # a stored event that no longer decodes or applies
@@ -305,18 +310,34 @@ class Verifier:
                 problem(
                     "read-model", f"status {row.status!r}, expected {status_of(state).status!r}"
                 )
-        positions = [entry.position for entry in self._view.history(key, HistoryQuery())]
+        entries = [entry.to_json() for entry in self._view.history(key, HistoryQuery())]
+        positions = [entry["position"] for entry in entries]
         if positions != list(range(1, folded.version + 1)):
             problem(
                 "read-model",
                 f"the timeline has {len(positions)} entries for {folded.version} events",
             )
-        awaiting = {a.tool_call_id for a in approvals_of(state, folded.modified_on)}
-        listed = {a.tool_call_id for a in inbox[0] if a.chat_id == chat_id}
+        else:
+            differs = next((e for e, t in zip(entries, timeline, strict=True) if e != t), None)
+            if differs is not None:
+                problem(
+                    "read-model",
+                    f"timeline entry {differs['position']} differs from its event "
+                    "(actor, kind, summary, details or time)",
+                )
+        expected_approvals = approvals_of(state, folded.modified_on)
+        awaiting = {a.tool_call_id for a in expected_approvals}
+        listed_rows = [a for a in inbox[0] if a.chat_id == chat_id]
+        listed = {a.tool_call_id for a in listed_rows}
         if listed != awaiting:
             problem(
                 "read-model",
                 f"approvals inbox lists {sorted(listed)}, the events give {sorted(awaiting)}",
+            )
+        elif _by_call(listed_rows) != _by_call(expected_approvals):
+            problem(
+                "read-model",
+                "an approvals inbox row differs from the events (tool, input, message or time)",
             )
         continuation = continuation_of(state)
         queued = [c for c in inbox[1] if c.chat_id == chat_id]
@@ -341,3 +362,17 @@ def _quarantine_problems(projector: Projector) -> list[Problem]:
         more = len(quarantined) - _QUARANTINE_SHOWN
         problems.append(Problem("read-model", None, None, f"{more} more events are quarantined"))
     return problems
+
+
+def _by_call(rows: list[PendingApproval]) -> dict[str, tuple[Any, ...]]:
+    """Approvals rows comparable across the read model and the fold (inputs as JSON)."""
+    return {
+        row.tool_call_id: (
+            row.message_id,
+            row.tool_name,
+            json.dumps(row.input, sort_keys=True),
+            row.approval_id,
+            row.requested_at,
+        )
+        for row in rows
+    }

@@ -189,3 +189,28 @@ def test_a_corrupt_snapshot_and_an_unknown_encoding_are_reported_not_raised(
     assert "Traceback" not in capsys.readouterr().err
     with ConversationStore.open(url) as store, pytest.raises(StoredDataError, match="encoding"):
         store.conversation("paused", at_version=1)
+
+
+def test_a_rewritten_approval_input_or_timeline_actor_is_found(
+    tampered: tuple[str, sqlite3.Connection],
+) -> None:
+    """What the approver is shown, and who did what, are checked against the events too."""
+    url, db = tampered
+    db.execute(
+        'UPDATE chatledger_pending_approvals SET input = \'{"path": "/tmp/harmless"}\' '
+        "WHERE conversation_id = ?",
+        (key("paused"),),
+    )
+    db.execute(
+        "UPDATE chatledger_timeline SET actor = 'user:mallory' WHERE conversation_id = ? "
+        "AND position = 3",
+        (key("done"),),
+    )
+    found = {(p.chat_id, p.what) for p in verify(url).problems}
+    assert found == {
+        ("paused", "an approvals inbox row differs from the events (tool, input, message or time)"),
+        ("done", "timeline entry 3 differs from its event (actor, kind, summary, details or time)"),
+    }
+    with ConversationStore.open(url) as store:
+        store.rebuild()
+        assert store.verify().ok
