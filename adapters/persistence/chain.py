@@ -1,20 +1,28 @@
-"""Where the hash chain and the seals are kept: tables beside eventsourcing's events table.
+"""Where the hash chain and the seals are kept: each event's link in front of its stored state; seals beside.
 
-The events table stays exactly as ``eventsourcing`` makes it, so events
-written before chains existed (and tools that read the table) are untouched.
-Each event's link (``digest``, ``hash``; see ``chatledger.domain.chain``) goes
-in ``chatledger_chain``, written by the recorder in the transaction that
-inserts the event, so an event is never stored without its link.
+The events table stays exactly as ``eventsourcing`` makes it. The recorder,
+in the transaction that inserts an event, reads the link of the
+conversation's previous event, computes the new event's link
+(``chatledger.domain.chain``) and stores the state as
+``0xFF || link (16 bytes) || state as the codec made it``. The codec
+strips the prefix when decoding; events written before chains (no prefix)
+load exactly as before. Keeping the link in the row (rather than in a table
+of its own) costs 17 bytes per event and no extra row or index: a row of
+its own would cost about five times that.
+
 ``chatledger_chain_start`` holds one row: the log position after which every
-event has a link (0 for a store created with chains; the last position of the
-old events for a store upgraded in place). Seals go in ``chatledger_seals``
-and the heads each one covers in ``chatledger_seal_heads``.
+event has a link (0 for a store created with chains; the last position of
+the old events for a store upgraded in place). Seals go in
+``chatledger_seals``, the heads each one covers in ``chatledger_seal_heads``,
+and notes of what was done despite a failing check (a forced rebuild) in
+``chatledger_integrity_notes``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -22,16 +30,39 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 from psycopg import sql
 
-from chatledger.domain.chain import GENESIS, Link, link_hash
+from chatledger.domain.chain import GENESIS, LINK_BYTES, link_hash
 from chatledger.domain.seal import Head, Seal
 
 __all__ = [
+    "MAGIC",
+    "PREFIX_BYTES",
     "ChainTables",
     "DigestedStoredEvent",
+    "HeadCache",
+    "chain_events",
     "chain_tables",
     "postgres_chain_ddl",
+    "split_link",
     "sqlite_chain_ddl",
 ]
+
+MAGIC = b"\xff"
+"""Marks a stored state that starts with its link.
+
+No output of the codec starts with 0xFF (JSON, the ASCII-JSON tag 0x01, the
+compressor's tags 0x00 and 0x01), except a ciphertext, which is random: one
+encrypted event of 256 written before chains starts with it too. The codec
+tells those apart (the cipher refuses the stripped bytes; see
+``PydanticMapper.unpack``).
+"""
+PREFIX_BYTES = len(MAGIC) + LINK_BYTES
+
+
+def split_link(state: bytes) -> tuple[bytes | None, bytes]:
+    """(link, the codec's bytes) of a stored state; (None, state) when it has no link."""
+    if state[: len(MAGIC)] == MAGIC and len(state) >= PREFIX_BYTES:
+        return bytes(state[len(MAGIC) : PREFIX_BYTES]), bytes(state[PREFIX_BYTES:])
+    return None, state
 
 
 @dataclass(frozen=True)
@@ -44,9 +75,6 @@ class DigestedStoredEvent(StoredEvent):
 def sqlite_chain_ddl(events_table: str) -> list[str]:
     """SQLite: create the chain and seal tables; mark where the chain starts (first time only)."""
     return [
-        "CREATE TABLE IF NOT EXISTS chatledger_chain (originator_id TEXT, "
-        "originator_version INTEGER, digest BLOB NOT NULL, hash BLOB NOT NULL, "
-        "PRIMARY KEY (originator_id, originator_version)) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS chatledger_chain_start (id INTEGER PRIMARY KEY "
         "CHECK (id = 1), after_position INTEGER NOT NULL, started_at TEXT NOT NULL)",
         "INSERT OR IGNORE INTO chatledger_chain_start "
@@ -67,9 +95,6 @@ def postgres_chain_ddl(schema: str, events_table: str) -> list[sql.Composed]:
     return [
         sql.SQL(statement).format(**names)
         for statement in (
-            "CREATE TABLE IF NOT EXISTS {chain} (originator_id uuid NOT NULL, "
-            "originator_version bigint NOT NULL, digest bytea NOT NULL, hash bytea NOT NULL, "
-            "PRIMARY KEY (originator_id, originator_version))",
             "CREATE TABLE IF NOT EXISTS {start} (id integer PRIMARY KEY CHECK (id = 1), "
             "after_position bigint NOT NULL, started_at timestamptz NOT NULL)",
             "INSERT INTO {start} SELECT 1, COALESCE(MAX(notification_id), 0), now() "
@@ -87,7 +112,6 @@ def postgres_chain_ddl(schema: str, events_table: str) -> list[sql.Composed]:
 
 def _postgres_names(schema: str, events_table: str) -> dict[str, sql.Composable]:
     return {
-        "chain": sql.Identifier(schema, "chatledger_chain"),
         "start": sql.Identifier(schema, "chatledger_chain_start"),
         "seals": sql.Identifier(schema, "chatledger_seals"),
         "heads": sql.Identifier(schema, "chatledger_seal_heads"),
@@ -96,28 +120,64 @@ def _postgres_names(schema: str, events_table: str) -> dict[str, sql.Composable]
     }
 
 
-def new_links(
-    stored_events: Sequence[StoredEvent], previous_of: Any
-) -> list[tuple[UUID, int, bytes, bytes]]:
-    """``(id, version, digest, hash)`` for each digested event; ``previous_of(id, version)`` reads a stored hash."""
-    rows: list[tuple[UUID, int, bytes, bytes]] = []
+def chain_events(
+    stored_events: Sequence[StoredEvent],
+    previous_of: Callable[[UUID, int], bytes | None],
+    heads: HeadCache | None = None,
+) -> tuple[list[StoredEvent], dict[UUID, tuple[int, bytes]]]:
+    """The events to insert (each digested one with its link in front of its state), and the new heads.
+
+    The previous link comes from ``heads`` (what this process committed
+    last) when it is the version before, else from ``previous_of(id,
+    version)``, which reads the stored link (None if the event has none).
+    Give the returned heads to ``heads.update`` once the insert committed.
+    """
+    out: list[StoredEvent] = []
     last: dict[UUID, tuple[int, bytes]] = {}
     for event in stored_events:
         if not isinstance(event, DigestedStoredEvent) or not event.digest:
+            out.append(event)
             continue
         key = event.originator_id
         assert isinstance(key, UUID)
         version = event.originator_version
-        known = last.get(key)
+        known = last.get(key) or (heads.get(key) if heads is not None else None)
         if known is not None and known[0] == version - 1:
             previous = known[1]
         else:
             previous = (previous_of(key, version - 1) if version > 1 else None) or GENESIS
-        digest = event.digest
-        hashed = link_hash(key, version, event.topic, digest, previous)
-        last[key] = (version, hashed)
-        rows.append((key, version, digest, hashed))
-    return rows
+        link = link_hash(key, version, event.topic, event.digest, previous)
+        last[key] = (version, link)
+        out.append(StoredEvent(key, version, event.topic, MAGIC + link + event.state))
+    return out, last
+
+
+class HeadCache:
+    """The last link this process committed per conversation, so most inserts read none.
+
+    Correct across processes: a version, once committed, never changes, and
+    an entry is used only for the version right after it; a conversation
+    written elsewhere meanwhile is at another version and gets read.
+    """
+
+    def __init__(self, size: int = 10_000) -> None:
+        self._size = size
+        self._heads: dict[UUID, tuple[int, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: UUID) -> tuple[int, bytes] | None:
+        """The (version, link) committed last by this process, if remembered."""
+        return self._heads.get(key)
+
+    def update(self, heads: dict[UUID, tuple[int, bytes]]) -> None:
+        """Remember heads just committed (forgetting all when full: it is only a shortcut)."""
+        with self._lock:
+            if len(self._heads) + len(heads) > self._size:
+                self._heads.clear()
+            for key, head in heads.items():
+                known = self._heads.get(key)
+                if known is None or known[0] < head[0]:
+                    self._heads[key] = head
 
 
 class ChainTables:
@@ -129,6 +189,7 @@ class ChainTables:
         if backend == "postgres":
             self._names = _postgres_names(datastore.schema, events_table)
             self._names["position"] = sql.SQL("notification_id")
+            self._names["prefix"] = sql.SQL(f"substring(e.state from 1 for {PREFIX_BYTES})")
         self._events = events_table
 
     def _run(self, template: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -141,13 +202,13 @@ class ChainTables:
         if self.backend == "postgres":
             return sql.SQL(template.replace("?", "%s")).format(**self._names)
         return template.format(
-            chain="chatledger_chain",
             start="chatledger_chain_start",
             seals="chatledger_seals",
             heads="chatledger_seal_heads",
             notes="chatledger_integrity_notes",
             events=self._events,
             position="rowid",
+            prefix=f"substr(e.state, 1, {PREFIX_BYTES})",
         )
 
     def _key(self, conversation: UUID) -> Any:
@@ -161,10 +222,8 @@ class ChainTables:
         return int(rows[0]["after_position"]), str(rows[0]["started_at"])
 
     def conversations(self) -> set[UUID]:
-        """Every conversation with an event or a link."""
-        found = self._run(
-            "SELECT DISTINCT originator_id FROM {events} UNION SELECT DISTINCT originator_id FROM {chain}"
-        )
+        """Every conversation with an event."""
+        found = self._run("SELECT DISTINCT originator_id FROM {events}")
         return {UUID(str(row["originator_id"])) for row in found}
 
     def events(self, conversation: UUID) -> list[tuple[int, str, bytes, int]]:
@@ -179,28 +238,21 @@ class ChainTables:
             for row in rows
         ]
 
-    def links(self, conversation: UUID) -> dict[int, Link]:
-        """The conversation's links by version."""
-        rows = self._run(
-            "SELECT originator_version, digest, hash FROM {chain} WHERE originator_id = ?",
-            (self._key(conversation),),
-        )
-        return {
-            row["originator_version"]: Link(bytes(row["digest"]), bytes(row["hash"]))
-            for row in rows
-        }
-
     def heads(self) -> list[Head]:
-        """Every conversation's last link (one statement: a consistent moment)."""
+        """Every chained conversation's last event and its link (one statement: a consistent moment)."""
         rows = self._run(
-            "SELECT c.originator_id, c.originator_version, c.hash FROM {chain} c JOIN "
-            "(SELECT originator_id, MAX(originator_version) AS v FROM {chain} GROUP BY originator_id) h "
-            "ON c.originator_id = h.originator_id AND c.originator_version = h.v"
+            "SELECT e.originator_id, e.originator_version, {prefix} AS prefix FROM {events} e "
+            "JOIN (SELECT originator_id, MAX(originator_version) AS v FROM {events} "
+            "GROUP BY originator_id) h "
+            "ON e.originator_id = h.originator_id AND e.originator_version = h.v"
         )
-        return [
-            Head(UUID(str(row["originator_id"])), row["originator_version"], bytes(row["hash"]))
-            for row in rows
-        ]
+        heads = []
+        for row in rows:
+            link, _ = split_link(bytes(row["prefix"]))
+            if link is not None:
+                key = UUID(str(row["originator_id"]))
+                heads.append(Head(key, row["originator_version"], link))
+        return heads
 
     def seals(self) -> list[Seal]:
         """Every seal, oldest first."""

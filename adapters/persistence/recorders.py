@@ -15,8 +15,15 @@ from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from psycopg import sql
 
+from chatledger.adapters.persistence.chain import (
+    PREFIX_BYTES,
+    HeadCache,
+    chain_events,
+    postgres_chain_ddl,
+    split_link,
+    sqlite_chain_ddl,
+)
 from chatledger.domain.errors import StoreConfigurationError
-from chatledger.adapters.persistence.chain import new_links, postgres_chain_ddl, sqlite_chain_ddl
 
 __all__ = [
     "PostgresConversationRecorder",
@@ -31,28 +38,35 @@ SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 class SQLiteConversationRecorder(SQLiteApplicationRecorder):
     """SQLite: events, their chain links, then the snapshot passed as ``snapshot=``, in one transaction."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.heads = HeadCache()
+
+    def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
+        """Insert in one transaction; remember the new chain heads once it committed."""
+        kwargs["new_heads"] = new_heads = {}
+        ids = super().insert_events(stored_events, **kwargs)
+        self.heads.update(new_heads)
+        return ids
+
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's events table, then the chain and seal tables."""
         statements = super().construct_create_table_statements()
         return [*statements, *sqlite_chain_ddl(self.events_table_name)]
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
-        ids = super()._insert_events(c, stored_events, **kwargs)
-
         def previous_of(key: Any, version: int) -> bytes | None:
             c.execute(
-                "SELECT hash FROM chatledger_chain WHERE originator_id = ? AND originator_version = ?",
+                f"SELECT substr(state, 1, {PREFIX_BYTES}) AS prefix FROM {self.events_table_name} "
+                "WHERE originator_id = ? AND originator_version = ?",
                 (key.hex, version),
             )
             row = c.fetchone()
-            return None if row is None else bytes(row["hash"])
+            return None if row is None else split_link(bytes(row["prefix"]))[0]
 
-        links = new_links(stored_events, previous_of)
-        if links:
-            c.executemany(
-                "INSERT INTO chatledger_chain VALUES (?,?,?,?)",
-                [(key.hex, version, digest, hashed) for key, version, digest, hashed in links],
-            )
+        chained, heads = chain_events(stored_events, previous_of, self.heads)
+        kwargs.get("new_heads", {}).update(heads)
+        ids = super()._insert_events(c, chained, **kwargs)
         snapshot: StoredEvent | None = kwargs.get("snapshot")
         if snapshot is not None:
             table = kwargs["snapshot_table"]
@@ -69,39 +83,42 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
 
 class PostgresConversationRecorder(PostgresApplicationRecorder):
-    """PostgreSQL: the events' chain links and the snapshot passed as ``snapshot=`` go in the events' transaction."""
+    """PostgreSQL: events with their chain links, and the snapshot passed as ``snapshot=``, in one transaction."""
 
     def __init__(self, datastore: Any, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
-        self._chain = sql.Identifier(datastore.schema, "chatledger_chain")
+        self._previous = sql.SQL(
+            f"SELECT substring(state from 1 for {PREFIX_BYTES}) AS prefix FROM {{}} "
+            "WHERE originator_id = %s AND originator_version = %s"
+        ).format(sql.Identifier(datastore.schema, self.events_table_name))
+        self.heads = HeadCache()
 
-    def _fetch_ids_after_insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> Any:
-        """After the events are in (their version clash already raised), add their links.
+    def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
+        """Insert in one transaction; remember the new chain heads once it committed."""
+        kwargs["new_heads"] = new_heads = {}
+        ids = super().insert_events(stored_events, **kwargs)
+        self.heads.update(new_heads)
+        return ids
 
-        The events table is locked by now, so the previous link read here is
-        the one committed with the conversation's previous event.
+    def _insert_stored_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
+        """Put each event's link in front of its state, then insert as eventsourcing does.
+
+        The previous event read here is committed and immutable (the
+        conversation was loaded from it); a concurrent writer of the same
+        version fails on the primary key as before.
         """
-        ids = super()._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
 
         def previous_of(key: Any, version: int) -> bytes | None:
-            curs.execute(
-                sql.SQL(
-                    "SELECT hash FROM {} WHERE originator_id = %s AND originator_version = %s"
-                ).format(self._chain),
-                (key, version),
-            )
+            curs.execute(self._previous, (key, version))
             row = curs.fetchone()
-            return None if row is None else bytes(row["hash"])
+            return None if row is None else split_link(bytes(row["prefix"]))[0]
 
-        links = new_links(stored_events, previous_of)
-        if links:
-            curs.executemany(
-                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(self._chain), links
-            )
-        return ids
+        chained, heads = chain_events(stored_events, previous_of, self.heads)
+        kwargs.get("new_heads", {}).update(heads)
+        super()._insert_stored_events(curs, chained, **kwargs)
 
     def _insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
         super()._insert_events(curs, stored_events, **kwargs)

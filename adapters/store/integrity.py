@@ -1,6 +1,6 @@
 """Tamper evidence of the log: checking every conversation's hash chain and the seals, and sealing.
 
-``check_integrity`` reads each conversation's events and links, recomputes
+``check_integrity`` reads each conversation's events (with their links), recomputes
 every digest and link (``chatledger.domain.chain``), checks the seals
 (``chatledger.domain.seal_check``) and names, per conversation, the first bad
 event and the kind of damage. ``make_seal`` signs a checkpoint over every
@@ -19,7 +19,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent
 
-from chatledger.adapters.persistence.chain import ChainTables, chain_tables
+from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
 from chatledger.domain.chain import ChainReport, EventRow, check_chain, content_digest
 from chatledger.domain.errors import InvalidInputError, LogTamperedError
 from chatledger.domain.seal import Seal, SealKey, merkle_root
@@ -145,12 +145,11 @@ def check_integrity(
         rows, name = _event_rows(log.mapper, tables, conversation)
         if name is not None:
             names[conversation] = name
-        links = tables.links(conversation)
-        result = check_chain(conversation, rows, links, coverage.chain_start)
+        result = check_chain(conversation, rows, coverage.chain_start)
         checked[conversation] = result
-        hashes[conversation] = {version: link.hash for version, link in links.items()}
+        hashes[conversation] = {row.version: row.link for row in rows if row.link is not None}
         _count(coverage, result, _label(conversation, names))
-        moved = _start_moved(rows, links, coverage.chain_start)
+        moved = _start_moved(rows, coverage.chain_start)
         if moved and result.broken is None:
             report.tampered.append(
                 _tamper(
@@ -180,10 +179,10 @@ def check_integrity(
     return report
 
 
-def _start_moved(rows: list[EventRow], links: dict[int, Any], chain_start: int) -> int | None:
+def _start_moved(rows: list[EventRow], chain_start: int) -> int | None:
     """The first chained event at or before the chain start: only a moved start explains one."""
     return next(
-        (row.version for row in rows if row.version in links and row.position <= chain_start),
+        (row.version for row in rows if row.link is not None and row.position <= chain_start),
         None,
     )
 
@@ -228,7 +227,7 @@ def _check_seals(
     sealed = {head.conversation: head.version for head in heads}
 
     def current(conversation: UUID, version: int) -> tuple[int, bytes | None]:
-        if conversation not in checked:  # deleted with its links: no row anywhere
+        if conversation not in checked:  # no event of it is left
             return 0, None
         return checked[conversation].head, hashes[conversation].get(version)
 
@@ -255,13 +254,13 @@ def _event_rows(
     name = None
     for version, topic, state, position in tables.events(conversation):
         try:
-            content = mapper.content(state)
+            link, content = mapper.unpack(state)
             digest: bytes | None = content_digest(content)
-        except Exception:  # undecodable (or erased): the link alone is checked
-            digest = None
+        except Exception:  # undecodable: named as changed content
+            link, digest = split_link(state)[0], None
         if version == 1:
             name = _name(mapper, conversation, topic, state)
-        rows.append(EventRow(version, topic, digest, position))
+        rows.append(EventRow(version, topic, digest, position, link))
     return rows, name
 
 

@@ -15,6 +15,7 @@ from uuid import UUID
 
 import psycopg
 
+from chatledger.adapters.persistence.chain import MAGIC, split_link
 from chatledger.adapters.persistence.codec import ChunkCompressor
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.chain import GENESIS, content_digest, link_hash
@@ -71,49 +72,49 @@ class Tamperer:
         )
         return topic, bytes(state)
 
-    def edit(self, chat: str, version: int, old: bytes, new: bytes) -> bytes:
-        """Replace ``old`` with ``new`` in an event's JSON (decompressed, edited, recompressed)."""
-        _, state = self.state(chat, version)
-        codec = ChunkCompressor()
-        content = codec.decompress(state)
-        assert old in content, content
-        edited = content.replace(old, new, 1)
+    def _put(self, chat: str, version: int, state: bytes, tenant: str = "default") -> None:
         self.run(
             f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?",
-            codec.compress(edited),
-            self.key(chat),
+            state,
+            self.key(chat, tenant),
             version,
         )
-        return edited
+
+    def edit(self, chat: str, version: int, old: bytes, new: bytes) -> None:
+        """Replace ``old`` with ``new`` in an event's JSON (decompressed, edited, recompressed; link kept)."""
+        _, state = self.state(chat, version)
+        link, inner = split_link(state)
+        codec = ChunkCompressor()
+        content = codec.decompress(inner)
+        assert old in content, content
+        edited = codec.compress(content.replace(old, new, 1))
+        self._put(chat, version, edited if link is None else MAGIC + link + edited)
+
+    def strip_links(self, chat: str, tenant: str = "default") -> None:
+        """Remove the links from a conversation's events (as a store from before chains has them)."""
+        for version, _, state in self._rows(chat, 1, tenant):
+            self._put(chat, version, split_link(bytes(state))[1], tenant)
+
+    def _rows(self, chat: str, start: int, tenant: str = "default") -> list[tuple[Any, ...]]:
+        return self.run(
+            f"SELECT originator_version, topic, state FROM {self.events} "
+            "WHERE originator_id = ? AND originator_version >= ? ORDER BY originator_version",
+            self.key(chat, tenant),
+            start,
+        )
 
     def relink(self, chat: str, start: int) -> None:
         """Recompute every link from ``start`` on, as someone who knows the algorithm would."""
         uid = conversation_id("default", chat)
         previous = GENESIS
         if start > 1:
-            ((previous,),) = self.run(
-                "SELECT hash FROM chatledger_chain WHERE originator_id = ? AND originator_version = ?",
-                self.key(chat),
-                start - 1,
-            )
-        rows = self.run(
-            f"SELECT originator_version, topic, state FROM {self.events} "
-            "WHERE originator_id = ? AND originator_version >= ? ORDER BY originator_version",
-            self.key(chat),
-            start,
-        )
-        for version, topic, state in rows:
-            digest = content_digest(ChunkCompressor().decompress(bytes(state)))
-            hashed = link_hash(uid, version, topic, digest, bytes(previous))
-            self.run(
-                "UPDATE chatledger_chain SET digest = ?, hash = ? WHERE originator_id = ? "
-                "AND originator_version = ?",
-                digest,
-                hashed,
-                self.key(chat),
-                version,
-            )
-            previous = hashed
+            previous = split_link(self.state(chat, start - 1)[1])[0] or GENESIS
+        for version, topic, state in self._rows(chat, start):
+            _, inner = split_link(bytes(state))
+            digest = content_digest(ChunkCompressor().decompress(inner))
+            link = link_hash(uid, version, topic, digest, previous)
+            self._put(chat, version, MAGIC + link + inner)
+            previous = link
 
     def uuid(self, chat: str) -> UUID:
         """The conversation's id."""

@@ -1,0 +1,114 @@
+"""What the hash chain costs: write throughput and bytes per turn, with and without it, side by side.
+
+"Without" opens the same store with a mapper that hands the recorder plain
+stored events (no content digest), so no link is computed or written; all
+else is the same code. Runs alternate (with, without, with, ...) on fresh
+databases so that drift of a shared machine hits both alike; medians are
+reported. Target: under 10 % slower and under 0.2 KB per turn more.
+
+    python bench/chain.py --conversations 20 --turns 10 --runs 3 [--backend sqlite|postgres|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from backends import DEFAULT_POSTGRES_URL, fresh_db, postgres_available
+from eventsourcing.persistence import StoredEvent
+from ingest import write_conversation
+from progress import log
+from size import postgres_size, sqlite_size
+from stats import median
+from workload import conversation
+
+from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.persistence.codec import PydanticMapper
+from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.writer import BatchPolicy
+
+
+class ChainlessMapper(PydanticMapper):
+    """The store's mapper minus the digest: the recorder then writes no link."""
+
+    def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        event = super().to_stored_event(domain_event)
+        return StoredEvent(event.originator_id, event.originator_version, event.topic, event.state)
+
+
+def one_run(
+    backend: str, chained: bool, convs: list[Any], postgres_url: str
+) -> tuple[float, float]:
+    """(turns per second, bytes per turn) of writing ``convs`` into a fresh database."""
+    env = {} if chained else {"MAPPER_TOPIC": "chain:ChainlessMapper"}
+    with fresh_db(backend, postgres_url, name="chain") as db:  # type: ignore[arg-type]
+        store = build_store(parse_url(db.url), batch=BatchPolicy(64, 0.05), env=env)
+        turns = 0
+        started, cpu = time.perf_counter(), time.process_time()
+        try:
+            for conv in convs:
+                write_conversation(store, conv)
+                turns += len(conv.turns)
+        finally:
+            store.close()
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        if db.sqlite_path is not None:
+            size = sqlite_size(db.sqlite_path).live_bytes
+        else:
+            assert db.postgres_url is not None and db.schema is not None
+            size = postgres_size(db.postgres_url, db.schema).file_bytes
+    return turns / seconds, size / turns, cpu * 1000 / turns
+
+
+def main() -> int:
+    """Measure and print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("sqlite", "postgres", "all"), default="all")
+    parser.add_argument("--conversations", type=int, default=20)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
+    args = parser.parse_args()
+    backends = ["sqlite", "postgres"] if args.backend == "all" else [args.backend]
+    if "postgres" in backends and (why := postgres_available(args.postgres_url)):
+        log(f"PostgreSQL unavailable ({why}); SQLite only")
+        backends.remove("postgres")
+    convs = [conversation(i, args.turns) for i in range(args.conversations)]
+    print(
+        "| backend | chain | turns/s (median) | client CPU ms/turn (median) | bytes/turn (median) |"
+    )
+    print("| --- | --- | ---: | ---: | ---: |")
+    for backend in backends:
+        results: dict[bool, list[tuple[float, float, float]]] = {True: [], False: []}
+        for run in range(args.runs):
+            for chained in (True, False) if run % 2 == 0 else (False, True):
+                results[chained].append(one_run(backend, chained, convs, args.postgres_url))
+                log(
+                    f"{backend} run {run + 1} chain={'on' if chained else 'off'}: "
+                    f"{results[chained][-1][0]:,.1f} turns/s, {results[chained][-1][1]:,.0f} B/turn"
+                )
+        rows = {}
+        for chained in (False, True):
+            rate, size, cpu = (median([r[i] for r in results[chained]]) for i in range(3))
+            rows[chained] = (rate, size, cpu)
+            print(
+                f"| {backend} | {'on' if chained else 'off'} | {rate:,.1f} | {cpu:.2f} | "
+                f"{size:,.0f} |"
+            )
+        slower = 1 - rows[True][0] / rows[False][0]
+        cpu_more = rows[True][2] / rows[False][2] - 1
+        more = (rows[True][1] - rows[False][1]) / 1024
+        print(
+            f"| {backend} | cost | {slower:+.1%} slower | {cpu_more:+.1%} CPU | "
+            f"{more:+.3f} KB/turn |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
