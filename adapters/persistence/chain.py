@@ -169,6 +169,11 @@ class HeadCache:
         """The (version, link) committed last by this process, if remembered."""
         return self._heads.get(key)
 
+    def clear(self) -> None:
+        """Forget every head (after the database changed behind the store, e.g. a restore)."""
+        with self._lock:
+            self._heads.clear()
+
     def update(self, heads: dict[UUID, tuple[int, bytes]]) -> None:
         """Remember heads just committed (forgetting all when full: it is only a shortcut)."""
         with self._lock:
@@ -176,7 +181,7 @@ class HeadCache:
                 self._heads.clear()
             for key, head in heads.items():
                 known = self._heads.get(key)
-                if known is None or known[0] < head[0]:
+                if known is None or known[0] <= head[0]:
                     self._heads[key] = head
 
 

@@ -686,6 +686,9 @@ class ConversationStore:
         """
         self._uow.cache.clear()
         self._reads.forget_cached()
+        heads = getattr(self.log.recorder, "heads", None)  # the chain heads last written
+        if heads is not None:
+            heads.clear()
 
     def quarantined(self) -> list[QuarantinedEvent]:
         """Events the read models skipped because they cannot be applied (``verify`` names them).

@@ -328,3 +328,21 @@ def test_two_stores_writing_one_conversation_in_turn_keep_one_chain(
     assert first.version("shared") == 7
     report = first.verify("shared")
     assert report.ok, report.problems
+
+
+def test_forget_cached_after_a_restore_keeps_the_chain_right(durable_backend: Backend) -> None:
+    """A restore can put back another event at a version this process wrote: its link is read again."""
+    store = durable_backend.open()
+    store.start_conversation("restored")
+    store.append_message("restored", {**demo.USER_MESSAGE, "id": "original"})
+    tamperer = Tamperer(durable_backend.url)
+    tamperer.run(
+        f"DELETE FROM {tamperer.events} WHERE originator_id = ? AND originator_version = 2",
+        tamperer.key("restored"),
+    )
+    store.forget_cached()
+    store.append_message("restored", {**demo.USER_MESSAGE, "id": "restored"})  # version 2 again
+    store.forget_cached()
+    store.append_message("restored", {**demo.USER_MESSAGE, "id": "after"})
+    report = store.verify("restored")
+    assert report.ok, report.problems
