@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_approval_commands(commands, _subparser, _open_existing)
     add_list(commands, _subparser, _open_existing, _iso_time)
     integrity.add_seal(commands, _subparser, _open_existing)
+    integrity.add_export(commands, _subparser, _open_existing)
     return parser
 
 

@@ -13,10 +13,11 @@ import uuid
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.store import actions, inbox, integrity
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.news import News
 from chatledger.adapters.store.reads import Reads
@@ -663,6 +664,23 @@ class ConversationStore:
         """
         integrity.guard(self.log, "rebuild the read models", accept=accept_broken_chain)
         return self.projector.rebuild(progress=progress)
+
+    def export(
+        self,
+        chat_id: str,
+        out: TextIO,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+    ) -> int:
+        """Write the conversation (as it stood at ``at_version``) as a verifiable JSON Lines bundle.
+
+        The bundle holds the events, their chain and the newest seal covering
+        the conversation; ``chatledger.domain.bundle.verify_bundle`` checks it
+        offline with the seal key (see that module for the format). Returns
+        the lines written. Needs a seal first (``seal()``).
+        """
+        return export_bundle(self.log, tenant or self.tenant, chat_id, out, at_version)
 
     def seal(self, key: SealKey) -> Seal:
         """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).

@@ -1,0 +1,104 @@
+"""Writing a conversation as a verifiable bundle (format: ``chatledger.domain.bundle``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from chatledger.adapters.persistence.chain import chain_tables, split_link
+from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.bundle import BUNDLE_FORMAT, encode_line, end_line
+from chatledger.domain.chain import content_digest
+from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
+from chatledger.domain.seal import inclusion_proof
+
+__all__ = ["export_bundle"]
+
+
+def export_bundle(
+    log: Any, tenant: str, chat_id: str, out: TextIO, at_version: int | None = None
+) -> int:
+    """Write the conversation (up to ``at_version``) with its chain and newest covering seal; returns lines written.
+
+    InvalidInputError when the store keeps no chain (memory://), the version
+    is past the conversation's end, or no seal covers the conversation yet.
+    """
+    tables = chain_tables(log.recorder, log.config.backend)
+    if tables is None:
+        raise InvalidInputError("a memory:// store keeps no chain: there is nothing to export")
+    key = conversation_id(tenant, chat_id)
+    events = tables.events(key)
+    if not events:
+        raise ConversationNotFoundError(tenant, chat_id)
+    head = events[-1][0]
+    version = head if at_version is None else at_version
+    if not 1 <= version <= head:
+        raise InvalidInputError(
+            f"--at-version {at_version} is outside conversation {chat_id!r} (versions 1-{head})"
+        )
+    found = _covering_seal(tables, key, head)
+    if found is None:
+        raise InvalidInputError(
+            f"no seal covers conversation {chat_id!r} yet: run 'chatledger seal' "
+            "(store.seal()) first, then export"
+        )
+    seal, heads, sealed = found
+    chain_start = tables.chain_start()[0]
+    lines = [
+        encode_line(
+            {
+                "type": "header",
+                "format": BUNDLE_FORMAT,
+                "tenant": tenant,
+                "chat_id": chat_id,
+                "conversation": str(key),
+                "version": version,
+                "chain_start": chain_start,
+                "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        )
+    ]
+    for number, topic, state, position in events[: max(version, sealed.version)]:
+        link, content = log.mapper.unpack(state)
+        if number <= version:
+            line = {
+                "type": "event",
+                "version": number,
+                "topic": topic,
+                "position": position,
+                "link": link.hex() if link is not None else None,
+                "content": content.decode("utf-8"),
+            }
+        else:
+            line = {
+                "type": "link",
+                "version": number,
+                "topic": topic,
+                "digest": content_digest(content).hex(),
+                "link": split_link(state)[0].hex() if link else None,
+            }
+        lines.append(encode_line(line))
+    lines.append(
+        encode_line(
+            {
+                "type": "seal",
+                "seal": seal.to_json(),
+                "head": {"version": sealed.version, "link": sealed.hash.hex()},
+                "proof": [list(step) for step in inclusion_proof(heads, key)],
+            }
+        )
+    )
+    lines.append(end_line(lines))
+    for line in lines:
+        out.write(line + "\n")
+    return len(lines)
+
+
+def _covering_seal(tables: Any, key: Any, head: int) -> Any:
+    """(seal, its heads, this conversation's head in it) of the newest seal that covers it."""
+    for seal in reversed(tables.seals()):
+        heads = tables.seal_heads(seal.seq)
+        mine = next((h for h in heads if h.conversation == key and h.version <= head), None)
+        if mine is not None:
+            return seal, heads, mine
+    return None
