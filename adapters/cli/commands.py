@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from chatledger.adapters.cli import integrity
+from chatledger.adapters.cli import integrity, otel
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
 from chatledger.adapters.cli.list_command import add_list
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_list(commands, _subparser, _open_existing, _iso_time)
     integrity.add_seal(commands, _subparser, _open_existing)
     integrity.add_export(commands, _subparser, _open_existing)
+    otel.add_export_otel(commands, _subparser, _open_existing)
     return parser
 
 

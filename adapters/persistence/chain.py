@@ -86,6 +86,8 @@ def sqlite_chain_ddl(events_table: str) -> list[str]:
         "PRIMARY KEY (seq, originator_id)) WITHOUT ROWID",
         "CREATE TABLE IF NOT EXISTS chatledger_integrity_notes (at TEXT NOT NULL, "
         "action TEXT NOT NULL, detail TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS chatledger_export_positions (name TEXT PRIMARY KEY, "
+        "position INTEGER NOT NULL)",
     ]
 
 
@@ -106,6 +108,7 @@ def postgres_chain_ddl(schema: str, events_table: str) -> list[sql.Composed]:
             "PRIMARY KEY (seq, originator_id))",
             "CREATE TABLE IF NOT EXISTS {notes} (at text NOT NULL, action text NOT NULL, "
             "detail text NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS {exports} (name text PRIMARY KEY, position bigint NOT NULL)",
         )
     ]
 
@@ -116,6 +119,7 @@ def _postgres_names(schema: str, events_table: str) -> dict[str, sql.Composable]
         "seals": sql.Identifier(schema, "chatledger_seals"),
         "heads": sql.Identifier(schema, "chatledger_seal_heads"),
         "notes": sql.Identifier(schema, "chatledger_integrity_notes"),
+        "exports": sql.Identifier(schema, "chatledger_export_positions"),
         "events": sql.Identifier(schema, events_table),
     }
 
@@ -211,6 +215,7 @@ class ChainTables:
             seals="chatledger_seals",
             heads="chatledger_seal_heads",
             notes="chatledger_integrity_notes",
+            exports="chatledger_export_positions",
             events=self._events,
             position="rowid",
             prefix=f"substr(e.state, 1, {PREFIX_BYTES})",
@@ -276,6 +281,20 @@ class ChainTables:
             Head(UUID(str(row["originator_id"])), row["originator_version"], bytes(row["hash"]))
             for row in rows
         ]
+
+    def export_position(self, name: str) -> int:
+        """How far the exporter ``name`` got in the log (0: nowhere yet)."""
+        rows = self._run("SELECT position FROM {exports} WHERE name = ?", (name,))
+        return int(rows[0]["position"]) if rows else 0
+
+    def set_export_position(self, name: str, position: int) -> None:
+        """Record that the exporter ``name`` sent everything up to ``position``."""
+        with self.datastore.transaction(commit=True) as c:
+            c.execute(self._statement("DELETE FROM {exports} WHERE name = ?"), (name,))
+            c.execute(
+                self._statement("INSERT INTO {exports} (name, position) VALUES (?, ?)"),
+                (name, position),
+            )
 
     def add_note(self, at: str, action: str, detail: str) -> None:
         """Record that something was done despite a failing check (e.g. a forced rebuild)."""

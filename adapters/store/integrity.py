@@ -80,6 +80,8 @@ class Coverage:
     unsealed: int = 0
     """Conversations with events after the newest seal (or not in it)."""
     signatures_checked: bool = False
+    seals: int = 0
+    """Seals stored (the newest that checks out is ``seal``)."""
     notes: list[tuple[str, str, str]] = field(default_factory=list)
     """What was done despite a failing check: (time, action, detail)."""
 
@@ -95,7 +97,8 @@ class Coverage:
         else:
             lines.append(f"chain: every event of {self.conversations} conversation(s)")
         if self.seal is None:
-            lines.append("seals: none that checks out ('chatledger seal' makes one)")
+            some = "none that checks out" if self.seals else "none yet"
+            lines.append(f"seals: {some} ('chatledger seal' makes one)")
         else:
             signed = (
                 "signature checked" if self.signatures_checked else "signature NOT checked (no key)"
@@ -207,6 +210,7 @@ def _check_seals(
     seals = tables.seals()
     coverage = report.coverage
     coverage.signatures_checked = key is not None
+    coverage.seals = len(seals)
     if not seals:
         return
     coverage.seal = trusted(seals, key)

@@ -20,6 +20,7 @@ from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.news import News
+from chatledger.adapters.store.otel import OtelExporter
 from chatledger.adapters.store.reads import Reads
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -681,6 +682,18 @@ class ConversationStore:
         the lines written. Needs a seal first (``seal()``).
         """
         return export_bundle(self.log, tenant or self.tenant, chat_id, out, at_version)
+
+    def otel_exporter(
+        self, endpoint: str, *, content: bool = False, name: str = "otel"
+    ) -> OtelExporter:
+        """An exporter of the timeline as OpenTelemetry GenAI spans to an OTLP/HTTP ``endpoint``.
+
+        ``run_once()`` sends the spans finished since its last run (it keeps
+        its own position, under ``name``); ``follow(stop)`` keeps going.
+        ``content=True`` adds tool arguments and results to the spans. Needs
+        ``pip install 'chatledger[otel]'``.
+        """
+        return OtelExporter(self.log, endpoint, name=name, content=content)
 
     def seal(self, key: SealKey) -> Seal:
         """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
