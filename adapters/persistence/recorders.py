@@ -44,7 +44,8 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Insert in one transaction; remember the new chain heads once it committed."""
-        kwargs["new_heads"] = new_heads = {}
+        new_heads: dict[Any, tuple[int, bytes]] = {}
+        kwargs["new_heads"] = new_heads
         ids = super().insert_events(stored_events, **kwargs)
         self.heads.update(new_heads)
         return ids
@@ -98,7 +99,8 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Insert in one transaction; remember the new chain heads once it committed."""
-        kwargs["new_heads"] = new_heads = {}
+        new_heads: dict[Any, tuple[int, bytes]] = {}
+        kwargs["new_heads"] = new_heads
         ids = super().insert_events(stored_events, **kwargs)
         self.heads.update(new_heads)
         return ids

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from chatledger.adapters.persistence.chain import chain_tables, split_link
+from chatledger.adapters.persistence.chain import chain_tables
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.bundle import BUNDLE_FORMAT, encode_line, end_line
 from chatledger.domain.chain import content_digest
@@ -60,6 +60,7 @@ def export_bundle(
     ]
     for number, topic, state, position in events[: max(version, sealed.version)]:
         link, content = log.mapper.unpack(state)
+        line: dict[str, Any]
         if number <= version:
             line = {
                 "type": "event",
@@ -75,7 +76,7 @@ def export_bundle(
                 "version": number,
                 "topic": topic,
                 "digest": content_digest(content).hex(),
-                "link": split_link(state)[0].hex() if link else None,
+                "link": link.hex() if link is not None else None,
             }
         lines.append(encode_line(line))
     lines.append(
@@ -89,8 +90,8 @@ def export_bundle(
         )
     )
     lines.append(end_line(lines))
-    for line in lines:
-        out.write(line + "\n")
+    for text in lines:
+        out.write(text + "\n")
     return len(lines)
 
 

@@ -77,7 +77,7 @@ class OtelExporter:
 
     def close(self) -> None:
         """Shut the OTLP exporter down."""
-        self._exporter.shutdown()
+        self._exporter.shutdown()  # type: ignore[no-untyped-call]
 
     def _plans(self, key: UUID, versions: set[int]) -> list[SpanPlan]:
         events = self._log.events.get(key, lte=max(versions))
