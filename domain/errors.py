@@ -355,7 +355,9 @@ class LogTamperedError(ChatLedgerError):
     def __init__(self, action: str, problems: list[str]) -> None:
         self.action = action
         self.problems = problems
-        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        shown = "; ".join(problems[:3]) + (
+            f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        )
         super().__init__(
             f"refusing to {action}: the event log fails its integrity check ({shown}); restore "
             "the database from a backup, or pass --accept-broken-chain (accept_broken_chain=True) "

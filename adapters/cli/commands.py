@@ -699,9 +699,7 @@ def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
                 bar.update(position - bar.n)
 
             started = time.perf_counter()
-            applied = store.rebuild(
-                progress=progress, accept_broken_chain=args.accept_broken_chain
-            )
+            applied = store.rebuild(progress=progress, accept_broken_chain=args.accept_broken_chain)
             seconds = time.perf_counter() - started
         counts = store.read_model_counts()
     rate = f" ({applied / seconds:,.0f} events/s)" if seconds > 0 and applied else ""
