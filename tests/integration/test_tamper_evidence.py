@@ -346,3 +346,42 @@ def test_forget_cached_after_a_restore_keeps_the_chain_right(durable_backend: Ba
     store.append_message("restored", {**demo.USER_MESSAGE, "id": "after"})
     report = store.verify("restored")
     assert report.ok, report.problems
+
+
+def _version_of(tamperer: Tamperer, chat: str, topic_end: str) -> int:
+    rows = tamperer.run(
+        f"SELECT originator_version, topic FROM {tamperer.events} WHERE originator_id = ? "
+        "ORDER BY originator_version",
+        tamperer.key(chat),
+    )
+    return next(version for version, topic in rows if topic.endswith(topic_end))
+
+
+@pytest.mark.parametrize("edit", ["reason", "actor", "final-denial-deleted", "rewrite-and-rebuild"])
+def test_the_edits_that_used_to_pass_verify_are_named(sealed: Tamperer, edit: str) -> None:
+    """A changed approval reason or actor, a deleted final denial, an edit made permanent by a rebuild."""
+    approval = _version_of(sealed, "done", ":ToolApprovalResponded")
+    expected: tuple[str, str, int]
+    if edit == "reason":
+        sealed.edit("done", approval, demo.DENIAL_REASON.encode()[:20], b"approved after review")
+        expected = ("changed", "done", approval)
+    elif edit == "actor":
+        sealed.edit("done", approval, b'"actor":"user:', b'"actor":"user:x')
+        expected = ("changed", "done", approval)
+    elif edit == "final-denial-deleted":
+        sealed.run(
+            f"DELETE FROM {sealed.events} WHERE originator_id = ? AND originator_version >= ?",
+            sealed.key("done"),
+            approval,
+        )
+        expected = ("truncated", "done", approval)
+    else:
+        sealed.edit("done", 2, b"old build logs", b"new build logs")
+        sealed.run(f"DELETE FROM {sealed.snapshots}")
+        with ConversationStore.open(sealed.url) as store, pytest.raises(LogTamperedError):
+            store.rebuild()
+        expected = ("changed", "done", 2)
+    with ConversationStore.open(sealed.url) as store:
+        report = store.verify(seal_key=KEY)
+    chain = [(p.kind, p.chat_id, p.version) for p in report.problems if p.where == "chain"]
+    assert chain == [expected]
