@@ -89,3 +89,26 @@ def test_verify_names_a_deleted_tail_and_rebuild_refuses_it_unless_told(
     assert forced.returncode == 0, forced.stderr
     again = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
     assert "note: " in again.stdout and "rebuild the read models: done although" in again.stdout
+
+
+def test_seal_every_keeps_sealing_until_terminated(url: str, tmp_path: Path) -> None:
+    import signal
+
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatledger", "seal", "--url", url, "--every", "0.2s"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=environ | {"CHATLEDGER_SEAL_KEY": SECRET},
+    )
+    try:
+        assert process.stdout is not None
+        first, second = process.stdout.readline(), process.stdout.readline()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+    assert first.startswith("seal 1: 2 conversation(s)")
+    assert second.startswith("seal 2: 2 conversation(s)")
+    checked = chatledger("verify", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": SECRET})
+    assert checked.returncode == 0, checked.stdout

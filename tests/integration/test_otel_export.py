@@ -26,6 +26,7 @@ class Receiver:
     def __init__(self) -> None:
         self.spans: list[Any] = []
         self.paths: list[str] = []
+        self.arrived = threading.Event()
         received = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +40,7 @@ class Receiver:
                 for resource in request.resource_spans:
                     for scope in resource.scope_spans:
                         received.spans.extend(scope.spans)
+                received.arrived.set()
                 reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
@@ -161,3 +163,23 @@ def test_the_cli_sends_spans_and_refuses_a_bad_endpoint(
     assert capsys.readouterr().out == f"sent {len(receiver.spans)} span(s) to {receiver.url}\n"
     assert main(["export-otel", "--url", url, "--endpoint", "localhost:4318"]) == 1
     assert "--endpoint 'localhost:4318' is not an http(s) URL" in capsys.readouterr().err
+
+
+def test_follow_sends_the_spans_of_new_streams_as_they_close(
+    durable_backend: Backend, receiver: Receiver
+) -> None:
+    store = durable_backend.open()
+    exporter = store.otel_exporter(receiver.url)
+    stop = threading.Event()
+    follower = threading.Thread(target=exporter.follow, args=(stop, 0.05))
+    follower.start()
+    try:
+        store.start_conversation("live")
+        store.ingest("live", [{"type": "start"}, {"type": "finish", "finishReason": "stop"}])
+        assert receiver.arrived.wait(30), "no span arrived"
+    finally:
+        stop.set()
+        follower.join(30)
+        exporter.close()
+    assert [span.name for span in receiver.spans] == ["chat"]
+    assert attributes(receiver.spans[0])["gen_ai.conversation.id"] == "live"
