@@ -43,11 +43,28 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         self.heads = HeadCache()
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
-        """Insert in one transaction; remember the new chain heads once it committed."""
-        new_heads: dict[Any, tuple[int, bytes]] = {}
-        kwargs["new_heads"] = new_heads
-        ids = super().insert_events(stored_events, **kwargs)
-        self.heads.update(new_heads)
+        """Put each event's link in front of its state, insert in one transaction, remember the heads.
+
+        The previous link is read before the write transaction begins: in WAL
+        mode a transaction that reads and then writes fails at once ("database
+        is locked") when another writer committed in between, where a write
+        first waits its turn. The event read is committed and never changes
+        (the conversation was loaded from it), so reading it first is safe.
+        """
+
+        def previous_of(key: Any, version: int) -> bytes | None:
+            with self.datastore.transaction(commit=False) as c:
+                c.execute(
+                    f"SELECT substr(state, 1, {PREFIX_BYTES}) AS prefix FROM "
+                    f"{self.events_table_name} WHERE originator_id = ? AND originator_version = ?",
+                    (key.hex, version),
+                )
+                row = c.fetchone()
+            return None if row is None else split_link(bytes(row["prefix"]))[0]
+
+        chained, heads = chain_events(stored_events, previous_of, self.heads)
+        ids = super().insert_events(chained, **kwargs)
+        self.heads.update(heads)
         return ids
 
     def construct_create_table_statements(self) -> list[str]:
@@ -56,18 +73,7 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         return [*statements, *sqlite_chain_ddl(self.events_table_name)]
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
-        def previous_of(key: Any, version: int) -> bytes | None:
-            c.execute(
-                f"SELECT substr(state, 1, {PREFIX_BYTES}) AS prefix FROM {self.events_table_name} "
-                "WHERE originator_id = ? AND originator_version = ?",
-                (key.hex, version),
-            )
-            row = c.fetchone()
-            return None if row is None else split_link(bytes(row["prefix"]))[0]
-
-        chained, heads = chain_events(stored_events, previous_of, self.heads)
-        kwargs.get("new_heads", {}).update(heads)
-        ids = super()._insert_events(c, chained, **kwargs)
+        ids = super()._insert_events(c, stored_events, **kwargs)
         snapshot: StoredEvent | None = kwargs.get("snapshot")
         if snapshot is not None:
             table = kwargs["snapshot_table"]
