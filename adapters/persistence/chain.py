@@ -36,6 +36,7 @@ from chatledger.domain.seal import Head, Seal
 __all__ = [
     "MAGIC",
     "PREFIX_BYTES",
+    "TABLES",
     "ChainTables",
     "DigestedStoredEvent",
     "HeadCache",
@@ -45,6 +46,15 @@ __all__ = [
     "split_link",
     "sqlite_chain_ddl",
 ]
+
+TABLES = (
+    "chatledger_chain_start",
+    "chatledger_seals",
+    "chatledger_seal_heads",
+    "chatledger_integrity_notes",
+    "chatledger_export_positions",
+)
+"""The tables kept beside the events for the chain, the seals and the exporters."""
 
 MAGIC = b"\xff"
 """Marks a stored state that starts with its link.

@@ -21,6 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from chatledger.adapters.persistence.chain import TABLES as CHAIN_TABLES
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.read_models import QUARANTINE, SETTINGS, TABLES
 from chatledger.domain.errors import StoreConfigurationError
@@ -34,8 +35,9 @@ STORE_TABLES = (
     *TABLES.values(),
     QUARANTINE,
     SETTINGS,
+    *CHAIN_TABLES,
 )
-"""Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings)."""
+"""Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings, chain)."""
 
 _COUNT_TABLES = (
     "SELECT COUNT(*) FROM information_schema.tables"
