@@ -299,6 +299,7 @@ def guard(log: Any, action: str, *, accept: bool) -> None:
     report = check_integrity(log, log.config.backend)
     if report is None or report.ok:
         return
+    _raise_if_unreadable(log, report)
     problems = [str(tamper) for tamper in report.tampered]
     if not accept:
         raise LogTamperedError(action, problems)
@@ -308,6 +309,22 @@ def guard(log: Any, action: str, *, accept: bool) -> None:
         action,
         f"done although the chain failed ({len(problems)} problem(s)): " + "; ".join(problems),
     )
+
+
+def _raise_if_unreadable(log: Any, report: IntegrityReport) -> None:
+    """A first bad event that does not even decode is a reading problem (StoredDataError) first.
+
+    E.g. a store opened with settings that do not fit its log (compression,
+    key): every event then looks changed, but the cause is the settings.
+    """
+    for tamper in report.tampered:
+        if tamper.conversation is None or tamper.version is None or tamper.kind != "changed":
+            continue
+        stored = log.recorder.select_events(
+            tamper.conversation, gt=tamper.version - 1, lte=tamper.version
+        )
+        for event in stored:
+            log.mapper.to_domain_event(event)  # raises StoredDataError when unreadable
 
 
 def record_note(log: Any, backend: str, action: str, detail: str) -> None:
