@@ -209,7 +209,7 @@ def test_a_rewritten_approval_input_or_timeline_actor_is_found(
     found = {(p.chat_id, p.what) for p in verify(url).problems}
     assert found == {
         ("paused", "an approvals inbox row differs from the events (tool, input, message or time)"),
-        ("done", "timeline entry 3 differs from its event (actor, kind, summary, details or time)"),
+        ("done", "timeline entry 3 differs from its event (actor, kind, details or time)"),
     }
     with ConversationStore.open(url) as store:
         store.rebuild()
