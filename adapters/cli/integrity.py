@@ -17,11 +17,12 @@ import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from chatledger.domain.bundle import verify_bundle
 from chatledger.domain.errors import InvalidInputError
-from chatledger.domain.seal import SealKey
+
+if TYPE_CHECKING:  # imported when a command runs, so --help starts fast
+    from chatledger.domain.seal import SealKey
 
 __all__ = ["add_export", "add_key_option", "add_seal", "parse_duration", "seal_key"]
 
@@ -52,6 +53,8 @@ def add_key_option(parser: argparse.ArgumentParser) -> None:
 
 def seal_key(args: argparse.Namespace, *, required: bool) -> SealKey | None:
     """The seal key from ``--seal-key-file`` or the environment (None if none and not required)."""
+    from chatledger.domain.seal import SealKey
+
     path = getattr(args, "seal_key_file", None) or os.environ.get(KEY_FILE_ENV)
     if path:
         try:
@@ -170,6 +173,8 @@ def add_export(
             raise InvalidInputError(
                 f"cannot read the bundle {args.file!r}: {error.strerror or error}"
             ) from None
+        from chatledger.domain.bundle import verify_bundle
+
         report = verify_bundle(raw, key)
         print(f"{args.file}: {report}", file=out)
         return 0 if report.ok else 1
