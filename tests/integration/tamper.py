@@ -30,6 +30,14 @@ class Tamperer:
         self.events = "chatledger_events" if self.postgres else "stored_events"
         self.snapshots = "chatledger_snapshots" if self.postgres else "stored_snapshots"
 
+    def head(self, chat_id: str, tenant: str = "default") -> int:
+        """The conversation's last stored version (read raw, before any tampering)."""
+        ((head,),) = self.run(
+            f"SELECT MAX(originator_version) FROM {self.events} WHERE originator_id = ?",
+            self.key(chat_id, tenant),
+        )
+        return int(head)
+
     @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
         if self.postgres:

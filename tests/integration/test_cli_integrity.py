@@ -71,15 +71,17 @@ def test_verify_names_a_deleted_tail_and_rebuild_refuses_it_unless_told(
     env = {"CHATLEDGER_SEAL_KEY": SECRET}
     assert chatledger("seal", "--url", url, cwd=tmp_path, env=env).returncode == 0
     tamperer = Tamperer(url)
+    head = tamperer.head("done")
     tamperer.run(
-        "DELETE FROM stored_events WHERE originator_id = ? AND originator_version > 14",
+        "DELETE FROM stored_events WHERE originator_id = ? AND originator_version > ?",
         tamperer.key("done"),
+        head - 2,
     )
     checked = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
     assert checked.returncode == 1
     assert (
-        "chain: chat 'done' (tenant 'default'): truncated at version 15: seal 1 covers it up to "
-        "version 16; the log ends at version 14"
+        f"chain: chat 'done' (tenant 'default'): truncated at version {head - 1}: seal 1 covers "
+        f"it up to version {head}; the log ends at version {head - 2}"
     ) in checked.stdout
     refused = chatledger("rebuild", "--url", url, cwd=tmp_path)
     assert refused.returncode == 1

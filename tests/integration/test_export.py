@@ -23,11 +23,13 @@ from tests.integration.conftest import Backend
 KEY = SealKey.from_text("an operator secret of thirty-two bytes")
 
 
-def filled(url: str, key: SealKey = KEY) -> None:
+def filled(url: str, key: SealKey = KEY) -> int:
+    """The demo conversation 'done' and another, sealed; returns how many events 'done' has."""
     with ConversationStore.open(url) as store:
-        demo.record_demo(store, "done")
+        events = demo.record_demo(store, "done").events
         store.start_conversation("other")
         store.seal(key)
+    return events
 
 
 def bundle(url: str, at_version: int | None = None) -> bytes:
@@ -38,13 +40,13 @@ def bundle(url: str, at_version: int | None = None) -> bytes:
 
 
 def test_an_exported_conversation_verifies_offline(durable_backend: Backend) -> None:
-    filled(durable_backend.url)
+    events = filled(durable_backend.url)
     raw = bundle(durable_backend.url)
     report = verify_bundle(raw, KEY)
     assert report.ok, report.problem
-    assert (report.chat_id, report.version, report.sealed) == ("done", 16, 16)
+    assert (report.chat_id, report.version, report.sealed) == ("done", events, events)
     lines = [json.loads(line) for line in raw.splitlines()]
-    assert [line["type"] for line in lines] == ["header", *["event"] * 16, "seal", "end"]
+    assert [line["type"] for line in lines] == ["header", *["event"] * events, "seal", "end"]
     started = json.loads(lines[1]["content"])
     assert started["chat_id"] == "done"  # the stored JSON itself, readable
     assert not verify_bundle(raw, SealKey.from_text("somebody else's secret, 32 b")).ok
@@ -53,14 +55,15 @@ def test_an_exported_conversation_verifies_offline(durable_backend: Backend) -> 
 def test_an_export_at_an_earlier_version_carries_the_chain_to_the_seal(
     durable_backend: Backend,
 ) -> None:
-    filled(durable_backend.url)
+    events = filled(durable_backend.url)
     raw = bundle(durable_backend.url, at_version=5)
     report = verify_bundle(raw, KEY)
     assert report.ok, report.problem
     assert (report.version, report.sealed) == (5, 5)
     types = [json.loads(line)["type"] for line in raw.splitlines()]
-    assert types == ["header", *["event"] * 5, *["link"] * 11, "seal", "end"]
-    assert b'"content"' not in b"\n".join(raw.splitlines()[6:17])  # later content withheld
+    assert types == ["header", *["event"] * 5, *["link"] * (events - 5), "seal", "end"]
+    later = b"\n".join(raw.splitlines()[6 : 6 + events - 5])
+    assert b'"content"' not in later  # later content withheld
 
 
 def test_flipping_any_byte_fails_verification_naming_its_line(tmp_path: Path) -> None:
@@ -88,11 +91,11 @@ def test_flipping_any_byte_fails_verification_naming_its_line(tmp_path: Path) ->
 
 def test_export_needs_a_seal_and_a_version_inside_the_conversation(tmp_path: Path) -> None:
     with ConversationStore.open(f"sqlite:///{tmp_path / 'ledger.db'}") as store:
-        demo.record_demo(store, "done")
+        events = demo.record_demo(store, "done").events
         with pytest.raises(InvalidInputError, match="no seal covers conversation 'done'"):
             store.export("done", io.StringIO())
         store.seal(KEY)
-        with pytest.raises(InvalidInputError, match=r"--at-version 99 is outside .* 1-16"):
+        with pytest.raises(InvalidInputError, match=rf"--at-version 99 is outside .* 1-{events}"):
             store.export("done", io.StringIO(), at_version=99)
 
 
@@ -112,7 +115,7 @@ def test_the_cli_exports_and_verifies_with_an_ed25519_key_pair(tmp_path: Path) -
     )
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     with ConversationStore.open(url) as store:
-        demo.record_demo(store, "done")
+        events = demo.record_demo(store, "done").events
     environ = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_")}
 
     def chatledger(*args: str) -> subprocess.CompletedProcess[str]:
@@ -130,7 +133,7 @@ def test_the_cli_exports_and_verifies_with_an_ed25519_key_pair(tmp_path: Path) -
     assert exported.returncode == 0, exported.stderr
     checked = chatledger("verify-export", "done.jsonl", "--seal-key-file", "seal.pub")
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "chat 'done' (tenant 'default') up to version 16: verified" in checked.stdout
+    assert f"chat 'done' (tenant 'default') up to version {events}: verified" in checked.stdout
     text = (tmp_path / "done.jsonl").read_text()
     (tmp_path / "edited.jsonl").write_text(text.replace("old build logs", "new build logs", 1))
     edited = chatledger("verify-export", "edited.jsonl", "--seal-key-file", "seal.pub")
