@@ -127,7 +127,7 @@ class ActionEndpoints:
         who = self.identify(request)
         tenant = who.tenant
         chat_id = request.path_params["chat_id"]
-        body = await read_body(request, self.limits["stop"])
+        body = await read_body(request, self.limits["stop"], optional=True)
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise invalid("'reason' must be a string")

@@ -282,7 +282,10 @@ def openapi_document(
                 "post": {
                     "summary": "Stop the answer being written (it closes as aborted)",
                     "parameters": [chat_id],
-                    "requestBody": _json_body({"reason": {"type": "string"}}, [], limits["stop"]),
+                    "requestBody": {
+                        **_json_body({"reason": {"type": "string"}}, [], limits["stop"]),
+                        "required": False,  # no body at all stops without a reason
+                    },
                     "responses": {"200": _ok("{stopped, streamId}"), **_errors(*_WRITE)},
                 }
             },

@@ -389,8 +389,12 @@ async def test_stop_ends_the_answer_being_written(sqlite_store: ConversationStor
             "reason": "stopped by http-client:default: too slow",
         }
         assert len(chunks) < len(demo.first_turn_chunks())
-        again = await client.post(f"/api/chats/{chat}/stop", json={})
+        again = await client.post(f"/api/chats/{chat}/stop")  # no body at all is fine
         assert again.json() == {"stopped": False, "streamId": None}
+        plain = await client.post(
+            f"/api/chats/{chat}/stop", content="{}", headers={"content-type": "text/plain"}
+        )
+        assert plain.status_code == 415  # a body must still be JSON-typed
     status = sqlite_store.status(chat)
     assert (status.status, status.last_outcome) == ("idle", "aborted")
     assert status.last_reason == "stopped by http-client:default: too slow"
