@@ -7,8 +7,9 @@ is new, and what the responder is to write next. It reads nothing and writes
 nothing; ``adapters/http/chat.py`` executes the plan. The rules:
 
 * ``submit-message`` ending on a user message: a new user message (appended),
-  an edit of a stored one (``edit``: the later messages are cut), or the same
-  last message again (a retry: nothing recorded);
+  an edit of a stored one (``edit``: the later messages are cut), the same
+  last message again (a retry: nothing recorded), or an unchanged earlier one
+  without what followed it (a regenerate of its answer, not an edit);
 * ``submit-message`` ending on the assistant message: approval answers and
   tool outputs the client added to it (``approval-responded`` /
   ``output-denied`` with ``approval: {id, approved, reason}``,
@@ -229,8 +230,12 @@ def _user_message(message: dict[str, Any], stored: Sequence[Mapping[str, Any]]) 
     index = next((i for i, m in enumerate(stored) if m["id"] == message["id"]), None)
     if index is None:
         return [AppendMessage(message)]
-    if index == len(stored) - 1 and stored[index] == message:
-        return []  # the same request again: answer it, record nothing new
+    if stored[index] == message:
+        if index == len(stored) - 1:
+            return []  # the same request again: answer it, record nothing new
+        # The same message re-posted without what followed it: the client asks for a new
+        # answer to it, which is a regenerate (an edit would record a change that was not made).
+        return [Regenerate(message["id"])]
     return [EditMessage(message["id"], message)]
 
 

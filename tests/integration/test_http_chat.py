@@ -456,3 +456,20 @@ def test_start_conversation_exist_ok_leaves_an_existing_one_alone(
     assert sqlite_store.head() == head
     with pytest.raises(ConversationExistsError):
         sqlite_store.start_conversation("c")
+
+
+async def test_the_same_first_request_posted_again_is_recorded_as_a_regenerate(
+    sqlite_store: ConversationStore,
+) -> None:
+    """Re-posting an identical body (the client lost the answer) records no edit: nothing changed."""
+    responder = ScriptedResponder([text_turn("a1", "One."), text_turn("a2", "Again.")])
+    app = create_app(sqlite_store, responder=responder)
+    body = send_body("c", [user("u1", "hi")])
+    async with client_of(app) as client:
+        sse_events(await client.post("/api/chat", json=body))
+        sse_events(await client.post("/api/chat", json=body))
+    (cut,) = sqlite_store.history("c", kinds=["messages-cut"])
+    assert cut.details["trigger"] == "regenerate-message", cut.details
+    assert [m["id"] for m in sqlite_store.messages("c")] == ["u1", "a2"]
+    appended = sqlite_store.history("c", kinds=["message-appended"])
+    assert len(appended) == 1  # u1 was not appended again

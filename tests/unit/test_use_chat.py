@@ -63,6 +63,13 @@ def test_the_same_last_message_again_records_nothing() -> None:
     assert plan.answer == Answer("submit-message", False)
 
 
+def test_an_identical_body_posted_again_is_a_regenerate_not_an_edit() -> None:
+    """The same first request re-posted after it was answered asks for a new answer: nothing was edited."""
+    plan = plan_use_chat([user("u1"), assistant("a1")], [user("u1")], "submit-message")
+    assert plan.actions == (Regenerate("u1"),)
+    assert plan.answer == Answer("submit-message", False)
+
+
 def test_a_changed_stored_user_message_is_an_edit() -> None:
     """A stored user message sent with new content replaces it (the later messages are cut)."""
     edited = user("u1", "changed")
