@@ -19,11 +19,12 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import BaseAggregate
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
-from chatledger.domain.chunks import check_chunk
+from chatledger.domain.chunks import SDK_VERSIONS, check_chunk
 from chatledger.domain.continuation import batch_is_answered, latest_assistant
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import (
     ContinuationNotPendingError,
+    InvalidAiSdkVersionError,
     InvalidChunkError,
     InvalidInputError,
     InvalidMessageError,
@@ -97,12 +98,23 @@ class Conversation(BaseAggregate[UUID]):
 
     @classmethod
     def start(
-        cls, tenant: str, chat_id: str, *, actor: str, metadata: dict[str, Any] | None = None
+        cls,
+        tenant: str,
+        chat_id: str,
+        *,
+        actor: str,
+        metadata: dict[str, Any] | None = None,
+        ai_sdk: int = 6,
     ) -> Conversation:
-        """Create a new conversation (names with control characters are refused)."""
+        """Create a new conversation that speaks AI SDK ``ai_sdk`` (6 or 7).
+
+        Names with control characters are refused.
+        """
         check_name("tenant", tenant)
         check_name("chat id", chat_id)
         check_name("actor", actor)
+        if ai_sdk not in SDK_VERSIONS:
+            raise InvalidAiSdkVersionError(ai_sdk)
         return cls._create(
             ConversationStarted,
             id=conversation_id(tenant, chat_id),
@@ -110,6 +122,7 @@ class Conversation(BaseAggregate[UUID]):
             chat_id=chat_id,
             actor=actor,
             metadata=metadata,
+            ai_sdk=ai_sdk,
         )
 
     @property
@@ -188,7 +201,7 @@ class Conversation(BaseAggregate[UUID]):
         arrived = time.time()
         try:
             cost = limits.chunk_cost(chunk)
-            check_chunk(chunk)
+            check_chunk(chunk, state.ai_sdk)
             if stream.message_bytes + cost > limits.max_message_bytes:
                 raise OversizedChunkError(
                     "message",
@@ -429,6 +442,8 @@ _BOUNDARY_TYPES = frozenset(
         "tool-input-available",
         "tool-input-error",
         "tool-approval-request",
+        "tool-approval-response",
+        "reset-step",
         "tool-output-available",
         "tool-output-error",
         "tool-output-denied",

@@ -1,4 +1,4 @@
-"""The AI SDK v6 UI message stream chunks: their union type and the ingest hot-path check."""
+"""The AI SDK UI message stream chunks (v6 and v7): their union type and the ingest hot-path check."""
 
 from __future__ import annotations
 
@@ -34,11 +34,23 @@ from chatledger.domain._chunk_models import (
     ToolOutputDeniedChunk,
     ToolOutputErrorChunk,
 )
+from chatledger.domain._chunk_models_v7 import (
+    CustomChunk,
+    FinishChunkV7,
+    ReasoningFileChunk,
+    ResetStepChunk,
+    SteeringMessageChunk,
+    TextEndChunkV7,
+    ToolApprovalRequestChunkV7,
+    ToolApprovalResponseChunk,
+)
 from chatledger.domain._wire import WireModel, describe_error, forbidden_key_path, type_name
 from chatledger.domain.errors import InvalidChunkError
 
 __all__ = [
     "CHUNK_TYPES",
+    "CHUNK_TYPES_V7",
+    "SDK_VERSIONS",
     "AbortChunk",
     "Chunk",
     "DataChunk",
@@ -81,7 +93,21 @@ _BY_TYPE: Final[dict[str, type[WireModel]]] = {
     get_args(model.model_fields["type"].annotation)[0]: model for model in _FIXED
 }
 CHUNK_TYPES: Final = frozenset(_BY_TYPE)
-"""The fixed chunk types; any type starting with ``data-`` is a data chunk as well."""
+"""The fixed chunk types of v6; any type starting with ``data-`` is a data chunk as well."""
+
+_V7: Final[tuple[type[WireModel], ...]] = (
+    TextEndChunkV7, ToolApprovalRequestChunkV7, FinishChunkV7, ToolApprovalResponseChunk,
+    CustomChunk, ReasoningFileChunk, SteeringMessageChunk, ResetStepChunk,
+)  # fmt: skip
+_BY_TYPE_V7: Final[dict[str, type[WireModel]]] = {
+    **_BY_TYPE,
+    **{get_args(model.model_fields["type"].annotation)[0]: model for model in _V7},
+}
+CHUNK_TYPES_V7: Final = frozenset(_BY_TYPE_V7)
+"""The fixed chunk types of v7 (v6's plus the new ones)."""
+
+SDK_VERSIONS: Final = (6, 7)
+"""The AI SDK majors chatledger speaks."""
 
 
 def _chunk_tag(value: Any) -> str | None:
@@ -124,27 +150,33 @@ Chunk = Annotated[
 """Any UI message stream chunk, discriminated on ``type`` (``data-*`` types included)."""
 
 
-def _model_for(raw: dict[Any, Any]) -> type[WireModel]:
+def _model_for(raw: dict[Any, Any], ai_sdk: int) -> type[WireModel]:
     if "type" not in raw:
         raise InvalidChunkError("missing required field 'type'")
     kind = raw["type"]
     if not isinstance(kind, str):
         raise InvalidChunkError(f"field 'type' must be a string, got {type_name(kind)}")
-    model = _BY_TYPE.get(kind) or (DataChunk if kind.startswith("data-") else None)
+    models = _BY_TYPE_V7 if ai_sdk == 7 else _BY_TYPE
+    model = models.get(kind) or (DataChunk if kind.startswith("data-") else None)
     if model is None:
         shown = kind if len(kind) <= 60 else kind[:57] + "..."
-        raise InvalidChunkError(f"unknown chunk type {shown!r}", chunk_type=kind)
+        known = (
+            f" (a chunk of AI SDK 7: this conversation speaks AI SDK {ai_sdk})"
+            if (ai_sdk != 7 and kind in _BY_TYPE_V7)
+            else ""
+        )
+        raise InvalidChunkError(f"unknown chunk type {shown!r}{known}", chunk_type=kind)
     return model
 
 
-def parse_chunk(raw: object) -> Chunk:
-    """Validate one wire chunk (a parsed JSON value) and return its model.
+def parse_chunk(raw: object, ai_sdk: int = 6) -> Chunk:
+    """Validate one wire chunk (a parsed JSON value) of AI SDK ``ai_sdk`` and return its model.
 
     Raises InvalidChunkError, as ``check_chunk`` does.
     """
     if not isinstance(raw, dict):
         raise InvalidChunkError(f"chunk must be a JSON object, got {type_name(raw)}")
-    model = _model_for(raw)
+    model = _model_for(raw, ai_sdk)
     kind: str = raw["type"]
     try:
         forbidden = forbidden_key_path(raw)
@@ -166,8 +198,11 @@ _BARE_DELTA_KEYS: Final = {
 }
 
 
-def check_chunk(raw: object) -> str:
-    """Validate one wire chunk (a parsed JSON value); return its type or raise InvalidChunkError."""
+def check_chunk(raw: object, ai_sdk: int = 6) -> str:
+    """Validate one wire chunk (a parsed JSON value) of AI SDK ``ai_sdk`` (6 or 7).
+
+    Returns its type or raises InvalidChunkError.
+    """
     # Hot path: the bare delta chunks that make up most of a stream. Anything
     # else, including every invalid chunk, goes through the models (the unit
     # tests check that both ways agree).
@@ -177,4 +212,4 @@ def check_chunk(raw: object) -> str:
             keys = _BARE_DELTA_KEYS.get(kind)
             if keys is not None and type(raw.get(keys[0])) is str and type(raw.get(keys[1])) is str:
                 return kind
-    return parse_chunk(raw).type
+    return parse_chunk(raw, ai_sdk).type

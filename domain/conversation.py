@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from chatledger.domain._fold_v7 import part_for_approval
 from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
 from chatledger.domain.limits import chunk_cost, json_size
-from chatledger.domain.replay import is_replay
+from chatledger.domain.replay import approval_response_is_replay, is_replay
 from chatledger.domain.tool_parts import is_tool_part
 
 __all__ = [
@@ -90,6 +91,8 @@ class ConversationState:
     """The title someone set (``TitleSet``), or None."""
     metadata: dict[str, Any] | None = None
     """The metadata someone set (``MetadataSet``), or None."""
+    ai_sdk: int = 6
+    """The AI SDK major the conversation speaks (6 or 7): its chunks, fold and converter."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
 
@@ -161,7 +164,10 @@ class ConversationState:
             self.messages.append({"id": message_id, "role": "assistant", "parts": []})
             index = len(self.messages) - 1
         fold = StreamFold(
-            self.messages[index], continuation=continuation, resolve_tool_part=self._earlier_part
+            self.messages[index],
+            continuation=continuation,
+            resolve_tool_part=self._earlier_part,
+            ai_sdk=self.ai_sdk,
         )
         size = json_size(self.messages[index])
         self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold, 0, size)
@@ -190,6 +196,10 @@ class ConversationState:
             existing = self.tool_part(tool_call_id)
             if existing is not None and is_replay(chunk, existing):
                 return Verdict.REPLAY
+        elif chunk["type"] == "tool-approval-response":
+            answered = part_for_approval(stream.fold.parts, chunk["approvalId"])
+            if answered is not None and approval_response_is_replay(chunk, answered, position):
+                return Verdict.REPLAY
         if chunk["type"] == "start" and not stream.continuation:
             self._check_new_message_id(chunk.get("messageId"), stream.message_index, position)
         parts_before = len(stream.fold.parts)
@@ -199,10 +209,22 @@ class ConversationState:
             raise error.at(position) from None
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
+        if stream.fold.retracted:
+            self._forget(stream.fold.retracted)
+            stream.fold.retracted = []
         if chunk["type"] == "tool-approval-request":
             self.approval_calls[chunk["approvalId"]] = chunk["toolCallId"]
         stream.message_bytes += chunk_cost(chunk) if cost is None else cost
         return Verdict.APPLIED
+
+    def _forget(self, retracted: list[dict[str, Any]]) -> None:
+        """Retracted tool calls are no longer known: their ids are free for the retried step."""
+        self._tool_index = None
+        for part in retracted:
+            approval = part.get("approval") if is_tool_part(part) else None
+            known = isinstance(approval, dict) and isinstance(approval.get("id"), str)
+            if known and self.tool_part(part["toolCallId"]) is None:
+                self.approval_calls.pop(approval["id"], None)
 
     def _check_new_message_id(self, message_id: Any, index: int, position: int) -> None:
         """A new message cannot take the id of another message of the conversation."""
@@ -253,6 +275,7 @@ class ConversationState:
             # Only when set, so the snapshots of untitled conversations stay as they were.
             **({"title": self.title} if self.title is not None else {}),
             **({"metadata": self.metadata} if self.metadata is not None else {}),
+            **({"aiSdk": self.ai_sdk} if self.ai_sdk != 6 else {}),
         }
 
     @classmethod
@@ -267,11 +290,12 @@ class ConversationState:
         state.approval_calls = dict(data.get("approvalCalls") or {})
         state.title = data.get("title")
         state.metadata = data.get("metadata")
+        state.ai_sdk = int(data.get("aiSdk", 6))
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]
             fold = StreamFold.restore(
-                message, stream["fold"], resolve_tool_part=state._earlier_part
+                message, stream["fold"], resolve_tool_part=state._earlier_part, ai_sdk=state.ai_sdk
             )
             state.stream = OpenStream(
                 stream["streamId"],
@@ -292,15 +316,16 @@ def fold_into_conversation(
     *,
     continuation: bool = False,
     message_id: str = "",
+    ai_sdk: int = 6,
 ) -> list[dict[str, Any]]:
     """Fold one stream into a copy of ``messages`` and return the new list.
 
-    Every chunk is schema-checked first; the first refused chunk raises
-    InvalidChunkError naming its position.
+    Every chunk is schema-checked first (as a chunk of AI SDK ``ai_sdk``); the
+    first refused chunk raises InvalidChunkError naming its position.
     """
     from chatledger.domain.chunks import check_chunk
 
-    state = ConversationState("", "")
+    state = ConversationState("", "", ai_sdk=ai_sdk)
     for message in copy.deepcopy(messages):
         state.append_message(message)
     state.open_stream(
@@ -308,7 +333,7 @@ def fold_into_conversation(
     )
     for chunk in chunks:
         try:
-            check_chunk(chunk)
+            check_chunk(chunk, ai_sdk)
         except InvalidChunkError as error:
             raise error.at(state.skip_position()) from None
         state.receive_chunk(chunk)

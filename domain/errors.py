@@ -13,6 +13,7 @@ __all__ = [
     "ConversationExistsError",
     "ConversationNotFoundError",
     "FollowTimeoutError",
+    "InvalidAiSdkVersionError",
     "InvalidChunkError",
     "InvalidInputError",
     "InvalidMessageError",
@@ -362,4 +363,14 @@ class LogTamperedError(ChatLedgerError):
             f"refusing to {action}: the event log fails its integrity check ({shown}); restore "
             "the database from a backup, or pass --accept-broken-chain (accept_broken_chain=True) "
             "to go on anyway (it is recorded)"
+        )
+
+
+class InvalidAiSdkVersionError(InvalidInputError):
+    """An AI SDK major chatledger does not speak was asked for (it speaks 6 and 7)."""
+
+    def __init__(self, version: object, *, where: str = "ai_sdk") -> None:
+        self.version = version
+        super().__init__(
+            f"{where} must be 6 or 7 (the AI SDK major the conversation speaks), not {version!r}"
         )

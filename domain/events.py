@@ -77,6 +77,15 @@ class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
     """The chat id, unique within the tenant."""
     metadata: dict[str, Any] | None = None
     """Free metadata given at creation."""
+    ai_sdk: int
+    """The AI SDK major the conversation speaks (6 or 7); events stored before it was recorded are 6."""
+
+    class_version: ClassVar[int] = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Version 1 events predate AI SDK 7: those conversations speak v6."""
+        state["ai_sdk"] = 6
 
     def mutate(self, aggregate: Any) -> Conversation:  # type: ignore[override]
         """Create the aggregate from this first event."""
@@ -84,7 +93,7 @@ class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
 
         conversation = Conversation.__new__(Conversation)
         conversation.__base_init__(self.originator_id, self.originator_version, self.timestamp)
-        conversation.state = ConversationState(self.tenant, self.chat_id)
+        conversation.state = ConversationState(self.tenant, self.chat_id, ai_sdk=self.ai_sdk)
         return conversation
 
 

@@ -13,6 +13,7 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from chatledger.domain._fold_v7 import V7_HANDLERS
 from chatledger.domain.errors import InvalidChunkError, UnknownToolCallChunkError
 from chatledger.domain.metadata import MetadataMergeError, merge_metadata
 from chatledger.domain.partial_json import MISSING as JSON_MISSING
@@ -45,9 +46,15 @@ class StreamFold:
         *,
         continuation: bool = False,
         resolve_tool_part: ToolResolver | None = None,
+        ai_sdk: int = 6,
     ) -> None:
         self.message = message
         self.continuation = continuation
+        self.ai_sdk = ai_sdk
+        """The AI SDK major whose fold this is (6 or 7)."""
+        self._handlers = _HANDLERS_V7 if ai_sdk == 7 else _HANDLERS
+        self.retracted: list[dict[str, Any]] = []
+        """The parts the last ``reset-step`` retracted (v7)."""
         self.resolve_tool_part = resolve_tool_part
         self.active_text: dict[str, int] = {}
         self.active_reasoning: dict[str, int] = {}
@@ -75,9 +82,10 @@ class StreamFold:
         state: Mapping[str, Any],
         *,
         resolve_tool_part: ToolResolver | None = None,
+        ai_sdk: int = 6,
     ) -> StreamFold:
         """Rebuild a fold from ``state()`` and its message."""
-        fold = cls(message, resolve_tool_part=resolve_tool_part)
+        fold = cls(message, resolve_tool_part=resolve_tool_part, ai_sdk=ai_sdk)
         fold.continuation = bool(state["continuation"])
         fold.active_text = dict(state["activeText"])
         fold.active_reasoning = dict(state["activeReasoning"])
@@ -107,7 +115,7 @@ class StreamFold:
     def apply(self, chunk: Mapping[str, Any]) -> None:
         """Fold one schema-valid chunk; raise InvalidChunkError when it cannot apply."""
         kind: str = chunk["type"]
-        handler = _HANDLERS.get(kind)
+        handler = self._handlers.get(kind)
         if handler is not None:
             handler(self, chunk)
         elif kind.startswith("data-"):
@@ -282,7 +290,7 @@ class StreamFold:
         if entry.get("inputEncoding") == "text":
             partial: Any = entry["text"]
         else:
-            partial = parse_partial_json(entry["text"])
+            partial = parse_partial_json(entry["text"], self.ai_sdk)
             if partial is JSON_MISSING:
                 partial = MISSING
         self._write(
@@ -421,8 +429,11 @@ _HANDLERS: dict[str, Callable[[StreamFold, Mapping[str, Any]], None]] = {
 }
 
 
+_HANDLERS_V7 = {**_HANDLERS, **V7_HANDLERS}
+
+
 def fold_stream(
-    chunks: Iterable[Mapping[str, Any]], message: dict[str, Any] | None = None
+    chunks: Iterable[Mapping[str, Any]], message: dict[str, Any] | None = None, *, ai_sdk: int = 6
 ) -> dict[str, Any]:
     """Fold a whole stream like ``readUIMessageStream(message?)`` and return the final message.
 
@@ -430,13 +441,14 @@ def fold_stream(
     changed); any other starting message only lends its id, as in the SDK.
     Replays change nothing (docs/behaviour.md §3.2). Raises InvalidChunkError, naming the
     chunk's position, at the first chunk that is refused (docs/behaviour.md §3.4).
+    ``ai_sdk`` picks the AI SDK major whose chunks and fold apply (6 or 7).
     """
     from chatledger.domain.conversation import fold_into_conversation
 
     if message is not None and message.get("role") == "assistant":
-        folded = fold_into_conversation([message], chunks, continuation=True)
+        folded = fold_into_conversation([message], chunks, continuation=True, ai_sdk=ai_sdk)
     else:
         start_id = message["id"] if message is not None else ""
-        folded = fold_into_conversation([], chunks, message_id=start_id)
+        folded = fold_into_conversation([], chunks, message_id=start_id, ai_sdk=ai_sdk)
     result: dict[str, Any] = folded[-1]
     return result

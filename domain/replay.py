@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.tool_parts import is_terminal
 
-__all__ = ["is_replay"]
+__all__ = ["approval_response_is_replay", "is_replay"]
 
 
 def is_replay(chunk: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
@@ -43,3 +44,30 @@ def is_replay(chunk: Mapping[str, Any], existing: Mapping[str, Any]) -> bool:
     if kind in ("tool-output-available", "tool-output-error"):
         return is_terminal(existing)
     return False
+
+
+def approval_response_is_replay(
+    chunk: Mapping[str, Any], part: Mapping[str, Any], position: int
+) -> bool:
+    """Whether a v7 ``tool-approval-response`` re-sends the answer ``part`` already has.
+
+    The first answer for a call wins: the same answer again, or any answer for a
+    call that already has its output, changes nothing (the SDK would move the
+    part back to ``approval-responded``). A contrary answer to an answered call
+    is refused (recorded, not applied).
+    """
+    state = part.get("state")
+    if state != "approval-responded" and not is_terminal(part):
+        return False
+    approval = part.get("approval")
+    previous = approval.get("approved") if isinstance(approval, Mapping) else None
+    if previous is None and state == "output-denied":
+        previous = False
+    if previous is None or previous == chunk["approved"]:
+        return True
+    raise InvalidChunkError(
+        f"approval {chunk['approvalId']!r} of tool call {part.get('toolCallId')!r} was already "
+        f"answered ({'approved' if previous else 'denied'}); the first answer stands",
+        chunk_type="tool-approval-response",
+        tool_call_id=part.get("toolCallId"),
+    ).at(position)
