@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from chatledger.domain.fold import fold_stream
 from tests.conformance.messages import assistant_messages
-from tests.conformance.stream_model import StreamModel
 from tests.conformance.strategies import _generate
+from tests.conformance.stream_model import StreamModel
 from tests.conformance.tool_calls import NOT_YET
 from tests.conformance.values import provider_metadata, short_texts
 
@@ -89,7 +89,7 @@ class StreamModelV7(StreamModel):
     """``StreamModel`` with the v7 chunks."""
 
     def enabled_actions(self) -> list[str]:
-        actions = super().enabled_actions() + ["v7_misc", "v7_misc", "reset_step"]
+        actions = [*super().enabled_actions(), "v7_misc", "v7_misc", "reset_step"]
         if self.calls_where(lambda c: c.state == "input-available" and not c.earlier_message):
             actions += ["approval_request"] * 2
         if self.calls_where(lambda c: c.state == "approval-requested" and not c.earlier_message):

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from chatledger.domain.fold import fold_stream
 from tests.conformance.checks import assert_json_equal, sdk_messages
-from tests.conformance.replays import replay_chunks
 from tests.conformance.replays import known_calls as known_v6
+from tests.conformance.replays import replay_chunks
 from tests.conformance_v7.strategies import continuations_v7, streams_v7
 from tests.support.oracle import Oracle
 
