@@ -4,7 +4,7 @@
 lives in its own module:
 
 - ``ai_sdk``: AI SDK ``ModelMessage`` JSON, equal to the real
-  ``convertToModelMessages`` of ``ai@6.0.326``;
+  ``convertToModelMessages`` of ``ai@6.0.326`` or ``ai@7.0.173``;
 - ``anthropic``: the Messages API's ``system`` and ``messages``;
 - ``openai_chat``: Chat Completions ``messages``;
 - ``openai_responses``: Responses API ``input`` items.
@@ -30,6 +30,7 @@ def to_model_messages(
     *,
     ignore_incomplete_tool_calls: bool = False,
     unanswered: Unanswered = "refuse",
+    ai_sdk: int = 6,
 ) -> Any:
     """Convert UIMessages (JSON dicts, as ``messages()`` returns them) to ``format``.
 
@@ -37,12 +38,15 @@ def to_model_messages(
     SDK). ``unanswered`` applies to the provider formats: a tool call with no
     result in the last assistant message raises ``UnansweredToolCallError``
     (``"refuse"``, the default: the turn is paused) or is left out (``"omit"``).
-    Raises ``InvalidInputError`` for an unknown format.
+    ``ai_sdk`` is the AI SDK major of the conversation (6 or 7): ``ai-sdk``
+    follows that version's converter. Raises ``InvalidInputError`` for an unknown format.
     """
     if format == "ai-sdk":
-        from chatledger.domain.convert import ai_sdk
+        from chatledger.domain.convert import ai_sdk as ai_sdk_format
 
-        return ai_sdk.convert(messages, ignore_incomplete_tool_calls=ignore_incomplete_tool_calls)
+        return ai_sdk_format.convert(
+            messages, ignore_incomplete_tool_calls=ignore_incomplete_tool_calls, ai_sdk=ai_sdk
+        )
     if format == "anthropic":
         from chatledger.domain.convert import anthropic
 

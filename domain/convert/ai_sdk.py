@@ -1,4 +1,11 @@
-"""AI SDK ``ModelMessage`` JSON from UIMessages: a port of ``convertToModelMessages`` (``ai@6.0.326``).
+"""AI SDK ``ModelMessage`` JSON from UIMessages: a port of ``convertToModelMessages``.
+
+``ai_sdk=6`` follows ``ai@6.0.326``; ``ai_sdk=7`` follows ``ai@7.0.173``, which
+drops approval requests a later user message superseded, answers a denied
+``approval-responded`` call with an ``execution-denied`` result, sends file data
+as ``{type: 'url', url}`` (the WHATWG href) or a provider reference, converts
+``custom`` and ``reasoning-file`` parts, and turns a ``steering-message`` part
+into a user message between two steps.
 
 The result is what the SDK's result serialises to: a key the SDK leaves
 ``undefined`` is absent, a ``null`` stays ``null``. The SDK is matched as
@@ -10,12 +17,10 @@ message), ``MessageConversionError`` is raised instead.
 from __future__ import annotations
 
 import copy
-import json
-import math
-import re
-from decimal import Decimal
 from typing import Any, Final
 
+from chatledger.domain.convert._js import js_string, json_stringify, spread
+from chatledger.domain.convert._url import href
 from chatledger.domain.errors import MessageConversionError
 from chatledger.domain.tool_parts import MISSING, is_tool_part, static_tool_name
 
@@ -26,34 +31,42 @@ Json = dict[str, Any]
 _DENIED: Final = "Tool call execution denied."
 _UNAVAILABLE_TOOL: Final = "Tool output omitted because the tool is no longer available."
 _BLOCK_KINDS: Final = ("text", "reasoning", "file")
+_V7_BLOCK_KINDS: Final = ("custom", "reasoning-file")
 
 
 def convert(
-    messages: list[dict[str, Any]], *, ignore_incomplete_tool_calls: bool = False
+    messages: list[dict[str, Any]],
+    *,
+    ignore_incomplete_tool_calls: bool = False,
+    ai_sdk: int = 6,
 ) -> list[dict[str, Any]]:
     """The SDK's ``convertToModelMessages(messages, {ignoreIncompleteToolCalls})`` as JSON.
 
-    Pure: ``messages`` is not changed and shares nothing with the result.
-    Raises ``MessageConversionError`` where the SDK throws.
+    ``ai_sdk`` is the SDK major to follow (6 or 7). Pure: ``messages`` is not
+    changed and shares nothing with the result. Raises ``MessageConversionError``
+    where the SDK throws.
     """
-    if ignore_incomplete_tool_calls:
+    v7 = ai_sdk == 7
+    if v7:
+        messages = _without_superseded(messages, ignore_incomplete_tool_calls)
+    elif ignore_incomplete_tool_calls:
         messages = [_without_incomplete_tool_calls(message) for message in messages]
     converted: list[Json] = []
     for message in messages:
-        converted += _convert_message(message)
+        converted += _convert_message(message, v7)
     return converted
 
 
-def _convert_message(message: Any) -> list[Json]:
+def _convert_message(message: Any, v7: bool = False) -> list[Json]:
     if not isinstance(message, dict):
         raise _error(message, f"a message is not an object: {_show(message)}")
     role = message.get("role", MISSING)
     if role == "system":
         return [_system_message(message)]
     if role == "user":
-        return [_user_message(message)]
+        return [_user_message(message, v7)]
     if role == "assistant":
-        return _assistant_messages(message)
+        return _assistant_messages(message, v7)
     raise _error(message, f"unsupported role {_show(role)}")
 
 
@@ -65,6 +78,29 @@ def _without_incomplete_tool_calls(message: Any) -> Any:
     parts = _parts(message)
     kept = [part for part in parts if not _is_tool(part, message) or _is_complete(part)]
     return {**message, "parts": kept}
+
+
+def _without_superseded(messages: list[Any], ignore_incomplete: bool) -> list[Any]:
+    """v7: approval requests before the last user message are dropped (and incomplete calls)."""
+    last_user = -1
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            last_user = index
+    if not ignore_incomplete and last_user <= 0:
+        return messages
+    kept_messages = []
+    for index, message in enumerate(messages):
+        kept = [
+            part
+            for part in _parts(message)
+            if not _is_tool(part, message)
+            or (
+                (part.get("state") != "approval-requested" or index >= last_user)
+                and (not ignore_incomplete or _is_complete(part))
+            )
+        ]
+        kept_messages.append({**message, "parts": kept})
+    return kept_messages
 
 
 def _is_complete(part: Json) -> bool:
@@ -83,8 +119,8 @@ def _system_message(message: Json) -> Json:
     merged: Json = {}
     for part in texts:
         if part.get("providerMetadata") is not None:
-            merged |= _spread(part["providerMetadata"])
-    system: Json = {"role": "system", "content": "".join(_js_string(p.get("text")) for p in texts)}
+            merged |= spread(part["providerMetadata"])
+    system: Json = {"role": "system", "content": "".join(js_string(p.get("text")) for p in texts)}
     # Emitted even with no text at all (content "").
     return system | ({"providerOptions": copy.deepcopy(merged)} if merged else {})
 
@@ -95,7 +131,7 @@ def _is_system_text(part: Any, message: Json) -> bool:
     return isinstance(part, dict) and part.get("type") == "text"
 
 
-def _user_message(message: Json) -> Json:
+def _user_message(message: Json, v7: bool = False) -> Json:
     """Text and file parts in order; everything else (data, reasoning, tools, ...) dropped."""
     content: list[Json] = []
     for part in _parts(message):
@@ -103,7 +139,7 @@ def _user_message(message: Json) -> Json:
         if kind == "text":
             content.append(_text(part))
         elif kind == "file":
-            content.append(_file(part))
+            content.append(_file(part, v7, message))
     # Emitted even when no part is left.
     return {"role": "user", "content": content}
 
@@ -111,7 +147,7 @@ def _user_message(message: Json) -> Json:
 # -- assistant messages: one block per step ------------------------------------------------------
 
 
-def _assistant_messages(message: Json) -> list[Json]:
+def _assistant_messages(message: Json, v7: bool = False) -> list[Json]:
     """An assistant message, then a tool message, for each non-empty step."""
     parts = message.get("parts")
     if parts is None:
@@ -121,46 +157,68 @@ def _assistant_messages(message: Json) -> list[Json]:
     if not isinstance(parts, list):
         raise _error(message, f"parts is not a list: {_show(parts)}")
     converted: list[Json] = []
-    for block in _blocks(parts, message):
-        converted += _block_messages(block)
-    return converted
-
-
-def _blocks(parts: list[Any], message: Json) -> list[list[Json]]:
-    """The parts cut at every ``step-start``; sources and unknown parts left out."""
-    blocks: list[list[Json]] = [[]]
+    block: list[Json] = []
     for part in parts:
         kind = _kind(part, message)
-        if kind in _BLOCK_KINDS or is_tool_part(part) or kind.startswith("data-"):
-            blocks[-1].append(part)
+        in_block = kind in _BLOCK_KINDS or is_tool_part(part) or kind.startswith("data-")
+        if in_block or (v7 and kind in _V7_BLOCK_KINDS):
+            block.append(part)
         elif kind == "step-start":
-            blocks.append([])
-    return [block for block in blocks if block]
+            converted += _block_messages(block, v7, message)
+            block = []
+        elif v7 and kind == "steering-message":
+            # Steering came in between two steps: it ends the block and speaks as the user.
+            converted += _block_messages(block, v7, message)
+            block = []
+            converted.append(_steering_message(part, message))
+    return converted + _block_messages(block, v7, message)
 
 
-def _block_messages(block: list[Json]) -> list[Json]:
+def _steering_message(part: Json, message: Json) -> Json:
+    content = [
+        _text(item) if _kind(item, message) == "text" else _file(item, True, message)
+        for item in _parts(part)
+    ]
+    return {"role": "user", "content": content}
+
+
+def _block_messages(block: list[Json], v7: bool = False, message: Any = None) -> list[Json]:
+    if not block:
+        return []
     messages: list[Json] = []
-    content = [item for part in block for item in _assistant_content(part)]
+    content = [item for part in block for item in _assistant_content(part, v7, message)]
     if content:
         messages.append({"role": "assistant", "content": content})
-    answers = [item for part in block if _in_tool_message(part) for item in _tool_content(part)]
+    answers = [item for part in block if _in_tool_message(part) for item in _tool_content(part, v7)]
     if answers:
         messages.append({"role": "tool", "content": answers})
     return messages
 
 
-def _assistant_content(part: Json) -> list[Json]:
+def _assistant_content(part: Json, v7: bool = False, message: Any = None) -> list[Json]:
     kind = part["type"]
     if kind == "text":
         return [_text(part)]
     if kind == "file":
-        return [_file(part)]
+        return [_file(part, v7, message)]
+    if kind == "custom":
+        return [
+            {"type": "custom", "kind": _get(part, "kind")}
+            | _provider_options(part.get("providerMetadata"))
+        ]
+    if kind == "reasoning-file":
+        data = {"type": "url", "url": _url(part.get("url"), message)}
+        fields = {
+            "mediaType": _get(part, "mediaType"),
+            "providerOptions": _get(part, "providerMetadata"),
+        }
+        return [_defined({"type": "reasoning-file", "data": data, **fields})]
     if kind == "reasoning":
         # Unlike text and files, reasoning passes its metadata on as it is, null included.
         reasoning = {"type": "reasoning", "text": _get(part, "text")}
         return [_defined(reasoning | {"providerOptions": _get(part, "providerMetadata")})]
     if is_tool_part(part):
-        return _tool_call_content(part)
+        return _tool_call_content(part, v7)
     return []  # a data part: dropped, as the SDK does without convertDataPart
 
 
@@ -169,16 +227,30 @@ def _text(part: Json) -> Json:
     return text | _provider_options(part.get("providerMetadata"))
 
 
-def _file(part: Json) -> Json:
+def _file(part: Json, v7: bool = False, message: Any = None) -> Json:
     fields = {"mediaType": _get(part, "mediaType"), "filename": _get(part, "filename")}
-    file = _defined({"type": "file", **fields, "data": _get(part, "url")})
+    if not v7:
+        data: Any = _get(part, "url")
+    elif part.get("providerReference") is not None:
+        data = {"type": "reference", "reference": copy.deepcopy(part["providerReference"])}
+    else:
+        data = {"type": "url", "url": _url(part.get("url"), message)}
+    file = _defined({"type": "file", **fields, "data": data})
     return file | _provider_options(part.get("providerMetadata"))
+
+
+def _url(url: Any, message: Any) -> str:
+    """``new URL(url)`` serialised (v7 file data)."""
+    try:
+        return href(url) if isinstance(url, str) else href(js_string(url))
+    except ValueError:
+        raise _error(message, f"Invalid URL: {_show(url)}") from None
 
 
 # -- tool parts in the assistant message ---------------------------------------------------------
 
 
-def _tool_call_content(part: Json) -> list[Json]:
+def _tool_call_content(part: Json, v7: bool = False) -> list[Json]:
     """The call, its approval request, and a provider-executed tool's result."""
     state = part.get("state")
     if state == "input-streaming":
@@ -186,7 +258,7 @@ def _tool_call_content(part: Json) -> list[Json]:
     content = [_tool_call(part)]
     # Any part with an approval object gets a request, whatever its state.
     if part.get("approval") is not None:
-        content.append(_approval_request(part, part["approval"]))
+        content.append(_approval_request(part, part["approval"], v7))
     if part.get("providerExecuted") is True and state in ("output-available", "output-error"):
         content.append(_provider_executed_result(part))
     return content
@@ -214,7 +286,7 @@ def _tool_call_input(part: Json) -> Any:
     return _get(part, "rawInput")
 
 
-def _approval_request(part: Json, approval: Any) -> Json:
+def _approval_request(part: Json, approval: Any, v7: bool = False) -> Json:
     request = _defined(
         {
             "type": "tool-approval-request",
@@ -222,6 +294,11 @@ def _approval_request(part: Json, approval: Any) -> Json:
             "toolCallId": _get(part, "toolCallId"),
         }
     )
+    if v7:
+        request |= _defined({"isAutomatic": _get(approval, "isAutomatic")})
+        reason = _get(approval, "requestReason")
+        if not _nullish(reason):
+            request["reason"] = reason
     # The SDK tests inputSchemaInput with hasOwnProperty (null counts) but signature
     # with != null; the descriptor is not passed on.
     if isinstance(approval, dict) and "inputSchemaInput" in approval:
@@ -253,11 +330,15 @@ def _in_tool_message(part: Json) -> bool:
     return part.get("providerExecuted") is not True or _approved(part) is not None
 
 
-def _tool_content(part: Json) -> list[Json]:
+def _tool_content(part: Json, v7: bool = False) -> list[Json]:
     """The approval answer (if any), then the result of a finished, client-executed call."""
     content: list[Json] = []
     if _approved(part) is not None:
         content.append(_approval_response(part, part["approval"]))
+    if v7 and part.get("state") == "approval-responded" and _approved(part) is False:
+        # v7 tells the model the call was denied (v6 sent only the approval response).
+        denied = _defined({"type": "execution-denied", "reason": _get(part["approval"], "reason")})
+        content.append(_tool_result(part, denied, part.get("callProviderMetadata")))
     if part.get("providerExecuted") is True:
         return content  # its result is in the assistant message
     metadata = part.get("callProviderMetadata")
@@ -321,7 +402,7 @@ def _error_message(error: Any) -> str:
     """The SDK's ``getErrorMessage``: the text of a string, else its JSON."""
     if error is None:
         return "unknown error"
-    return error if isinstance(error, str) else _json_stringify(error)
+    return error if isinstance(error, str) else json_stringify(error)
 
 
 def _tool_name(part: Json) -> Any:
@@ -373,84 +454,6 @@ def _defined(fields: Json) -> Json:
 def _provider_options(metadata: Any) -> Json:
     """``providerOptions``, only when the metadata is neither null nor undefined."""
     return {} if metadata is None else {"providerOptions": copy.deepcopy(metadata)}
-
-
-def _spread(value: Any) -> Json:
-    """The own enumerable properties that ``{...value}`` copies."""
-    if isinstance(value, dict):
-        return dict(value)
-    if isinstance(value, list):
-        return {str(index): item for index, item in enumerate(value)}
-    if isinstance(value, str):  # a string spreads its UTF-16 code units
-        units = value.encode("utf-16-le", "surrogatepass")
-        return {
-            str(index // 2): units[index : index + 2].decode("utf-16-le", "surrogatepass")
-            for index in range(0, len(units), 2)
-        }
-    return {}
-
-
-def _js_string(value: Any) -> str:
-    """``String(value)`` as ``Array.prototype.join`` uses it: null and undefined give ""."""
-    if _nullish(value):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _js_number(value)
-    if isinstance(value, list):
-        return ",".join(_js_string(item) for item in value)
-    return "[object Object]"
-
-
-def _js_number(value: int | float) -> str:
-    """``String(number)``: shortest round-trip digits, exponent only beyond 1e21 or below 1e-6."""
-    try:
-        number = float(value)  # a JavaScript number is a double
-    except OverflowError:  # JSON.parse reads a longer integer as Infinity
-        number = math.inf if value > 0 else -math.inf
-    if math.isinf(number):
-        return "Infinity" if number > 0 else "-Infinity"
-    if number == 0:
-        return "0"
-    _, digit_tuple, exponent = Decimal(repr(abs(number))).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    point = int(exponent) + len(digits)  # the value is 0.<digits> * 10**point
-    sign = "-" if number < 0 else ""
-    if len(digits) <= point <= 21:
-        return sign + digits + "0" * (point - len(digits))
-    if 0 < point <= 21:
-        return f"{sign}{digits[:point]}.{digits[point:]}"
-    if -6 < point <= 0:
-        return f"{sign}0.{'0' * -point}{digits}"
-    mantissa = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
-    return f"{sign}{mantissa}e{'+' if point > 0 else '-'}{abs(point - 1)}"
-
-
-_INDEX_KEY: Final = re.compile(r"0|[1-9][0-9]{0,9}")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _json_stringify(value: Any) -> str:
-    """``JSON.stringify(value)``: JavaScript's number forms and key order."""
-    if value is None or isinstance(value, bool | str):
-        quoted = json.dumps(value, ensure_ascii=False)
-        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
-    if isinstance(value, int | float):
-        number = _js_number(value)
-        return "null" if number.endswith("Infinity") else number
-    if isinstance(value, list):
-        return "[" + ",".join(_json_stringify(item) for item in value) + "]"
-    # Objects list their array-index keys first, in numeric order.
-    indices = sorted((k for k in value if _is_index(k)), key=int)
-    keys = indices + [key for key in value if not _is_index(key)]
-    return "{" + ",".join(f"{_json_stringify(k)}:{_json_stringify(value[k])}" for k in keys) + "}"
-
-
-def _is_index(key: str) -> bool:
-    return _INDEX_KEY.fullmatch(key) is not None and int(key) < 2**32 - 1
 
 
 def _show(value: Any) -> str:
