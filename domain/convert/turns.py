@@ -44,7 +44,9 @@ Other details: a call's input is its ``input``; an ``output-error`` call
 without one sends its ``rawInput`` (the invalid input the model wrote, as the
 AI SDK does); a call with neither is sent with ``{}``. Empty text parts,
 ``step-start``, ``source-url``, ``source-document``, ``data-*`` and unknown
-parts are dropped; a message or step left with no content gives no turn.
+parts are dropped; a message or step left with no content gives no turn. An
+AI SDK 7 ``steering-message`` part (a user message the running answer took)
+ends its step and becomes a ``UserTurn``.
 Reasoning and files are kept with their provider metadata for the renderers
 to map or drop. Pure: ``messages`` is not changed and shares nothing with the
 turns (values are deep-copied).
@@ -304,18 +306,27 @@ class _AssistantBuilder:
     def turns(self, *, omit: bool) -> list[Turn]:
         turns: list[Turn] = []
         for step in self._steps():
+            if isinstance(step, dict):  # a steering message: the user spoke between two steps
+                steering = {"id": self.message.get("id"), "parts": step.get("parts")}
+                turns += _user_turns(steering)
+                continue
             step_turn = self._step(step, omit=omit)
             if step_turn.content:
                 turns.append(step_turn)
         return turns
 
-    def _steps(self) -> list[list[dict[str, Any]]]:
-        steps: list[list[dict[str, Any]]] = [[]]
+    def _steps(self) -> list[list[dict[str, Any]] | dict[str, Any]]:
+        """The steps, and the steering-message parts (AI SDK 7) that end one, in order."""
+        steps: list[list[dict[str, Any]] | dict[str, Any]] = [[]]
         for part in _parts(self.message):
             if part.get("type") == "step-start":
                 steps.append([])
+            elif part.get("type") == "steering-message":
+                steps += [part, []]
             else:
-                steps[-1].append(part)
+                step = steps[-1]
+                assert isinstance(step, list)
+                step.append(part)
         return [step for step in steps if step]
 
     def _step(self, parts: list[dict[str, Any]], *, omit: bool) -> AssistantTurn:
