@@ -9,6 +9,8 @@ chatledger builds these parts; ``ConversationStore.open`` calls
 
 from __future__ import annotations
 
+import os
+
 from chatledger.adapters.persistence.config import StoreConfig, parse_url
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
@@ -17,11 +19,11 @@ from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.writer import BatchPolicy
-from chatledger.domain.errors import StoreConfigurationError
+from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
 from chatledger.domain.limits import Limits
 from chatledger.projections.projector import Projector
 
-__all__ = ["StoreParts", "build_store", "open_store"]
+__all__ = ["StoreParts", "build_store", "default_ai_sdk", "open_store"]
 
 
 def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
@@ -47,6 +49,7 @@ def build_store(
     batch: BatchPolicy | None = None,
     env: dict[str, str] | None = None,
     auto_continue: bool = True,
+    ai_sdk: int = 7,
 ) -> ConversationStore:
     """A store over ``config``; ``env`` adds eventsourcing settings (e.g. lock timeouts, a cipher)."""
     return ConversationStore(
@@ -55,7 +58,20 @@ def build_store(
         limits=limits or Limits(),
         batch=batch or BatchPolicy(),
         auto_continue=auto_continue,
+        ai_sdk=ai_sdk,
     )
+
+
+def default_ai_sdk(ai_sdk: int | None = None) -> int:
+    """The AI SDK major for new conversations: ``ai_sdk``, else ``CHATLEDGER_AI_SDK``, else 7."""
+    if ai_sdk is not None:
+        return ai_sdk
+    raw = os.environ.get("CHATLEDGER_AI_SDK", "").strip()
+    if not raw:
+        return 7
+    if raw not in ("6", "7"):
+        raise InvalidAiSdkVersionError(raw, where="CHATLEDGER_AI_SDK")
+    return int(raw)
 
 
 def open_store(
@@ -68,6 +84,7 @@ def open_store(
     compress: bool = True,
     cipher_key: str | None = None,
     auto_continue: bool = True,
+    ai_sdk: int | None = None,
 ) -> ConversationStore:
     """What ``ConversationStore.open`` does; see there."""
     cipher_key = cipher_key or key_from_environment()
@@ -87,6 +104,7 @@ def open_store(
         batch=BatchPolicy(batch_chunks, batch_ms / 1000),
         env=env,
         auto_continue=auto_continue,
+        ai_sdk=default_ai_sdk(ai_sdk),
     )
 
 

@@ -27,6 +27,7 @@ from chatledger.domain.tool_parts import is_tool_part
 
 def _chunks(event: ChunksReceived, before: ConversationState) -> _Described:
     verdicts = _verdicts(event)
+    retractions = dict(event.retractions)
     rows: list[dict[str, Any]] = []
     applied: list[Any] = []
     for index, chunk in enumerate(event.chunks):
@@ -35,6 +36,8 @@ def _chunks(event: ChunksReceived, before: ConversationState) -> _Described:
         row = {"position": event.first_seq + index, "verdict": verdict, "ageMs": age}
         if verdict == "refused":
             row["reason"] = reason
+        if index in retractions:
+            row["retracts"] = retractions[index]
         row["chunk"] = chunk
         rows.append(row)
         if verdict == "applied":
@@ -54,7 +57,46 @@ def _chunks(event: ChunksReceived, before: ConversationState) -> _Described:
         "chunks": rows,
     }
     marks = (("replay",) if replays else ()) + (("refused",) if refused else ())
+    if retractions:
+        details["retracted"] = sorted({at for found in retractions.values() for at in found})
+        marks += ("retracted",)
+    decisions = [c for c in applied if isinstance(c, dict) and c.get("type") == _DECISION]
+    if decisions:
+        # An approval decided on the stream (a policy, or a durable run) is the stream actor's.
+        details["approvalDecisions"] = [_decision(before, applied, c) for c in decisions]
+        if any(chunk.get("approved") is False for chunk in decisions):
+            marks += ("denied",)
     return summary, details, marks
+
+
+_DECISION: Final = "tool-approval-response"
+
+
+def _decision(
+    before: ConversationState, applied: list[Any], chunk: dict[str, Any]
+) -> dict[str, Any]:
+    """Who decided what: the call, the answer, its reason, and whether a policy decided."""
+    approval_id = chunk["approvalId"]
+    requests = [
+        c
+        for c in applied
+        if isinstance(c, dict)
+        and c.get("type") == "tool-approval-request"
+        and c.get("approvalId") == approval_id
+    ]
+    if requests:  # requested in this very batch
+        call, automatic = requests[-1].get("toolCallId"), requests[-1].get("isAutomatic") is True
+    else:
+        call = before.approval_calls.get(approval_id)
+        part = before.tool_part(call) if call is not None else None
+        automatic = ((part or {}).get("approval") or {}).get("isAutomatic") is True
+    return {
+        "approvalId": approval_id,
+        "toolCallId": call,
+        "approved": chunk["approved"],
+        "reason": chunk.get("reason"),
+        "automatic": automatic,
+    }
 
 
 def _verdicts(event: ChunksReceived) -> dict[int, tuple[str, str | None]]:
@@ -250,6 +292,11 @@ def _label(chunk: dict[str, Any], kind: str) -> str:
         return "source"
     if kind == "message-metadata":
         return "metadata"
+    if kind == "reset-step":
+        return "step retried (its chunks retracted)"
+    if kind == _DECISION:
+        verb = "approved" if chunk.get("approved") is True else "denied"
+        return f"approval {_id(str(chunk.get('approvalId')))} {verb} on the stream"
     return _id(kind)
 
 

@@ -240,8 +240,17 @@ class Conversation(BaseAggregate[UUID]):
                 for i, entry in enumerate(entries)
                 if entry[2] is Verdict.REFUSED
             ],
+            retractions=self._retractions(stream.next_seq - len(entries)),
             actor=stream.actor,
         )
+
+    def _retractions(self, first_seq: int) -> list[tuple[int, list[int]]]:
+        """The resets of the batch starting at ``first_seq``: (batch index, retracted positions)."""
+        stream = self.state.stream
+        assert stream is not None
+        found = sorted(stream.retractions.items())
+        stream.retractions.clear()
+        return [(at - first_seq, positions) for at, positions in found if at >= first_seq]
 
     def close_stream(self, stream_id: str, outcome: str, reason: str | None, *, actor: str) -> None:
         """Record what is buffered, then close the stream with its outcome."""

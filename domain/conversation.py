@@ -52,6 +52,10 @@ class OpenStream:
     """Position the next received chunk gets (refused chunks count too)."""
     message_bytes: int = 0
     """Size of the message so far, as counted by ``limits.chunk_cost``."""
+    step_chunks: list[tuple[int, str | None]] = field(default_factory=list)
+    """(position, toolCallId) of the chunks applied since the step began (for ``reset-step``)."""
+    retractions: dict[int, list[int]] = field(default_factory=dict)
+    """Position of each ``reset-step`` not yet recorded -> positions of the chunks it retracted."""
 
     def to_json(self) -> dict[str, Any]:
         """The stream as JSON, for snapshots."""
@@ -64,6 +68,7 @@ class OpenStream:
             "nextSeq": self.next_seq,
             "messageBytes": self.message_bytes,
             "fold": self.fold.state(),
+            **({"stepChunks": self.step_chunks} if self.step_chunks else {}),
         }
 
 
@@ -209,6 +214,7 @@ class ConversationState:
             raise error.at(position) from None
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
+        self._track_step(stream, chunk, position)
         if stream.fold.retracted:
             self._forget(stream.fold.retracted)
             stream.fold.retracted = []
@@ -216,6 +222,27 @@ class ConversationState:
             self.approval_calls[chunk["approvalId"]] = chunk["toolCallId"]
         stream.message_bytes += chunk_cost(chunk) if cost is None else cost
         return Verdict.APPLIED
+
+    def _track_step(self, stream: OpenStream, chunk: Mapping[str, Any], position: int) -> None:
+        """Remember which chunks built the current step, to name those a reset retracts."""
+        kind = chunk["type"]
+        if kind == "start-step":
+            stream.step_chunks = []
+        elif kind == "reset-step":
+            self._tool_index = None
+            retracted = [
+                at
+                for at, call in stream.step_chunks
+                if call is None or self.tool_part(call) is None
+            ]
+            stream.step_chunks = []
+            if retracted:
+                stream.retractions[position] = retracted
+        elif kind not in _STEPLESS:
+            call = chunk.get("toolCallId")
+            if kind == "tool-approval-response":
+                call = self.approval_calls.get(chunk["approvalId"])
+            stream.step_chunks.append((position, call))
 
     def _forget(self, retracted: list[dict[str, Any]]) -> None:
         """Retracted tool calls are no longer known: their ids are free for the retried step."""
@@ -306,8 +333,13 @@ class ConversationState:
                 fold,
                 stream["nextSeq"],
                 stream.get("messageBytes", 0),
+                [(at, call) for at, call in stream.get("stepChunks", [])],
             )
         return state
+
+
+_STEPLESS = frozenset({"start", "finish", "finish-step", "message-metadata", "error", "abort"})
+"""Chunks that add nothing a ``reset-step`` takes back."""
 
 
 def fold_into_conversation(

@@ -166,6 +166,9 @@ class ChunksReceived(ConversationEvent):
     """Batch indexes of chunks that were replays (docs/behaviour.md §3.2)."""
     refusals: list[tuple[int, str]] = []
     """Batch indexes of refused chunks, with the reason (docs/behaviour.md §3.4)."""
+    retractions: list[tuple[int, list[int]]] = []
+    """Batch index of each applied ``reset-step`` (AI SDK 7), with the stream positions of the
+    chunks it retracted from the view (they stay in the log)."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Fold the batch's applied chunks; positions already folded live are skipped."""

@@ -12,8 +12,10 @@ Conventions:
   worker for a claim), or None when it is empty.
 - ``marks``: a few flags to filter and highlight on, from ``MARKS``: ``replay``
   and ``refused`` (a chunk batch holds replayed or refused chunks), ``denied``
-  (an approval was denied), ``error`` (a tool error was added, or a stream
-  ended ``errored``).
+  (an approval was denied, by a person or on the stream), ``error`` (a tool
+  error was added, or a stream ended ``errored``), ``retracted`` (an AI SDK 7
+  ``reset-step`` took chunks back from the view: they stay in the log, and the
+  batch's details list their positions).
 - ``summary``: one line of at most ``SUMMARY_LIMIT`` characters, long texts
   elided with "…"; control characters, lone surrogates and bidirectional
   overrides are replaced, so it prints safely.
@@ -82,7 +84,7 @@ KINDS: Final = (
 )
 """Every timeline kind, one per event class, in the order of ``events.py``."""
 
-MARKS: Final = ("replay", "refused", "denied", "error")
+MARKS: Final = ("replay", "refused", "denied", "error", "retracted")
 """Every mark an entry may carry (see the module docstring)."""
 
 # ``SUMMARY_LIMIT`` (the longest summary, in characters) lives with the text helpers.

@@ -147,7 +147,10 @@ def _subparser(
 def _open(args: argparse.Namespace) -> ConversationStore:
     from chatledger.adapters.store import ConversationStore
 
-    return ConversationStore.open(args.url, tenant=args.tenant, cipher_key=_cipher_key(args))
+    ai_sdk = getattr(args, "ai_sdk", None)  # serve --ai-sdk; else $CHATLEDGER_AI_SDK, else 7
+    return ConversationStore.open(
+        args.url, tenant=args.tenant, cipher_key=_cipher_key(args), ai_sdk=ai_sdk
+    )
 
 
 def _cipher_key(args: argparse.Namespace) -> str | None:
@@ -248,6 +251,14 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-continuations",
         action="store_true",
         help="run no continuations here: leave them to 'chatledger worker' processes",
+    )
+    parser.add_argument(
+        "--ai-sdk",
+        type=int,
+        choices=[6, 7],
+        default=None,
+        help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else 7); "
+        "a conversation keeps the version it started with",
     )
     parser.set_defaults(command=_serve)
 

@@ -28,12 +28,14 @@ from chatledger.adapters.store.verify import Progress as VerifyProgress
 from chatledger.adapters.store.verify import Verifier, VerifyReport
 from chatledger.adapters.store.writer import BatchPolicy, Flusher, StreamWriter
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.chunks import SDK_VERSIONS
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
+    InvalidAiSdkVersionError,
     InvalidChunkError,
     InvalidInputError,
 )
@@ -100,8 +102,14 @@ class ConversationStore:
         limits: Limits | None = None,
         batch: BatchPolicy | None = None,
         auto_continue: bool = True,
+        ai_sdk: int = 7,
     ) -> None:
         """Compose a store from opened parts; use ``open()`` (or ``bootstrap.build_store``)."""
+        if ai_sdk not in SDK_VERSIONS:
+            raise InvalidAiSdkVersionError(ai_sdk)
+        self.ai_sdk = ai_sdk
+        """The AI SDK major new conversations speak unless ``start_conversation`` says otherwise."""
+        self._versions: dict[tuple[str, str], int] = {}
         self.config: StoreConfig = parts.config
         self.tenant = tenant
         self.limits = limits or Limits()
@@ -132,6 +140,7 @@ class ConversationStore:
         compress: bool = True,
         cipher_key: str | None = None,
         auto_continue: bool = True,
+        ai_sdk: int | None = None,
     ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
@@ -144,6 +153,8 @@ class ConversationStore:
         and read models at rest; the store remembers a check value of its key
         and refuses a wrong or missing one (CipherKeyError). ``auto_continue=False``
         turns off the default continuation after approvals and tool outputs.
+        ``ai_sdk`` (6 or 7; default ``CHATLEDGER_AI_SDK``, else 7) is the AI SDK
+        major new conversations speak; a conversation keeps the one it started with.
         """
         # The composition root imports this module; importing it here keeps the cycle lazy.
         from chatledger.adapters.bootstrap import open_store
@@ -157,6 +168,7 @@ class ConversationStore:
             compress=compress,
             cipher_key=cipher_key,
             auto_continue=auto_continue,
+            ai_sdk=ai_sdk,
         )
 
     def close(self) -> None:
@@ -182,11 +194,14 @@ class ConversationStore:
         actor: str = "system",
         metadata: dict[str, Any] | None = None,
         exist_ok: bool = False,
+        ai_sdk: int | None = None,
     ) -> bool:
         """Create a conversation; ConversationExistsError if it is already there.
 
         With ``exist_ok`` an existing conversation is left as it is (checked
         first: no failing write). Returns whether the conversation was created.
+        ``ai_sdk`` (6 or 7, default: the store's ``ai_sdk``) is the AI SDK major
+        it speaks, for good: its chunks, its fold and its ``ai-sdk`` conversion.
         """
         tenant = tenant or self.tenant
         if not isinstance(chat_id, str) or not chat_id:
@@ -201,7 +216,10 @@ class ConversationStore:
         key = conversation_id(tenant, chat_id)
         if exist_ok and self.log.has_events_after(key, 0):
             return False
-        conversation = Conversation.start(tenant, chat_id, actor=actor, metadata=metadata)
+        version = self.ai_sdk if ai_sdk is None else ai_sdk
+        conversation = Conversation.start(
+            tenant, chat_id, actor=actor, metadata=metadata, ai_sdk=version
+        )
         try:
             self._uow.create(conversation)
         except ConcurrentWriteError:
@@ -585,7 +603,18 @@ class ConversationStore:
             format,
             ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
             unanswered=unanswered,
+            ai_sdk=self.ai_sdk_of(chat_id, tenant=tenant),
         )
+
+    def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
+        """The AI SDK major the conversation speaks (6 for conversations started before v7)."""
+        key = (tenant or self.tenant, chat_id)
+        version = self._versions.get(key)
+        if version is None:
+            # Recorded by the first event and never changed: load that event once.
+            version = self._uow.load(key[0], chat_id, 1).state.ai_sdk
+            self._versions[key] = version
+        return version
 
     def history(
         self,
