@@ -49,6 +49,7 @@ from chatledger.domain.events import (
 from chatledger.domain.limits import Limits, check_choice, check_name, check_text
 from chatledger.domain.parts import check_message
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
+from chatledger.domain.v7_rules import halts, in_halted_message
 
 __all__ = [
     "STREAM_OUTCOMES",
@@ -260,6 +261,12 @@ class Conversation(BaseAggregate[UUID]):
         self._require_stream(stream_id)
         self.flush()
         wanted = self.state.wants_continuation
+        if halts(self.state):
+            # v7: the provider stream ended without completing; nothing continues it.
+            wanted = None
+            if outcome == "finished":
+                outcome = "interrupted"
+                reason = reason or "the model's stream ended without completing"
         self.trigger_event(
             StreamClosed, stream_id=stream_id, outcome=outcome, reason=reason, actor=actor
         )
@@ -289,6 +296,19 @@ class Conversation(BaseAggregate[UUID]):
         decision = decide_approval(
             self.state, approval_id=approval_id, tool_call_id=tool_call_id, approved=approved
         )
+        if decision.changed and in_halted_message(self.state, decision.tool_call_id):
+            self.trigger_event(
+                ToolApprovalResponded,
+                tool_call_id=decision.tool_call_id,
+                approval_id=decision.approval_id,
+                approved=approved,
+                reason=reason,
+                auto_continue=False,
+                late=True,
+                actor=actor,
+            )
+            current = str((self.state.tool_part(decision.tool_call_id) or {}).get("state"))
+            return ApprovalDecision(decision.tool_call_id, decision.approval_id, False, current)
         if decision.changed:
             self.trigger_event(
                 ToolApprovalResponded,
@@ -320,6 +340,20 @@ class Conversation(BaseAggregate[UUID]):
         check_text("error text", error_text)
         check_name("actor", actor)
         decision = decide_tool_output(self.state, tool_call_id, state)
+        if decision.changed and in_halted_message(self.state, tool_call_id):
+            limits.check_tool_output(output, tool_call_id=tool_call_id)
+            self.trigger_event(
+                ToolOutputAdded,
+                tool_call_id=tool_call_id,
+                state=state,
+                output=output if state == "output-available" else None,
+                error_text=error_text if state == "output-error" else None,
+                auto_continue=False,
+                late=True,
+                actor=actor,
+            )
+            current = str((self.state.tool_part(tool_call_id) or {}).get("state"))
+            return ToolOutputDecision(tool_call_id, False, current)
         if decision.changed:
             limits.check_tool_output(output, tool_call_id=tool_call_id)
             self.trigger_event(
@@ -339,6 +373,9 @@ class Conversation(BaseAggregate[UUID]):
         """Queue one continuation if the whole tool batch is answered and none is pending."""
         state = self.state
         if state.continuation is not None or not batch_is_answered(state):
+            return False
+        latest = latest_assistant(state.messages)
+        if state.ai_sdk == 7 and latest is not None and latest["id"] == state.halted_message:
             return False
         answer = latest_assistant(state.messages)
         assert answer is not None  # a batch to answer lives in an assistant message

@@ -11,6 +11,7 @@ from chatledger.domain.errors import (
     InvalidInputError,
     UnknownToolCallError,
 )
+from chatledger.domain.v7_rules import is_superseded
 
 __all__ = ["ApprovalDecision", "decide_approval", "record_approval"]
 
@@ -38,6 +39,9 @@ def decide_approval(
     approval: dict[str, Any] = part.get("approval") or {}
     current = part.get("state")
     answered_id = str(approval.get("id", approval_id or call_id))
+    if current == "approval-requested" and is_superseded(state, call_id):
+        # v7: a later user message left this request behind; answering it changes nothing.
+        return ApprovalDecision(call_id, answered_id, False, str(current))
     if current == "approval-requested" or (current == "input-available" and not approval):
         new_state = "approval-responded" if approved else "output-denied"
         return ApprovalDecision(call_id, answered_id, True, new_state)

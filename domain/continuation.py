@@ -7,6 +7,7 @@ from typing import Any
 
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
+from chatledger.domain.v7_rules import last_user_index
 
 __all__ = [
     "ConversationStatus",
@@ -40,6 +41,8 @@ def awaiting_approval(
     message = latest_assistant(state.messages)
     if message is None:
         return None, []
+    if state.ai_sdk == 7 and state.messages.index(message) < last_user_index(state):
+        return message, []  # v7: the user moved on; the requests are superseded
     return message, [
         p for p in message["parts"] if is_tool_part(p) and p.get("state") == "approval-requested"
     ]

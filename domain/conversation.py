@@ -98,6 +98,8 @@ class ConversationState:
     """The metadata someone set (``MetadataSet``), or None."""
     ai_sdk: int = 6
     """The AI SDK major the conversation speaks (6 or 7): its chunks, fold and converter."""
+    halted_message: str | None = None
+    """v7: the message whose last stream finished ``interrupted`` (nothing continues it)."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
 
@@ -281,6 +283,11 @@ class ConversationState:
             "outcome": outcome,
             "reason": reason,
         }
+        message_id = self.messages[self.stream.message_index]["id"]
+        if self.ai_sdk == 7 and self.stream.fold.finish_reason == "interrupted":
+            self.halted_message = message_id
+        elif outcome == "finished" and message_id == self.halted_message:
+            self.halted_message = None  # a later answer for the message finished normally
         self.stream = None
         self.wants_continuation = None
 
@@ -303,6 +310,7 @@ class ConversationState:
             **({"title": self.title} if self.title is not None else {}),
             **({"metadata": self.metadata} if self.metadata is not None else {}),
             **({"aiSdk": self.ai_sdk} if self.ai_sdk != 6 else {}),
+            **({"haltedMessage": self.halted_message} if self.halted_message else {}),
         }
 
     @classmethod
@@ -318,6 +326,7 @@ class ConversationState:
         state.title = data.get("title")
         state.metadata = data.get("metadata")
         state.ai_sdk = int(data.get("aiSdk", 6))
+        state.halted_message = data.get("haltedMessage")
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]

@@ -239,9 +239,13 @@ class ToolApprovalResponded(ConversationEvent):
     """Why, as given by the person answering."""
     auto_continue: bool = True
     """Whether the answer asks the model to continue the turn."""
+    late: bool = False
+    """v7: the answer came after the call's stream was interrupted; recorded, it changes nothing."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Record the answer on the tool part."""
+        if self.late:
+            return
         record_approval(state, self.tool_call_id, self.approval_id, self.approved, self.reason)
         verb = "approval" if self.approved else "denial"
         _answered(state, self.auto_continue, self.actor, f"{verb} of {self.tool_call_id}")
@@ -260,9 +264,13 @@ class ToolOutputAdded(ConversationEvent):
     """The error (or custom denial) text, for ``output-error``."""
     auto_continue: bool = True
     """Whether the output asks the model to continue the turn."""
+    late: bool = False
+    """v7: the output came after the call's stream was interrupted; recorded, it changes nothing."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Record the output on the tool part."""
+        if self.late:
+            return
         record_tool_output(state, self.tool_call_id, self.state, self.output, self.error_text)
         _answered(state, self.auto_continue, self.actor, f"output of {self.tool_call_id}")
 

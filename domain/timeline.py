@@ -241,6 +241,9 @@ def _approval(event: ToolApprovalResponded, before: ConversationState) -> _Descr
         "messageId": where,
         "input": copy.deepcopy(part.get("input")) if part else None,
     }
+    if event.late:
+        summary += " (late: its stream was interrupted; changes nothing)"
+        details["late"] = True
     return summary, details, () if event.approved else ("denied",)
 
 
@@ -262,6 +265,9 @@ def _output(event: ToolOutputAdded, before: ConversationState) -> _Described:
         "toolName": _name(part),
         "messageId": where,
     }
+    if event.late:
+        summary += " (late: its stream was interrupted; changes nothing)"
+        details["late"] = True
     return summary, details, ("error",) if event.state == "output-error" else ()
 
 

@@ -63,7 +63,7 @@ def holding(messages: list[dict[str, Any]]) -> Iterator[ConversationStore]:
     with tempfile.TemporaryDirectory() as folder:
         store = ConversationStore.open(f"sqlite:///{Path(folder) / 'p.db'}")
         try:
-            store.start_conversation("c")
+            store.start_conversation("c", ai_sdk=6)  # the clients here run ai@6
             for message in messages:
                 store.append_message("c", message)
             yield store
