@@ -40,6 +40,7 @@ from chatledger.domain.events import (
     MessageAppended,
     MessagesCut,
     MetadataSet,
+    SteeringQueued,
     StreamClosed,
     StreamOpened,
     TitleSet,
@@ -134,16 +135,28 @@ class Conversation(BaseAggregate[UUID]):
         return self._buffer
 
     def append_message(self, message: Any, *, actor: str, limits: Limits) -> None:
-        """Append a whole UIMessage of any role, after checking it is storable and valid."""
+        """Append a whole UIMessage of any role, after checking it is storable and valid.
+
+        While a stream is open, a user message of a v7 conversation is queued as a
+        steering message (``SteeringQueued``); anything else is refused then.
+        """
         check_name("actor", actor)
-        if self.state.stream is not None:
-            raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
+        stream = self.state.stream
+        steering = stream is not None and self.state.ai_sdk == 7
+        if stream is not None and not (steering and _role(message) == "user"):
+            raise StreamAlreadyOpenError(self.state.chat_id, stream.stream_id)
         limits.message_size(message)
         message = check_message(message)
-        if self.state.has_message(message["id"]):
+        queued = any(m["id"] == message["id"] for m in self.state.steering)
+        if self.state.has_message(message["id"]) or queued:
             raise InvalidMessageError(
                 "a message with this id is already in the conversation", message_id=message["id"]
             )
+        if stream is not None:
+            self.trigger_event(
+                SteeringQueued, message=message, stream_id=stream.stream_id, actor=actor
+            )
+            return
         self.trigger_event(MessageAppended, message=message, actor=actor)
 
     def open_stream(
@@ -261,6 +274,8 @@ class Conversation(BaseAggregate[UUID]):
         self._require_stream(stream_id)
         self.flush()
         wanted = self.state.wants_continuation
+        if self.state.steering:
+            wanted = None  # the user spoke meanwhile: that turn comes next, not a continuation
         if halts(self.state):
             # v7: the provider stream ended without completing; nothing continues it.
             wanted = None
@@ -475,6 +490,10 @@ class Conversation(BaseAggregate[UUID]):
             raise NoOpenStreamError(self.state.chat_id, stream_id)
 
 
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
+
+
 def is_boundary(chunk: Mapping[str, Any]) -> bool:
     """docs/behaviour.md §7: chunks others may act on are committed at once."""
     if type(chunk) is not dict and not isinstance(chunk, Mapping):
@@ -490,6 +509,7 @@ _BOUNDARY_TYPES = frozenset(
         "tool-approval-request",
         "tool-approval-response",
         "reset-step",
+        "steering-message",
         "tool-output-available",
         "tool-output-error",
         "tool-output-denied",

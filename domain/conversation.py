@@ -100,6 +100,8 @@ class ConversationState:
     """The AI SDK major the conversation speaks (6 or 7): its chunks, fold and converter."""
     halted_message: str | None = None
     """v7: the message whose last stream finished ``interrupted`` (nothing continues it)."""
+    steering: list[dict[str, Any]] = field(default_factory=list)
+    """v7: user messages sent while the open stream runs, not yet taken by it (in order)."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
 
@@ -217,6 +219,9 @@ class ConversationState:
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
         self._track_step(stream, chunk, position)
+        if chunk["type"] == "steering-message":
+            # The running answer took a queued user message: it is no longer pending.
+            self.steering = [m for m in self.steering if m["id"] != chunk["id"]]
         if stream.fold.retracted:
             self._forget(stream.fold.retracted)
             stream.fold.retracted = []
@@ -288,6 +293,10 @@ class ConversationState:
             self.halted_message = message_id
         elif outcome == "finished" and message_id == self.halted_message:
             self.halted_message = None  # a later answer for the message finished normally
+        for message in self.steering:  # not taken by the answer: the next user turns, in order
+            self.append_message(message)
+            self.continuation = None
+        self.steering = []
         self.stream = None
         self.wants_continuation = None
 
@@ -311,6 +320,7 @@ class ConversationState:
             **({"metadata": self.metadata} if self.metadata is not None else {}),
             **({"aiSdk": self.ai_sdk} if self.ai_sdk != 6 else {}),
             **({"haltedMessage": self.halted_message} if self.halted_message else {}),
+            **({"steering": self.steering} if self.steering else {}),
         }
 
     @classmethod
@@ -327,6 +337,7 @@ class ConversationState:
         state.metadata = data.get("metadata")
         state.ai_sdk = int(data.get("aiSdk", 6))
         state.halted_message = data.get("haltedMessage")
+        state.steering = list(data.get("steering") or [])
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]

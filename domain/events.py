@@ -34,6 +34,7 @@ __all__ = [
     "MessageAppended",
     "MessagesCut",
     "MetadataSet",
+    "SteeringQueued",
     "StreamClosed",
     "StreamOpened",
     "TitleSet",
@@ -365,6 +366,22 @@ class MetadataSet(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Record the metadata."""
         state.metadata = _own(self.metadata)
+class SteeringQueued(ConversationEvent):
+    """A user message arrived while an answer streamed (AI SDK 7 steering): queued, not refused.
+
+    The running answer takes it at its next step boundary (its ``steering-message``
+    chunk with the message's id); if the stream closes without taking it, it
+    becomes the next user message, in the order the queue received it.
+    """
+
+    message: dict[str, Any]
+    """The user UIMessage, as JSON, exactly as given."""
+    stream_id: str
+    """The stream that was open when it arrived."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Queue the message."""
+        state.steering.append(_own(self.message))
 
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:

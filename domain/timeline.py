@@ -58,6 +58,7 @@ from chatledger.domain.events import (
     MessageAppended,
     MessagesCut,
     MetadataSet,
+    SteeringQueued,
     StreamClosed,
     StreamOpened,
     TitleSet,
@@ -81,6 +82,7 @@ KINDS: Final = (
     "messages-cut",
     "title-set",
     "metadata-set",
+    "steering-queued",
 )
 """Every timeline kind, one per event class, in the order of ``events.py``."""
 
@@ -351,6 +353,19 @@ def _raw_details(event: ConversationEvent) -> dict[str, Any]:
         return {}
 
 
+def _steering(event: SteeringQueued, before: ConversationState) -> _Described:
+    text = " ".join(
+        p["text"] for p in event.message.get("parts", []) if p.get("type") == "text"
+    )
+    summary = f"{_who(event)} steered the running answer: {_preview(text, 60)}"
+    details = {
+        "streamId": event.stream_id,
+        "messageId": event.message.get("id"),
+        "message": copy.deepcopy(event.message),
+    }
+    return summary, details, ()
+
+
 def _fallback(event: Any, before: ConversationState) -> _Described:
     return f"{type(event).__name__} event", _raw_details(event), ()
 
@@ -369,6 +384,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, _Describer], ...]] 
     (MessagesCut, "messages-cut", _cut),
     (TitleSet, "title-set", _title),
     (MetadataSet, "metadata-set", _metadata),
+    (SteeringQueued, "steering-queued", _steering),
 )
 
 

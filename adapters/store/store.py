@@ -236,7 +236,11 @@ class ConversationStore:
         tenant: str | None = None,
         actor: str = "system",
     ) -> None:
-        """Append a whole UIMessage of any role (imported assistant messages keep every tool state)."""
+        """Append a whole UIMessage of any role (imported assistant messages keep every tool state).
+
+        While an answer streams, a user message of an AI SDK 7 conversation is
+        queued as a steering message (see ``steering``) instead of refused.
+        """
         self._uow.act(
             tenant or self.tenant,
             chat_id,
@@ -477,6 +481,15 @@ class ConversationStore:
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
         return status_of(self._uow.load(tenant or self.tenant, chat_id).state)
+
+    def steering(self, chat_id: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
+        """User messages sent while the open answer streams (AI SDK 7), not yet taken by it.
+
+        A responder takes one by emitting a ``steering-message`` chunk with the
+        message's id and parts at a step boundary; those it leaves become the
+        next user messages when its stream closes.
+        """
+        return self._uow.load(tenant or self.tenant, chat_id).state.steering
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""
