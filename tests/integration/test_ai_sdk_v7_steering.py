@@ -44,7 +44,7 @@ def test_the_running_answer_takes_a_steering_message_at_a_step_boundary(
             stream.append(chunk)
         stream.close()
     messages = store.messages("c")
-    assert [m["id"] for m in messages][0] == "u1" and len(messages) == 2
+    assert messages[0]["id"] == "u1" and len(messages) == 2
     parts = messages[1]["parts"]
     assert parts[2] == {"type": "steering-message", "id": "u2", "parts": queued[0]["parts"]}
     [entry] = store.history("c", kinds=["steering-queued"])
