@@ -83,7 +83,9 @@ def open_turn(
     assert state.stream is not None  # just opened by this writer
     end = state.stream.message_index + (1 if state.stream.continuation else 0)
     context = copy.deepcopy(state.messages[:end])
-    request = ResponderRequest(chat_id, tenant, context, trigger, writer.message_id, body or {})
+    request = ResponderRequest(
+        chat_id, tenant, context, trigger, writer.message_id, body or {}, ai_sdk=state.ai_sdk
+    )
     return Turn(writer, request)
 
 

@@ -181,7 +181,7 @@ class PydanticAIResponder:
         return VercelAIAdapter(
             agent=self.agent,
             run_input=run_input,
-            sdk_version=SDK_VERSION,
+            sdk_version=7 if request.ai_sdk == 7 else SDK_VERSION,
             server_message_id=request.message_id,
             **self.adapter_options,
         )
@@ -209,7 +209,7 @@ class PydanticAIResponder:
                     if failures:
                         raise failures[0]
                     raise AgentRunFailedError(event.error_text)
-                chunk = encode_chunk(event)
+                chunk = encode_chunk(event, request.ai_sdk)
                 if chunk is not None:
                     yield chunk
         finally:
@@ -241,11 +241,14 @@ def _defers(output_type: Any) -> bool:
     return False
 
 
-def encode_chunk(event: BaseChunk) -> Chunk | None:
-    """An adapter chunk as the JSON object it puts on the wire; None for ``done`` (the SSE ``[DONE]``)."""
+def encode_chunk(event: BaseChunk, ai_sdk: int = SDK_VERSION) -> Chunk | None:
+    """An adapter chunk as the JSON object it puts on the wire for AI SDK ``ai_sdk`` (6 or 7).
+
+    None for ``done`` (the SSE ``[DONE]``).
+    """
     if isinstance(event, DoneChunk):
         return None
-    encoded: Chunk = json.loads(event.encode(SDK_VERSION))
+    encoded: Chunk = json.loads(event.encode(7 if ai_sdk == 7 else SDK_VERSION))
     return encoded
 
 

@@ -58,6 +58,8 @@ class ResponderRequest:
     """The id of the assistant message being written (on a continuation: the continued one)."""
     body: dict[str, Any] = field(default_factory=dict)
     """The request's JSON body as the client sent it (custom ``body`` fields of the transport too)."""
+    ai_sdk: int = 6
+    """The AI SDK major the conversation speaks (6 or 7): the chunks to write are that version's."""
 
 
 @runtime_checkable
