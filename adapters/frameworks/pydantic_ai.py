@@ -271,7 +271,9 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         given = {entry.id: copy.deepcopy(entry) for entry in new_entries}
         if expected_revision is None:
             with contextlib.suppress(ConversationExistsError):
-                self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor)
+                # AI SDK 6 rules: tool returns arrive in a request entry (a user message)
+                # before the approval is answered, which v7 would treat as superseding it.
+                self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor, ai_sdk=6)
             self._register(chat)
 
         def decide(tx: Transaction) -> None:

@@ -185,10 +185,15 @@ def imported_assistant(
 
 
 def new_chat(
-    store: ConversationStore, chat: str, *, tenant: str | None = None, user_id: str = "u1"
+    store: ConversationStore,
+    chat: str,
+    *,
+    tenant: str | None = None,
+    user_id: str = "u1",
+    ai_sdk: int | None = None,
 ) -> None:
-    """A conversation with one user message."""
-    store.start_conversation(chat, tenant=tenant, actor=ALICE)
+    """A conversation with one user message (speaking ``ai_sdk``, default: the store's)."""
+    store.start_conversation(chat, tenant=tenant, actor=ALICE, ai_sdk=ai_sdk)
     store.append_message(chat, user(user_id), tenant=tenant, actor=ALICE)
 
 
@@ -199,9 +204,10 @@ def paused_turn(
     *,
     tenant: str | None = None,
     message_id: str = "a1",
+    ai_sdk: int | None = None,
 ) -> None:
     """A new conversation whose assistant reply ends in ``calls`` (streamed, stream closed)."""
-    new_chat(store, chat, tenant=tenant)
+    new_chat(store, chat, tenant=tenant, ai_sdk=ai_sdk)
     report = store.ingest(chat, tool_step_chunks(message_id, calls), tenant=tenant, actor=BOT)
     assert report.refused == [], report.refused
     assert report.message_id == message_id

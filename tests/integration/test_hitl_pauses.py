@@ -387,7 +387,7 @@ def test_a_call_left_behind_by_a_new_turn_awaits_nothing(store: ConversationStor
     converters give it an "interrupted" result, and status and inbox agree
     that nothing waits.
     """
-    paused_turn(store, "chat", [DELETE])
+    paused_turn(store, "chat", [DELETE], ai_sdk=6)  # v7: the user message alone supersedes it
     store.append_message("chat", user("u2"), actor=ALICE)
     assert store.status("chat").status == "awaiting-approval"
     assert [p.tool_call_id for p in store.pending_approvals()] == [DELETE.call_id]

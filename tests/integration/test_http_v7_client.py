@@ -1,0 +1,153 @@
+"""The real AI SDK 7 client (``AbstractChat`` + ``DefaultChatTransport`` of ``ai@7.0.173``, Node 22)
+against ``chatledger serve --ai-sdk 7``: its messages end equal to the store's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatledger import ConversationStore
+from chatledger.adapters.responders import demo
+from tests.integration.test_http_app import NODE_CHAT, NODE_CLIENT, NODE_CUT, running_server
+from tests.support.oracle import ORACLE_DIRS, ensure_installed
+from tests.support.v7_responder import POLICY_REASON
+
+pytestmark = pytest.mark.oracle
+
+NODE_SEND = (
+    NODE_CHAT
+    + """
+const chat = new Chat({
+  id: process.env.CHATLEDGER_CHAT,
+  generateId: (() => { let n = 0; return () => `client-${++n}`; })(),
+  transport: new DefaultChatTransport({
+    api: `${process.env.CHATLEDGER_BASE}/api/chat`,
+    headers: { authorization: 'Bearer token-node' },
+  }),
+});
+await chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+await settle(chat);
+console.log(JSON.stringify({
+  status: chat.status,
+  error: chat.error ? String(chat.error.message ?? chat.error) : null,
+  messages: chat.messages,
+}));
+"""
+)
+
+
+def _node(script: str, base: str, **env: str) -> dict[str, Any]:
+    """Run ``script`` with ai@7 on its pinned Node 22; its last line of output, parsed."""
+    ensure_installed(7)
+    folder = ORACLE_DIRS[7]
+    result = subprocess.run(
+        [str(folder / "node_modules" / ".bin" / "node"), "--input-type=module", "-e", script],
+        cwd=folder,
+        env={**os.environ, "CHATLEDGER_BASE": base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
+
+
+def test_the_v7_client_denies_a_call_and_the_turn_continues(tmp_path: Path) -> None:
+    """Send, a call awaiting approval, deny with a reason, the SDK continues: equal to the store."""
+    url = f"sqlite:///{tmp_path / 'v7.db'}"
+    with running_server(url, "--delay", "0.02", "--ai-sdk", "7") as base:
+        report = _node(
+            NODE_CLIENT,
+            base,
+            CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"],
+            CHATLEDGER_REASON=demo.DENIAL_REASON,
+        )
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["resumed"] == {"status": "ready", "messages": report["paused"]}
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        assert store.ai_sdk_of("node-chat") == 7
+        assert report["messages"] == store.messages("node-chat")
+        denied = next(
+            p for p in report["messages"][-1]["parts"] if p.get("toolCallId") == demo.TOOL_CALL_ID
+        )
+        assert denied["state"] == "output-denied"
+        assert denied["approval"]["reason"] == demo.DENIAL_REASON
+
+
+def test_the_v7_client_resumes_after_its_connection_is_cut(tmp_path: Path) -> None:
+    """``stop()`` mid-answer, then ``resumeStream()`` (a replay from the start, v7's default)."""
+    url = f"sqlite:///{tmp_path / 'cut.db'}"
+    with running_server(url, "--delay", "0.1", "--ai-sdk", "7") as base:
+        report = _node(NODE_CUT, base, CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"])
+    assert (report["status"], report["error"]) == ("ready", None), report
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        assert report["messages"] == store.messages("cut-chat")
+
+
+def test_an_automatic_denial_reaches_the_v7_client_as_stored(tmp_path: Path) -> None:
+    """A policy denies on the stream: the client shows it as the store keeps and audits it."""
+    url = f"sqlite:///{tmp_path / 'policy.db'}"
+    responder = ("--responder", "tests.support.v7_responder:policy", "--ai-sdk", "7")
+    with running_server(url, *responder) as base:
+        report = _node(NODE_SEND, base, CHATLEDGER_CHAT="policy", CHATLEDGER_TEXT="rm /etc")
+    assert (report["status"], report["error"]) == ("ready", None), report
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        assert report["messages"] == store.messages("policy")
+        part = report["messages"][-1]["parts"][1]
+        assert part["state"] == "output-denied"
+        assert part["approval"]["isAutomatic"] is True
+        assert part["approval"]["reason"] == POLICY_REASON
+        [decision] = [
+            e for e in store.history("policy", full=True) if "approvalDecisions" in e.details
+        ]
+        assert decision.details["approvalDecisions"][0]["automatic"] is True
+        assert decision.actor is not None and decision.actor.startswith("agent")
+
+
+def test_a_steering_message_sent_mid_answer_reaches_the_v7_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another device steers while the answer streams; the answer takes it; client == store."""
+    url = f"sqlite:///{tmp_path / 'steer.db'}"
+    monkeypatch.setenv("CHATLEDGER_URL", url)
+    steering = {"id": "steer-1", "role": "user", "parts": [{"type": "text", "text": "and Rome?"}]}
+    stop = threading.Event()
+
+    def steer() -> None:
+        with ConversationStore.open(url, tenant="node-tenant") as store:
+            while not stop.is_set():
+                try:
+                    if store.status("steer").status == "streaming":
+                        store.append_message("steer", steering, actor="user:phone")
+                        return
+                except Exception:  # not created yet
+                    pass
+                time.sleep(0.01)
+
+    responder = ("--responder", "tests.support.v7_responder:steered", "--ai-sdk", "7")
+    with running_server(url, *responder) as base:
+        thread = threading.Thread(target=steer, daemon=True)
+        thread.start()
+        try:
+            report = _node(NODE_SEND, base, CHATLEDGER_CHAT="steer", CHATLEDGER_TEXT="weather?")
+        finally:
+            stop.set()
+            thread.join(10)
+    assert (report["status"], report["error"]) == ("ready", None), report
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("steer")
+        assert report["messages"] == stored
+        kinds = [p["type"] for p in stored[-1]["parts"]]
+        assert "steering-message" in kinds
+        [queued] = store.history("steer", kinds=["steering-queued"])
+        assert queued.actor == "user:phone"
