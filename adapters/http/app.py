@@ -62,7 +62,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable
@@ -83,6 +83,7 @@ from chatledger.adapters.http.sse import (
 )
 from chatledger.adapters.http.turns import TurnRunner, open_turn
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
+from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
@@ -321,6 +322,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/api/chat", chat.chat, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
+        WebSocketRoute("/api/chat/ws", ChatSocket(chat).serve),  # AI SDK 7 WebSocketChatTransport
         Route("/api/chats/{chat_id:path}/messages", chat.reads.messages, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/status", chat.reads.status, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/history", chat.reads.history, methods=["GET"]),

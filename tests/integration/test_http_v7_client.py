@@ -16,7 +16,8 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders import demo
-from tests.integration.test_http_app import NODE_CHAT, NODE_CLIENT, NODE_CUT, running_server
+from tests.integration.http_support import running_server
+from tests.integration.test_http_live import NODE_CHAT, NODE_CLIENT, NODE_CUT
 from tests.support.oracle import ORACLE_DIRS, ensure_installed
 from tests.support.v7_responder import POLICY_REASON
 
@@ -151,3 +152,77 @@ def test_a_steering_message_sent_mid_answer_reaches_the_v7_client(
         assert "steering-message" in kinds
         [queued] = store.history("steer", kinds=["steering-queued"])
         assert queued.actor == "user:phone"
+
+
+NODE_WEBSOCKET = (
+    NODE_CHAT
+    + """
+import { WebSocketChatTransport } from 'ai';
+const transport = () => new WebSocketChatTransport({
+  url: `${process.env.CHATLEDGER_BASE}/api/chat/ws`,
+  headers: { authorization: 'Bearer token-node' },
+});
+let counter = 0;
+const chat = new Chat({
+  id: 'ws-chat',
+  generateId: () => `ws-${++counter}`,
+  transport: transport(),
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+});
+const report = {};
+const sending = chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+// A second device on its own socket resumes the answer while it streams.
+for (let i = 0; i < 1000 && chat.status !== 'streaming'; i++) await sleep(5);
+const other = new Chat({
+  id: 'ws-chat', messages: [structuredClone(chat.messages[0])], transport: transport(),
+});
+report.streamingWhenResumed = chat.status;
+await other.resumeStream();
+await sending;
+await settle(chat);
+await settle(other);
+report.paused = structuredClone(chat.messages);
+report.resumed = { status: other.status, messages: other.messages };
+const part = chat.lastMessage.parts.find(p => p.state === 'approval-requested');
+if (part == null) {
+  console.log(JSON.stringify({ ...report, status: chat.status, messages: chat.messages,
+    error: chat.error ? String(chat.error.message ?? chat.error) : 'no approval request' }));
+  process.exit(0);
+}
+await chat.addToolApprovalResponse({
+  id: part.approval.id, approved: false, reason: process.env.CHATLEDGER_REASON,
+});
+const answered = () =>
+  chat.status === 'ready' && chat.lastMessage.parts.some(p => p.state === 'output-denied');
+for (let i = 0; i < 1000 && !answered(); i++) await sleep(10);
+await settle(chat);
+await chat.resumeStream();   // nothing streams: the server says no-active
+await settle(chat);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+process.exit(0);
+"""
+)
+
+
+def test_the_v7_websocket_transport_against_the_server(tmp_path: Path) -> None:
+    """``WebSocketChatTransport``: send, a second socket resumes live, deny, the SDK continues."""
+    url = f"sqlite:///{tmp_path / 'ws.db'}"
+    with running_server(url, "--delay", "0.02", "--ai-sdk", "7") as base:
+        report = _node(
+            NODE_WEBSOCKET,
+            base,
+            CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"],
+            CHATLEDGER_REASON=demo.DENIAL_REASON,
+        )
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["streamingWhenResumed"] == "streaming", report
+    assert report["resumed"] == {"status": "ready", "messages": report["paused"]}
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("ws-chat")
+        assert report["messages"] == stored
+        denied = next(p for p in stored[-1]["parts"] if p.get("toolCallId") == demo.TOOL_CALL_ID)
+        assert denied["state"] == "output-denied"
+        assert denied["approval"]["reason"] == demo.DENIAL_REASON

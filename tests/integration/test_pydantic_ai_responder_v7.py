@@ -9,7 +9,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
-from tests.integration.test_http_app import client_of
+from tests.integration.http_support import client_of
 from tests.integration.test_pydantic_ai_responder import (
     CHAT,
     PATH,

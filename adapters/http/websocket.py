@@ -1,0 +1,207 @@
+"""``/api/chat/ws``: the AI SDK 7 ``WebSocketChatTransport`` protocol over the store.
+
+One socket carries many requests, told apart by ``requestId``. Client frames:
+``send`` (as ``POST /api/chat``: what the client added is recorded, an answer
+starts), ``resume`` (follow the open answer), ``abort`` (stop sending that
+request's chunks; the answer goes on, as when an HTTP client hangs up).
+Server frames: ``start`` (a resume found an answer), ``chunk`` with
+``sequence``, ``end``, ``error`` and ``no-active`` (nothing to resume).
+
+A ``send`` gets the chunks ``POST /api/chat`` would stream; a ``resume`` gets
+the open answer from the log (``store.follow``), so any server process on the
+same database serves it, and every connected client of a chat sees every
+applied chunk live. ``sequence`` counts the chunks sent for the request from
+the stream's start (replays and refusals are not sent), so ``resume`` with
+``lastSequence`` continues right after the last chunk a client saw. The bearer token travels in the frame's ``headers``
+(browsers cannot set handshake headers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from chatledger.adapters.http.chat import take_turn
+from chatledger.adapters.http.errors import HTTPProblem
+from chatledger.adapters.http.outbox import Outbox
+from chatledger.adapters.store.follow import FollowedChunk
+from chatledger.domain.errors import ChatLedgerError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.http.app import _ChatApp
+
+__all__ = ["ChatSocket"]
+
+Frame = dict[str, Any]
+Send = Callable[[Frame], Awaitable[None]]
+
+
+class _FrameHeaders:
+    """A frame's ``headers`` where the app reads a request's (for the bearer token)."""
+
+    def __init__(self, headers: Any) -> None:
+        items = headers.items() if isinstance(headers, dict) else ()
+        self.headers = {str(k).lower(): str(v) for k, v in items}
+
+
+class ChatSocket:
+    """The WebSocket endpoint of one chat app."""
+
+    def __init__(self, app: _ChatApp) -> None:
+        self.app = app
+
+    async def serve(self, websocket: WebSocket) -> None:
+        """Serve one connection until the client closes it."""
+        await websocket.accept()
+        lock = asyncio.Lock()
+        tasks: dict[str, asyncio.Task[None]] = {}
+
+        async def send(frame: Frame) -> None:
+            async with lock:
+                await websocket.send_text(json.dumps(frame))
+
+        try:
+            while True:
+                try:
+                    frame = json.loads(await websocket.receive_text())
+                except ValueError:
+                    await websocket.close(1003, "frames must be JSON")
+                    return
+                kind = frame.get("type") if isinstance(frame, dict) else None
+                request_id = frame.get("requestId") if isinstance(frame, dict) else None
+                if not isinstance(request_id, str) or kind not in ("send", "resume", "abort"):
+                    await websocket.close(1003, "unknown frame")
+                    return
+                if kind == "abort":
+                    task = tasks.pop(request_id, None)
+                    if task is not None:
+                        task.cancel()
+                    continue
+                task = asyncio.create_task(self._serve(frame, send))
+                tasks[request_id] = task
+                task.add_done_callback(lambda _, rid=request_id: tasks.pop(rid, None))
+        except WebSocketDisconnect:
+            return
+        finally:
+            for task in list(tasks.values()):
+                task.cancel()
+
+    async def _serve(self, frame: Frame, send: Send) -> None:
+        request_id = frame["requestId"]
+        try:
+            await self._answer(frame, send)
+        except asyncio.CancelledError:
+            raise
+        except HTTPProblem as problem:
+            await send({"type": "error", "requestId": request_id, "errorText": problem.message})
+        except ChatLedgerError as error:
+            await send({"type": "error", "requestId": request_id, "errorText": str(error)})
+
+    async def _answer(self, frame: Frame, send: Send) -> None:
+        app, request_id = self.app, frame["requestId"]
+        who = app.identity(_FrameHeaders(frame.get("headers")))  # type: ignore[arg-type]
+        tenant = who.tenant
+        chat_id = frame.get("id")
+        if not isinstance(chat_id, str) or not chat_id:
+            raise HTTPProblem(400, "InvalidInputError", "'id' must be the chat id")
+        skip = -1
+        if frame["type"] == "send":
+            body = frame.get("body") if isinstance(frame.get("body"), dict) else {}
+            messages = frame.get("messages")
+            if not isinstance(messages, list):
+                raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
+            trigger = frame.get("trigger", "submit-message")
+            message_id = frame.get("messageId")
+            turn = await run_in_threadpool(
+                lambda: take_turn(
+                    app.store,
+                    tenant=tenant,
+                    chat_id=chat_id,
+                    actor=who.actor,
+                    responder_actor=app.responder_actor,
+                    messages=messages,
+                    trigger=trigger,
+                    message_id=message_id,
+                    body=body,
+                )
+            )
+            # What POST /api/chat would send (replays the client still needs included).
+            outbox = Outbox()
+            app.runner.run(turn, outbox)
+            await self._relay(outbox, request_id, send)
+            await send({"type": "end", "requestId": request_id})
+            return
+        else:
+            status = await run_in_threadpool(app.store.status, chat_id, tenant=tenant)
+            if status.stream_id is None:
+                await send({"type": "no-active", "requestId": request_id})
+                return
+            last = frame.get("lastSequence")
+            skip = last if isinstance(last, int) and last >= 0 else -1
+            await send({"type": "start", "requestId": request_id})
+        await self._stream(chat_id, tenant, request_id, skip, send)
+        await send({"type": "end", "requestId": request_id})
+
+    async def _relay(self, outbox: Outbox, request_id: str, send: Send) -> None:
+        """Send the answer's SSE events (``data: <chunk>``) as numbered chunk frames."""
+        sequence = -1
+        while True:
+            await outbox.wait(self.app.keepalive_seconds)
+            events = outbox.take()
+            if outbox.overflowed:
+                raise HTTPProblem(503, "FellBehindError", "the client fell behind: resume it")
+            lines = [line for event in events for line in event.splitlines()]
+            if outbox.ended and not outbox.waiting and not events:
+                return
+            for line in lines:
+                if not line.startswith("data: ") or line == "data: [DONE]":
+                    continue
+                sequence += 1
+                chunk = json.loads(line.removeprefix("data: "))
+                frame = {"chunk": chunk, "sequence": sequence}
+                await send({"type": "chunk", "requestId": request_id, **frame})
+            if outbox.ended and not outbox.waiting:
+                return
+
+    async def _stream(
+        self, chat_id: str, tenant: str, request_id: str, skip: int, send: Send
+    ) -> None:
+        """Send the open stream's chunks from the log, numbered from its start."""
+        app = self.app
+        follower = await run_in_threadpool(
+            app.store.follow, chat_id, tenant=tenant, timeout=app.keepalive_seconds
+        )
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=app.resumes._pump,
+            args=(follower, chat_id, tenant, loop, queue, stop),
+            name="chatledger-websocket",
+            daemon=True,
+        )
+        thread.start()
+        sequence = -1
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                if isinstance(item, FollowedChunk):
+                    sequence += 1
+                    if sequence > skip:
+                        frame = {"chunk": item.chunk, "sequence": sequence}
+                        await send({"type": "chunk", "requestId": request_id, **frame})
+                elif isinstance(item, ChatLedgerError):
+                    raise item
+        finally:
+            stop.set()
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(thread.join, 1)
