@@ -144,8 +144,12 @@ HAND_WRITTEN: dict[str, list[Message]] = {
     "steering between steps": [
         _question(0),
         _assistant(
-            {"type": "step-start"}, {"type": "text", "text": "one"}, _tool("output-available",
-            output=1), STEERING, {"type": "step-start"}, {"type": "text", "text": "two"},
+            {"type": "step-start"},
+            {"type": "text", "text": "one"},
+            _tool("output-available", output=1),
+            STEERING,
+            {"type": "step-start"},
+            {"type": "text", "text": "two"},
         ),
     ],  # fmt: skip
     "steering first and last": [_assistant(STEERING, {"type": "text", "text": "x"}, STEERING)],
@@ -153,19 +157,36 @@ HAND_WRITTEN: dict[str, list[Message]] = {
         _assistant(
             {"type": "custom", "kind": "openai.compaction"},
             {"type": "custom", "kind": "a.b", "providerMetadata": {"a": {"b": 1}}},
-            {"type": "reasoning-file", "mediaType": "image/png", "url": "data:image/png;base64,AA=="},
-            {"type": "reasoning-file", "mediaType": "image/png", "url": "HTTPS://A.COM/../x",
-             "providerMetadata": {"g": {"s": "sig"}}},
+            {
+                "type": "reasoning-file",
+                "mediaType": "image/png",
+                "url": "data:image/png;base64,AA==",
+            },
+            {
+                "type": "reasoning-file",
+                "mediaType": "image/png",
+                "url": "HTTPS://A.COM/../x",
+                "providerMetadata": {"g": {"s": "sig"}},
+            },
             {"type": "reasoning", "text": "r"},
         )
     ],  # fmt: skip
     "user files: url and provider reference": [
-        {"id": "u", "role": "user", "parts": [
-            {"type": "file", "mediaType": "image/png", "url": "https://a.com/x y.png"},
-            {"type": "file", "mediaType": "image", "url": "https://a.com/r.png",
-             "providerReference": {"anthropic": "f_1"}, "filename": "r.png"},
-            {"type": "text", "text": "look", "citations": []},
-        ]},
+        {
+            "id": "u",
+            "role": "user",
+            "parts": [
+                {"type": "file", "mediaType": "image/png", "url": "https://a.com/x y.png"},
+                {
+                    "type": "file",
+                    "mediaType": "image",
+                    "url": "https://a.com/r.png",
+                    "providerReference": {"anthropic": "f_1"},
+                    "filename": "r.png",
+                },
+                {"type": "text", "text": "look", "citations": []},
+            ],
+        },
         _assistant({"type": "file", "mediaType": "image/png", "url": "https://b.com:443/a/./b"}),
     ],  # fmt: skip
     "invalid file url throws": [
@@ -173,27 +194,48 @@ HAND_WRITTEN: dict[str, list[Message]] = {
     ],
     "automatic and reasoned approval requests": [
         _assistant(
-            _tool("approval-requested", approval={"id": "ap1", "isAutomatic": True,
-                  "requestReason": "policy"}),
+            _tool(
+                "approval-requested",
+                approval={"id": "ap1", "isAutomatic": True, "requestReason": "policy"},
+            ),
             _tool("approval-requested", id="c2", approval={"id": "ap2", "isAutomatic": False}),
-            _tool("approval-responded", id="c3", approval={"id": "ap3", "approved": True,
-                  "isAutomatic": True, "requestReason": "r", "reason": "ok"}),
+            _tool(
+                "approval-responded",
+                id="c3",
+                approval={
+                    "id": "ap3",
+                    "approved": True,
+                    "isAutomatic": True,
+                    "requestReason": "r",
+                    "reason": "ok",
+                },
+            ),
         )
     ],  # fmt: skip
     "denied approval-responded gets execution-denied": [
         _assistant(
-            _tool("approval-responded", approval={"id": "ap1", "approved": False,
-                  "reason": "too costly"}, callProviderMetadata={"p": {"a": 1}}),
+            _tool(
+                "approval-responded",
+                approval={"id": "ap1", "approved": False, "reason": "too costly"},
+                callProviderMetadata={"p": {"a": 1}},
+            ),
             _tool("approval-responded", id="c2", approval={"id": "ap2", "approved": False}),
-            _tool("approval-responded", id="c3", providerExecuted=True,
-                  approval={"id": "ap3", "approved": False, "reason": "no"}),
+            _tool(
+                "approval-responded",
+                id="c3",
+                providerExecuted=True,
+                approval={"id": "ap3", "approved": False, "reason": "no"},
+            ),
             _tool("output-denied", id="c4", approval={"id": "ap4", "approved": False}),
         )
     ],  # fmt: skip
     "approvals superseded by a later user message": [
         _question(0),
-        _assistant(_tool("approval-requested", approval={"id": "ap1"}), {"type": "text",
-                   "text": "waiting"}, mid="a1"),
+        _assistant(
+            _tool("approval-requested", approval={"id": "ap1"}),
+            {"type": "text", "text": "waiting"},
+            mid="a1",
+        ),
         _question(1),
         _assistant(_tool("approval-requested", id="c2", approval={"id": "ap2"}), mid="a2"),
     ],  # fmt: skip
@@ -205,6 +247,13 @@ HAND_WRITTEN: dict[str, list[Message]] = {
     "superseded needs a user message after the first": [
         {"id": "u", "role": "user", "parts": []},
         _assistant(_tool("approval-requested", approval={"id": "ap1"}), mid="a1"),
+    ],
+    "undefined output and error are null": [
+        _assistant(
+            _tool("output-available"),
+            _tool("output-error", id="c2", providerExecuted=True),
+            _tool("output-available", id="c3", providerExecuted=True),
+        )
     ],
     "tool error text kept": [
         _assistant(_tool("output-error", errorText="ECONNREFUSED 10.0.0.1:443")),
