@@ -16,6 +16,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders import demo
+from tests.integration.conftest import Backend
 from tests.integration.http_support import running_server
 from tests.integration.test_http_live import NODE_CHAT, NODE_CLIENT, NODE_CUT
 from tests.support.oracle import ORACLE_DIRS, ensure_installed
@@ -174,7 +175,11 @@ const sending = chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
 // A second device on its own socket resumes the answer while it streams.
 for (let i = 0; i < 1000 && chat.status !== 'streaming'; i++) await sleep(5);
 const other = new Chat({
-  id: 'ws-chat', messages: [structuredClone(chat.messages[0])], transport: transport(),
+  id: 'ws-chat', messages: [structuredClone(chat.messages[0])],
+  transport: new WebSocketChatTransport({
+    url: `${process.env.CHATLEDGER_OTHER_BASE ?? process.env.CHATLEDGER_BASE}/api/chat/ws`,
+    headers: { authorization: 'Bearer token-node' },
+  }),
 });
 report.streamingWhenResumed = chat.status;
 await other.resumeStream();
@@ -226,3 +231,65 @@ def test_the_v7_websocket_transport_against_the_server(tmp_path: Path) -> None:
         denied = next(p for p in stored[-1]["parts"] if p.get("toolCallId") == demo.TOOL_CALL_ID)
         assert denied["state"] == "output-denied"
         assert denied["approval"]["reason"] == demo.DENIAL_REASON
+
+
+@pytest.mark.postgres
+def test_a_websocket_client_resumes_through_another_server_on_postgres(
+    postgres_backend: Backend,
+) -> None:
+    """Two ``chatledger serve`` on one PostgreSQL database: the second socket resumes via the other."""
+    url = postgres_backend.url
+    slow = ("--delay", "0.05", "--ai-sdk", "7")
+    with running_server(url, *slow) as one, running_server(url, *slow) as two:
+        report = _node(
+            NODE_WEBSOCKET,
+            one,
+            CHATLEDGER_OTHER_BASE=two,
+            CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"],
+            CHATLEDGER_REASON=demo.DENIAL_REASON,
+        )
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["streamingWhenResumed"] == "streaming", report
+    assert report["resumed"] == {"status": "ready", "messages": report["paused"]}
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        assert report["messages"] == store.messages("ws-chat")
+
+
+def test_resume_after_the_last_sequence_seen(tmp_path: Path) -> None:
+    """``resume{lastSequence: n}`` on a new socket sends the chunks after ``n``, numbered on."""
+    import asyncio
+
+    import websockets
+
+    url = f"sqlite:///{tmp_path / 'seq.db'}"
+    auth = {"authorization": "Bearer token-node"}
+
+    async def client(base: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        ws_url = base.replace("http://", "ws://") + "/api/chat/ws"
+        send = {
+            "type": "send", "requestId": "r1", "id": "seq", "trigger": "submit-message",
+            "messages": [demo.USER_MESSAGE], "headers": auth, "body": {},
+        }  # fmt: skip
+        async with websockets.connect(ws_url) as first:
+            await first.send(json.dumps(send))
+            seen = [json.loads(await first.recv()) for _ in range(3)]
+            await first.send(json.dumps({"type": "abort", "requestId": "r1"}))
+        resume = {
+            "type": "resume", "requestId": "r2", "id": "seq", "lastSequence": 2,
+            "headers": auth, "body": {},
+        }  # fmt: skip
+        async with websockets.connect(ws_url) as second:
+            await second.send(json.dumps(resume))
+            rest = []
+            while (frame := json.loads(await second.recv()))["type"] != "end":
+                rest.append(frame)
+        return seen, rest
+
+    with running_server(url, "--delay", "0.05", "--ai-sdk", "7") as base:
+        seen, rest = asyncio.run(client(base))
+    assert [f["sequence"] for f in seen] == [0, 1, 2]
+    assert rest[0] == {"type": "start", "requestId": "r2"}
+    chunks = [f for f in rest if f["type"] == "chunk"]
+    assert [f["sequence"] for f in chunks] == list(range(3, 3 + len(chunks)))
+    whole = [f["chunk"] for f in seen] + [f["chunk"] for f in chunks]
+    assert whole == demo.first_turn_chunks()
