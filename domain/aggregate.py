@@ -146,7 +146,7 @@ class Conversation(BaseAggregate[UUID]):
         if stream is not None and not (steering and _role(message) == "user"):
             raise StreamAlreadyOpenError(self.state.chat_id, stream.stream_id)
         limits.message_size(message)
-        message = check_message(message)
+        message = check_message(message, self.state.ai_sdk)
         queued = any(m["id"] == message["id"] for m in self.state.steering)
         if self.state.has_message(message["id"]) or queued:
             raise InvalidMessageError(
