@@ -51,14 +51,14 @@ def approval_response_is_replay(
 ) -> bool:
     """Whether a v7 ``tool-approval-response`` re-sends the answer ``part`` already has.
 
-    The first answer for a call wins: the same answer again, or any answer for a
-    call that already has its output, changes nothing (the SDK would move the
-    part back to ``approval-responded``). A contrary answer to an answered call
-    is refused (recorded, not applied).
+    The first answer for a call wins: the same answer again, or an answer for a
+    call that already has an output (preliminary too), changes nothing (the SDK
+    would move the part back to ``approval-responded``). A contrary answer to an
+    answered call is refused (recorded, not applied).
     """
     state = part.get("state")
-    if state != "approval-responded" and not is_terminal(part):
-        return False
+    if state in ("approval-requested", "input-streaming", "input-available"):
+        return False  # not answered yet: the response applies
     approval = part.get("approval")
     previous = approval.get("approved") if isinstance(approval, Mapping) else None
     if previous is None and state == "output-denied":

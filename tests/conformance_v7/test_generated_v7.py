@@ -112,3 +112,17 @@ def test_inserting_replays_into_a_v7_stream_changes_nothing(
     replayed = data.draw(_with_v7_replays(message, chunks), label="with replays")
     assume(len(replayed) > len(chunks))
     assert fold_stream(replayed, message, ai_sdk=7) == fold_stream(chunks, message, ai_sdk=7)
+
+
+def test_an_approval_response_for_a_call_with_a_preliminary_output_is_a_replay() -> None:
+    """Found by the property: a running (preliminary) call never goes back to approval-responded."""
+    message = {
+        "id": "m",
+        "role": "assistant",
+        "parts": [
+            {"type": "tool-t", "toolCallId": "c", "state": "output-available", "input": None,
+             "approval": {"id": "ap", "approved": True}, "output": None, "preliminary": True},
+        ],
+    }  # fmt: skip
+    response = {"type": "tool-approval-response", "approvalId": "ap", "approved": True}
+    assert fold_stream([response], message, ai_sdk=7) == message

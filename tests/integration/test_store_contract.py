@@ -242,12 +242,17 @@ def test_only_one_stream_can_be_open_at_a_time(backend: Backend) -> None:
             opener.open_stream("chat", actor=BOT)
         assert raised.value.stream_id == first.stream_id
         assert first.stream_id in str(raised.value)
+    system = {"id": "s1", "role": "system", "parts": [{"type": "text", "text": "be brief"}]}
     with pytest.raises(StreamAlreadyOpenError):
-        store.append_message("chat", user("u2"))
+        store.append_message("chat", system)
+    # AI SDK 7: a user message waits for the stream (queued as steering), it is not refused.
+    store.append_message("chat", user("u2"))
     assert len(store.messages("chat")) == 2  # u1 and the open stream's message, nothing else
+    assert [m["id"] for m in store.steering("chat")] == ["u2"]
 
     first.close("finished")
-    with store.open_stream("chat", continuation=True) as second:
+    assert store.messages("chat")[-1]["id"] == "u2"  # not taken: the next user turn
+    with store.open_stream("chat") as second:
         assert second.stream_id != first.stream_id
 
 
