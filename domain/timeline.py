@@ -354,9 +354,7 @@ def _raw_details(event: ConversationEvent) -> dict[str, Any]:
 
 
 def _steering(event: SteeringQueued, before: ConversationState) -> _Described:
-    text = " ".join(
-        p["text"] for p in event.message.get("parts", []) if p.get("type") == "text"
-    )
+    text = " ".join(p["text"] for p in event.message.get("parts", []) if p.get("type") == "text")
     summary = f"{_who(event)} steered the running answer: {_preview(text, 60)}"
     details = {
         "streamId": event.stream_id,

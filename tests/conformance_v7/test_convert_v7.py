@@ -151,7 +151,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
             {"type": "step-start"},
             {"type": "text", "text": "two"},
         ),
-    ],  # fmt: skip
+    ],
     "steering first and last": [_assistant(STEERING, {"type": "text", "text": "x"}, STEERING)],
     "custom and reasoning files": [
         _assistant(
@@ -170,7 +170,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
             },
             {"type": "reasoning", "text": "r"},
         )
-    ],  # fmt: skip
+    ],
     "user files: url and provider reference": [
         {
             "id": "u",
@@ -188,7 +188,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
             ],
         },
         _assistant({"type": "file", "mediaType": "image/png", "url": "https://b.com:443/a/./b"}),
-    ],  # fmt: skip
+    ],
     "invalid file url throws": [
         {"id": "u", "role": "user", "parts": [{"type": "file", "mediaType": "x/y", "url": "nope"}]}
     ],
@@ -211,7 +211,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
                 },
             ),
         )
-    ],  # fmt: skip
+    ],
     "denied approval-responded gets execution-denied": [
         _assistant(
             _tool(
@@ -228,7 +228,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
             ),
             _tool("output-denied", id="c4", approval={"id": "ap4", "approved": False}),
         )
-    ],  # fmt: skip
+    ],
     "approvals superseded by a later user message": [
         _question(0),
         _assistant(
@@ -238,7 +238,7 @@ HAND_WRITTEN: dict[str, list[Message]] = {
         ),
         _question(1),
         _assistant(_tool("approval-requested", id="c2", approval={"id": "ap2"}), mid="a2"),
-    ],  # fmt: skip
+    ],
     "only approval request superseded leaves no assistant message": [
         _question(0),
         _assistant(_tool("approval-requested", approval={"id": "ap1"}), mid="a1"),
