@@ -78,7 +78,7 @@ class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
     """The chat id, unique within the tenant."""
     metadata: dict[str, Any] | None = None
     """Free metadata given at creation."""
-    ai_sdk: int
+    ai_sdk: int = 6
     """The AI SDK major the conversation speaks (6 or 7); events stored before it was recorded are 6."""
 
     class_version: ClassVar[int] = 2
