@@ -366,6 +366,8 @@ class MetadataSet(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Record the metadata."""
         state.metadata = _own(self.metadata)
+
+
 class SteeringQueued(ConversationEvent):
     """A user message arrived while an answer streamed (AI SDK 7 steering): queued, not refused.
 
