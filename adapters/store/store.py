@@ -9,6 +9,7 @@ come from ``chatledger.adapters.bootstrap``.
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -489,7 +490,11 @@ class ConversationStore:
         message's id and parts at a step boundary; those it leaves become the
         next user messages when its stream closes.
         """
-        return self._uow.load(tenant or self.tenant, chat_id).state.steering
+        conversation = self._uow.current(tenant or self.tenant, chat_id)
+        try:
+            return copy.deepcopy(conversation.state.steering)
+        finally:
+            self._uow.give_back(conversation)
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""

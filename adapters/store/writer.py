@@ -24,9 +24,10 @@ __all__ = ["AT_ONCE", "DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"
 DEFAULT_SETTLE = 0.005
 """Seconds a batch ended by a boundary chunk waits for the close or the next chunk."""
 
-AT_ONCE = frozenset({"tool-input-available", "tool-approval-request"})
-"""Boundary chunks that ask someone outside to act (run a client-side tool, answer an approval):
-committed at once, since the answer may reach another process before the writer's next call."""
+AT_ONCE = frozenset({"tool-input-available", "tool-approval-request", "steering-message"})
+"""Boundary chunks that ask someone outside to act (run a client-side tool, answer an approval)
+or that others read at once (an AI SDK 7 steering message taken off the queue): committed at
+once, since the answer may reach another process before the writer's next call."""
 
 
 class BatchPolicy:
