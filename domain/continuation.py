@@ -98,6 +98,26 @@ class ConversationStatus:
     stream_id: str | None = None
     """The open stream, when streaming (close a crashed one with ``close_stream``)."""
 
+    def to_json(self) -> dict[str, Any]:
+        """The status as JSON (camelCase), as the HTTP API and ``chatledger status --json`` show it."""
+        return {
+            "status": self.status,
+            "lastOutcome": self.last_outcome,
+            "lastReason": self.last_reason,
+            "waitingFor": [
+                {
+                    "toolCallId": call.tool_call_id,
+                    "toolName": call.tool_name,
+                    "state": call.state,
+                    "input": call.input,
+                    "approvalId": call.approval_id,
+                }
+                for call in self.waiting_for
+            ],
+            "continuationRequest": self.continuation_request,
+            "streamId": self.stream_id,
+        }
+
 
 def status_of(state: ConversationState) -> ConversationStatus:
     """Derive the status from the state."""

@@ -114,7 +114,7 @@ def _status(
     with open_existing(args) as store:
         status = store.status(args.chat)
     if args.json:
-        print(json.dumps(_status_json(status), indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(status.to_json(), indent=2, ensure_ascii=False), file=out)
     else:
         print(render_status(args.chat, status), file=out)
     return 0
@@ -145,26 +145,6 @@ def render_status(chat: str, status: ConversationStatus) -> str:
             + (f"queued (request {request})" if request else "not queued yet")
         )
     return "\n".join(lines)
-
-
-def _status_json(status: ConversationStatus) -> dict[str, Any]:
-    return {
-        "status": status.status,
-        "lastOutcome": status.last_outcome,
-        "lastReason": status.last_reason,
-        "waitingFor": [
-            {
-                "toolCallId": call.tool_call_id,
-                "toolName": call.tool_name,
-                "state": call.state,
-                "input": call.input,
-                "approvalId": call.approval_id,
-            }
-            for call in status.waiting_for
-        ],
-        "continuationRequest": status.continuation_request,
-        "streamId": status.stream_id,
-    }
 
 
 def _inbox(

@@ -7,7 +7,6 @@ are camelCase, as the rest of the API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,31 +16,10 @@ from chatledger.adapters.http.auth import Identity
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import bool_param, int_param
 from chatledger.adapters.store import ConversationStore
-from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.timeline import KINDS
 
-__all__ = ["ReadEndpoints", "status_json"]
-
-
-def status_json(status: ConversationStatus) -> dict[str, Any]:
-    return {
-        "status": status.status,
-        "lastOutcome": status.last_outcome,
-        "lastReason": status.last_reason,
-        "waitingFor": [
-            {
-                "toolCallId": call.tool_call_id,
-                "toolName": call.tool_name,
-                "state": call.state,
-                "input": call.input,
-                "approvalId": call.approval_id,
-            }
-            for call in status.waiting_for
-        ],
-        "continuationRequest": status.continuation_request,
-        "streamId": status.stream_id,
-    }
+__all__ = ["ReadEndpoints"]
 
 
 class ReadEndpoints:
@@ -69,7 +47,7 @@ class ReadEndpoints:
         found = await run_in_threadpool(
             self.store.status, request.path_params["chat_id"], tenant=tenant
         )
-        return JSONResponse(status_json(found))
+        return JSONResponse(found.to_json())
 
     async def history(self, request: Request) -> Response:
         """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&full=true]``: the audit timeline."""
