@@ -355,21 +355,10 @@ class Conversation(BaseAggregate[UUID]):
         check_text("error text", error_text)
         check_name("actor", actor)
         decision = decide_tool_output(self.state, tool_call_id, state)
-        if decision.changed and in_halted_message(self.state, tool_call_id):
-            limits.check_tool_output(output, tool_call_id=tool_call_id)
-            self.trigger_event(
-                ToolOutputAdded,
-                tool_call_id=tool_call_id,
-                state=state,
-                output=output if state == "output-available" else None,
-                error_text=error_text if state == "output-error" else None,
-                auto_continue=False,
-                late=True,
-                actor=actor,
-            )
-            current = str((self.state.tool_part(tool_call_id) or {}).get("state"))
-            return ToolOutputDecision(tool_call_id, False, current)
         if decision.changed:
+            # A result for a call of a halted (interrupted) message is recorded as late:
+            # it changes nothing and continues nothing.
+            late = in_halted_message(self.state, tool_call_id)
             limits.check_tool_output(output, tool_call_id=tool_call_id)
             self.trigger_event(
                 ToolOutputAdded,
@@ -377,9 +366,13 @@ class Conversation(BaseAggregate[UUID]):
                 state=state,
                 output=output if state == "output-available" else None,
                 error_text=error_text if state == "output-error" else None,
-                auto_continue=auto_continue,
+                auto_continue=auto_continue and not late,
                 actor=actor,
+                **({"late": True} if late else {}),
             )
+            if late:
+                current = str((self.state.tool_part(tool_call_id) or {}).get("state"))
+                return ToolOutputDecision(tool_call_id, False, current)
             if auto_continue and self.state.stream is None:
                 self._request_continuation(f"output of {tool_call_id}", actor=actor)
         return decision
