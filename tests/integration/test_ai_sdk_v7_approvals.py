@@ -109,3 +109,16 @@ def test_v6_conversations_keep_the_v6_rules(store: ConversationStore) -> None:
     store.ingest("c", _asks())
     store.append_message("c", MOVED_ON)
     assert store.respond_to_approval("c", approval_id="ap1", approved=True).changed
+
+
+def test_a_late_tool_output_on_an_interrupted_message_is_recorded_and_changes_nothing(
+    store: ConversationStore,
+) -> None:
+    """A result for a call of an interrupted message is audited as late; the part and queue stay."""
+    _conversation(store, finish="interrupted")
+    late = store.add_tool_output("c", "c1", output={"ok": True}, actor="browser")
+    assert not late.changed and not late.continuation_requested
+    assert _part(store)["state"] == "approval-requested"
+    assert store.pending_continuations() == []
+    entry = store.history("c", kinds=["tool-output-added"])[-1]
+    assert entry.actor == "browser" and entry.details.get("late") is True
