@@ -70,15 +70,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import json
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from chatledger.adapters.frameworks.openai_agents_items import (
+    ITEM_METADATA_KEY,
+    Item,
+    foreign_items,
+    is_plain_output,
+    item_of,
+    json_copy,
+    message_for,
+    output_item,
+)
 from chatledger.adapters.frameworks.openai_agents_runs import Decision, mark_paused, paused_run
-from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import (
     ConversationExistsError,
     ConversationNotFoundError,
@@ -94,17 +101,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
 
-Item = dict[str, Any]
 T = TypeVar("T")
 
 DEFAULT_ACTOR = "agent:openai-agents"
-ITEM_METADATA_KEY = "openaiItem"
-"""The message metadata key holding the original item."""
-
-_OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
-_TEXT_CONTENT = ("input_text", "output_text")
-_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
-_DENIED_TEXT = "Tool call execution denied."
 
 
 @dataclass(frozen=True)
@@ -261,9 +260,9 @@ class ChatLedgerSession:
             kept: dict[str, Any] | None = record
             for entry in entries[first:]:
                 item = copy.deepcopy(entry.item)
-                if _is_plain_output(item) and self._answer(tx, item):
+                if is_plain_output(item) and self._answer(tx, item):
                     continue
-                message = _message_for(item)
+                message = message_for(item)
                 if item.get("type") == "function_call" and item.get("call_id") in calls:
                     mark_paused(message, calls, kept)
                     kept = None
@@ -278,7 +277,7 @@ class ChatLedgerSession:
             messages = self.store.messages(self.session_id, tenant=self.tenant)
         except ConversationNotFoundError:
             return None
-        return paused_run(messages, _item_of)
+        return paused_run(messages, item_of)
 
     # -- the same, synchronous -----------------------------------------------
 
@@ -299,7 +298,7 @@ class ChatLedgerSession:
         """``add_items``, synchronously: every item is checked first, then all are one commit."""
         if not items:
             return
-        copies = [_json_copy(item) for item in items]  # refuses the batch before any write
+        copies = [json_copy(item) for item in items]  # refuses the batch before any write
         with self._lock:
             with contextlib.suppress(ConversationExistsError):  # started by an earlier add
                 self.store.start_conversation(self.session_id, tenant=self.tenant, actor=self.actor)
@@ -343,9 +342,9 @@ class ChatLedgerSession:
     # -- writing ---------------------------------------------------------------
 
     def _add_one(self, tx: Transaction, item: Item) -> None:
-        if _is_plain_output(item) and self._answer(tx, item):
+        if is_plain_output(item) and self._answer(tx, item):
             return
-        tx.append_message(_message_for(item), actor=self.actor)
+        tx.append_message(message_for(item), actor=self.actor)
 
     def _answer(self, tx: Transaction, item: Item) -> bool:
         """Record an output item on its call's part; False when no call awaits it."""
@@ -358,7 +357,7 @@ class ChatLedgerSession:
 
     def _entries(self, messages: list[dict[str, Any]], upto: int | None) -> list[_Entry]:
         """The session's items in the order they were added (``upto``: the log version read)."""
-        held = [_item_of(message) for message in messages]
+        held = [item_of(message) for message in messages]
         kept_outputs: dict[str, int] = {}  # call id -> last message holding an output item for it
         for index, item in enumerate(held):
             if item is not None and item.get("type") == "function_call_output":
@@ -366,11 +365,11 @@ class ChatLedgerSession:
         found: list[tuple[int, Item, str | None]] = []  # message index, item, answered call
         for index, (message, item) in enumerate(zip(messages, held, strict=True)):
             if item is None:
-                for converted in _converted(message):
+                for converted in foreign_items(message):
                     found.append((index, converted, None))
                 continue
             found.append((index, item, None))
-            output = _output_item(message, item)
+            output = output_item(message, item)
             if output is None:
                 continue
             given, by_output = output
@@ -474,121 +473,3 @@ def _tail_to_cut(entries: list[_Entry], start: int = -1) -> tuple[int, int]:
         if lowest == cut_at:
             return first, cut_at
         cut_at = lowest
-
-
-def _json_copy(item: Any) -> Item:
-    """A private JSON copy of an item (refuses what JSON cannot hold)."""
-    try:
-        copied = json.loads(json.dumps(item))
-    except (TypeError, ValueError) as error:
-        raise InvalidInputError(f"a session item must be JSON: {error}") from None
-    if not isinstance(copied, dict):
-        raise InvalidInputError(f"a session item must be a JSON object, not {type(item).__name__}")
-    return copied
-
-
-def _is_plain_output(item: Item) -> bool:
-    return (
-        item.get("type") == "function_call_output"
-        and set(item) == _OUTPUT_KEYS
-        and isinstance(item["call_id"], str)
-    )
-
-
-def _message_for(item: Item) -> dict[str, Any]:
-    """The UIMessage recording one item (the item itself in its metadata)."""
-    role = "assistant"
-    parts: list[dict[str, Any]]
-    kind = item.get("type", "message")
-    if kind == "message" and item.get("role") in _ROLES:
-        role = _ROLES[item["role"]]
-        parts = _content_parts(item.get("content"))
-    elif (
-        kind == "function_call"
-        and isinstance(item.get("call_id"), str)
-        and isinstance(item.get("name"), str)
-    ):
-        parts = [
-            {
-                "type": "dynamic-tool",
-                "toolName": item["name"],
-                "toolCallId": item["call_id"],
-                "state": "input-available",
-                "input": _arguments(item.get("arguments")),
-            }
-        ]
-    else:
-        parts = []
-    if not parts:
-        parts = [{"type": "data-openai-item", "data": copy.deepcopy(item)}]
-    return {
-        "id": f"oai_{uuid.uuid4().hex}",
-        "role": role,
-        "metadata": {ITEM_METADATA_KEY: item},
-        "parts": parts,
-    }
-
-
-def _content_parts(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if not isinstance(content, list):
-        return []
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind in _TEXT_CONTENT and isinstance(block.get("text"), str):
-            parts.append({"type": "text", "text": block["text"]})
-        elif kind == "refusal" and isinstance(block.get("refusal"), str):
-            parts.append({"type": "text", "text": block["refusal"]})
-        else:
-            parts.append({"type": "data-openai-content", "data": copy.deepcopy(block)})
-    return parts
-
-
-def _arguments(arguments: Any) -> Any:
-    """A call's input: its JSON ``arguments`` parsed, or the text itself when it is not JSON."""
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments
-
-
-def _item_of(message: dict[str, Any]) -> Item | None:
-    metadata = message.get("metadata")
-    item = metadata.get(ITEM_METADATA_KEY) if isinstance(metadata, dict) else None
-    return copy.deepcopy(item) if isinstance(item, dict) else None
-
-
-def _output_item(message: dict[str, Any], item: Item) -> tuple[Item, bool] | None:
-    """The ``function_call_output`` item of a call message whose part has a result.
-
-    With it, whether the part holds a result (``output-available``) rather
-    than a denial's or an error's text.
-    """
-    if item.get("type") != "function_call":
-        return None
-    part = next((p for p in message["parts"] if p.get("type") == "dynamic-tool"), None)
-    if part is None or part.get("toolCallId") != item.get("call_id"):
-        return None
-    state = part.get("state")
-    if state == "output-available":
-        output = copy.deepcopy(part.get("output"))
-    elif state == "output-error":
-        output = part.get("errorText")
-    elif state == "output-denied":
-        approval = part.get("approval")
-        reason = approval.get("reason") if isinstance(approval, dict) else None
-        output = reason or _DENIED_TEXT
-    else:
-        return None
-    given = {"type": "function_call_output", "call_id": item["call_id"], "output": output}
-    return given, state == "output-available"
-
-
-def _converted(message: dict[str, Any]) -> list[Item]:
-    """Items for a message this session did not write (the converter's Responses items)."""
-    items: list[Item] = to_model_messages([message], "openai-responses", unanswered="omit")
-    return items

@@ -82,13 +82,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import json
 import threading
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from pydantic import TypeAdapter
+from typing import TYPE_CHECKING
 
 try:
     from pydantic_ai.conversation_store import (
@@ -98,17 +95,10 @@ try:
     )
     from pydantic_ai.conversation_store import ConversationStore as PydanticAIConversationStore
     from pydantic_ai.messages import (
-        ModelMessage,
         ModelMessagesTypeAdapter,
         ModelRequest,
-        ModelResponse,
         RetryPromptPart,
-        SystemPromptPart,
-        TextPart,
-        ThinkingPart,
-        ToolCallPart,
         ToolReturnPart,
-        UserPromptPart,
     )
 except ImportError as error:  # the framework is an optional dependency
     raise ImportError(
@@ -116,6 +106,19 @@ except ImportError as error:  # the framework is an optional dependency
         "pip install 'chatledger[pydantic-ai]'"
     ) from error
 
+from chatledger.adapters.frameworks.pydantic_ai_mapping import (
+    METADATA_KEY,
+    Json,
+    branch_tips,
+    delete_marker,
+    entry_json,
+    entry_message,
+    entry_of,
+    record_in,
+    record_message,
+    tool_states,
+    tool_text,
+)
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
 
 if TYPE_CHECKING:
@@ -132,18 +135,9 @@ __all__ = [
 
 DEFAULT_ACTOR = "agent:pydantic-ai"
 DEFAULT_REGISTRY_CHAT_ID = "pydantic-ai:conversations"
-METADATA_KEY = "pydanticAi"
-"""The message metadata key holding an entry (or a record) as Pydantic AI stored it."""
-
-_RECORD_PART = "data-pydantic-ai-record"
-_OTHER_PART = "data-pydantic-ai-part"
 _REGISTERED_PART = "data-pydantic-ai-conversation"
 _SAVE_TRIGGER = "pydantic-ai-save"
 _DELETE_TRIGGER = "pydantic-ai-delete"
-
-_RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
-
-Json = dict[str, Any]
 
 
 class ChatLedgerConversationStore(PydanticAIConversationStore):
@@ -284,14 +278,14 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
             history = self._history(record, given)
             shared = 0
             for message, entry in zip(messages, history, strict=False):
-                if message["id"] != entry.id or _entry_json(message) is None:
+                if message["id"] != entry.id or entry_json(message) is None:
                     break
                 shared += 1
             if shared < len(messages):
                 tx.cut(messages[shared]["id"], trigger=_SAVE_TRIGGER, actor=self.actor)
             for entry in history[shared:]:
                 self._append_entry(tx, entry, record)
-            tx.append_message(_record_message(record), actor=self.actor)
+            tx.append_message(record_message(record), actor=self.actor)
 
         with self._lock:
             try:
@@ -310,7 +304,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
             if not messages:  # an interrupted write had cut everything: cut nothing more
-                marker = _delete_marker()
+                marker = delete_marker()
                 tx.append_message(marker, actor=self.actor)
                 messages = [marker]
             tx.cut(messages[0]["id"], trigger=_DELETE_TRIGGER, actor=self.actor)
@@ -336,7 +330,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         was interrupted after its cut), the last marker in the log, unless a
         ``pydantic-ai-delete`` cut came after it.
         """
-        record = _record_in(messages)
+        record = record_in(messages)
         if record is not None:
             self._index(chat, messages)
             return record
@@ -349,20 +343,20 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
                     record = None
                 continue
             message = item.details.get("message") or {}
-            entry = _entry_of(message)
+            entry = entry_of(message)
             if entry is not None:
                 self._entries.setdefault(entry.id, entry)
-            record = _record_in([message]) or record
+            record = record_in([message]) or record
         return record
 
     def _index(self, chat: str, messages: list[Json]) -> None:
         """Cache every entry the chat ever held (the view, and cut branches from the log)."""
-        found = [_entry_of(message) for message in messages]
+        found = [entry_of(message) for message in messages]
         if any(entry is not None and entry.id not in self._entries for entry in found) or any(
-            tip not in self._entries for tip in _branch_tips(messages)
+            tip not in self._entries for tip in branch_tips(messages)
         ):
             appended = self.store.history(chat, kinds=["message-appended"], tenant=self.tenant)
-            found += [_entry_of(item.details.get("message") or {}) for item in appended]
+            found += [entry_of(item.details.get("message") or {}) for item in appended]
         for entry in found:
             if entry is not None:
                 self._entries.setdefault(entry.id, entry)
@@ -391,7 +385,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         """Cache every entry the chat's log holds."""
         with contextlib.suppress(ConversationNotFoundError):
             for item in self.store.history(chat, kinds=["message-appended"], tenant=self.tenant):
-                entry = _entry_of(item.details.get("message") or {})
+                entry = entry_of(item.details.get("message") or {})
                 if entry is not None:
                     self._entries.setdefault(entry.id, entry)
 
@@ -413,7 +407,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         awaiting = set()
         if record.deferred_tool_requests is not None:
             awaiting = {call.tool_call_id for call in record.deferred_tool_requests.approvals}
-        tx.append_message(_entry_message(entry, awaiting), actor=self.actor)
+        tx.append_message(entry_message(entry, awaiting), actor=self.actor)
         if isinstance(entry.message, ModelRequest):
             returns = [
                 p
@@ -426,14 +420,14 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
 
     def _answer(self, tx: Transaction, returns: list[ToolReturnPart | RetryPromptPart]) -> None:
         """Put each tool return (or retry prompt) on its call's part (with this store's actor)."""
-        states = _tool_states(tx.messages)
+        states = tool_states(tx.messages)
         actor = self.actor
         for part in returns:
             call_id = part.tool_call_id
             state = states.get(call_id)
             if state is None:
                 continue  # a return for a call this conversation does not show
-            text = _text(part)
+            text = tool_text(part)
             outcome = part.outcome if isinstance(part, ToolReturnPart) else "retry"
             if outcome == "denied":
                 if state == "approval-requested":
@@ -476,169 +470,3 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         self.store.append_message(
             self.registry_chat_id, message, tenant=self.tenant, actor=self.actor
         )
-
-
-# -- entries and records as UIMessages ------------------------------------------
-
-
-def _delete_marker() -> Json:
-    """A message to cut when a delete finds the view already empty (a cut needs a message)."""
-    return {
-        "id": f"pai_deleted_{uuid.uuid4().hex}",
-        "role": "system",
-        "parts": [{"type": _RECORD_PART, "data": {"deleted": True}}],
-    }
-
-
-def _message_json(message: ModelMessage) -> Json:
-    dumped: Json = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
-    return dumped
-
-
-def _entry_message(entry: ConversationEntry, awaiting: set[str]) -> Json:
-    """The UIMessage recording one entry (its exact JSON in the metadata)."""
-    message = entry.message
-    parts: list[Json] = []
-    role = "user"
-    if isinstance(message, ModelRequest):
-        if message.parts and all(isinstance(p, SystemPromptPart) for p in message.parts):
-            role = "system"
-        for part in message.parts:
-            text = _prompt_text(part, role)
-            parts.append({"type": "text", "text": text} if text is not None else _other_part(part))
-    elif isinstance(message, ModelResponse):
-        role = "assistant"
-        for response_part in message.parts:
-            if isinstance(response_part, TextPart):
-                parts.append({"type": "text", "text": response_part.content})
-            elif isinstance(response_part, ThinkingPart):
-                parts.append({"type": "reasoning", "text": response_part.content})
-            elif isinstance(response_part, ToolCallPart):
-                parts.append(_tool_part(response_part, awaiting))
-            else:
-                parts.append(_other_part(response_part))
-    if not parts:
-        parts.append({"type": _OTHER_PART, "data": {"empty": True}})
-    return {
-        "id": entry.id,
-        "role": role,
-        "metadata": {
-            METADATA_KEY: {
-                "entryId": entry.id,
-                "parentId": entry.parent_id,
-                "kind": entry.kind,
-                "message": _message_json(message),
-            }
-        },
-        "parts": parts,
-    }
-
-
-def _prompt_text(part: Any, role: str) -> str | None:
-    """The text of a text user prompt (or of a system prompt in a system message), else None."""
-    if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-        return part.content
-    if isinstance(part, SystemPromptPart) and role == "system":
-        return part.content
-    return None
-
-
-def _tool_part(call: ToolCallPart, awaiting: set[str]) -> Json:
-    part: Json = {
-        "type": "dynamic-tool",
-        "toolName": call.tool_name,
-        "toolCallId": call.tool_call_id,
-        "state": "input-available",
-        "input": _arguments(call),
-    }
-    if call.tool_call_id in awaiting:
-        part["state"] = "approval-requested"
-        part["approval"] = {"id": f"approval_{call.tool_call_id}"}
-    return part
-
-
-def _arguments(call: ToolCallPart) -> Any:
-    """A call's input: its arguments as an object, or the text when it is not JSON."""
-    if isinstance(call.args, str):
-        try:
-            return json.loads(call.args)
-        except ValueError:
-            return call.args
-    return json.loads(json.dumps(call.args or {}, default=str))
-
-
-def _other_part(part: Any) -> Json:
-    data = TypeAdapter(type(part)).dump_python(part, mode="json")
-    return {"type": _OTHER_PART, "data": data}
-
-
-def _text(part: ToolReturnPart | RetryPromptPart) -> str:
-    """What the model is told: a return's text content, or the retry prompt."""
-    if isinstance(part, RetryPromptPart):
-        return part.model_response()
-    content = part.content
-    return content if isinstance(content, str) else part.model_response_str()
-
-
-def _record_message(record: ConversationRecord) -> Json:
-    data = _RECORDS.dump_python(record, mode="json")
-    summary = {
-        "revision": record.revision,
-        "headId": record.head_id,
-        "awaitingApproval": [
-            call.tool_call_id
-            for call in (
-                record.deferred_tool_requests.approvals if record.deferred_tool_requests else []
-            )
-        ],
-    }
-    return {
-        "id": f"pai_record_{record.revision}",
-        "role": "system",
-        "metadata": {METADATA_KEY: {"record": data}},
-        "parts": [{"type": _RECORD_PART, "data": summary}],
-    }
-
-
-def _meta(message: Json) -> Json | None:
-    metadata = message.get("metadata")
-    held = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
-    return held if isinstance(held, dict) else None
-
-
-def _entry_json(message: Json) -> Json | None:
-    held = _meta(message)
-    return held if held is not None and "message" in held else None
-
-
-def _entry_of(message: Json) -> ConversationEntry | None:
-    held = _entry_json(message)
-    if held is None:
-        return None
-    model_message = ModelMessagesTypeAdapter.validate_python([held["message"]])[0]
-    return ConversationEntry(
-        id=held["entryId"], parent_id=held["parentId"], message=model_message, kind=held["kind"]
-    )
-
-
-def _record_in(messages: list[Json]) -> ConversationRecord | None:
-    """The last record marker of the view."""
-    for message in reversed(messages):
-        held = _meta(message)
-        if held is not None and "record" in held:
-            return _RECORDS.validate_python(held["record"])
-    return None
-
-
-def _branch_tips(messages: list[Json]) -> list[str]:
-    record = _record_in(messages)
-    return list(record.branches) if record is not None else []
-
-
-def _tool_states(messages: list[Json]) -> dict[str, str]:
-    states: dict[str, str] = {}
-    for message in messages:
-        for part in message["parts"]:
-            if part.get("type") == "dynamic-tool":
-                states[part["toolCallId"]] = part.get("state", "")
-    return states

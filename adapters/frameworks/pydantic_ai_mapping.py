@@ -1,0 +1,202 @@
+"""Pydantic AI entries and records as chatledger UIMessages, and back.
+
+The mapping that ``ChatLedgerConversationStore`` (``pydantic_ai.py``) writes and
+reads: each ``ConversationEntry`` becomes one UIMessage whose metadata keeps the
+entry's exact JSON, and each ``ConversationRecord`` a ``system`` marker message.
+Pure functions over Pydantic AI's types; no store access.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic_ai.conversation_store import ConversationEntry, ConversationRecord
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+METADATA_KEY = "pydanticAi"
+"""The message metadata key holding an entry (or a record) as Pydantic AI stored it."""
+
+RECORD_PART = "data-pydantic-ai-record"
+OTHER_PART = "data-pydantic-ai-part"
+
+_RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
+
+Json = dict[str, Any]
+
+
+def delete_marker() -> Json:
+    """A message to cut when a delete finds the view already empty (a cut needs a message)."""
+    return {
+        "id": f"pai_deleted_{uuid.uuid4().hex}",
+        "role": "system",
+        "parts": [{"type": RECORD_PART, "data": {"deleted": True}}],
+    }
+
+
+def _message_json(message: ModelMessage) -> Json:
+    dumped: Json = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    return dumped
+
+
+def entry_message(entry: ConversationEntry, awaiting: set[str]) -> Json:
+    """The UIMessage recording one entry (its exact JSON in the metadata)."""
+    message = entry.message
+    parts: list[Json] = []
+    role = "user"
+    if isinstance(message, ModelRequest):
+        if message.parts and all(isinstance(p, SystemPromptPart) for p in message.parts):
+            role = "system"
+        for part in message.parts:
+            text = _prompt_text(part, role)
+            parts.append({"type": "text", "text": text} if text is not None else _other_part(part))
+    elif isinstance(message, ModelResponse):
+        role = "assistant"
+        for response_part in message.parts:
+            if isinstance(response_part, TextPart):
+                parts.append({"type": "text", "text": response_part.content})
+            elif isinstance(response_part, ThinkingPart):
+                parts.append({"type": "reasoning", "text": response_part.content})
+            elif isinstance(response_part, ToolCallPart):
+                parts.append(_tool_part(response_part, awaiting))
+            else:
+                parts.append(_other_part(response_part))
+    if not parts:
+        parts.append({"type": OTHER_PART, "data": {"empty": True}})
+    return {
+        "id": entry.id,
+        "role": role,
+        "metadata": {
+            METADATA_KEY: {
+                "entryId": entry.id,
+                "parentId": entry.parent_id,
+                "kind": entry.kind,
+                "message": _message_json(message),
+            }
+        },
+        "parts": parts,
+    }
+
+
+def _prompt_text(part: Any, role: str) -> str | None:
+    """The text of a text user prompt (or of a system prompt in a system message), else None."""
+    if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+        return part.content
+    if isinstance(part, SystemPromptPart) and role == "system":
+        return part.content
+    return None
+
+
+def _tool_part(call: ToolCallPart, awaiting: set[str]) -> Json:
+    part: Json = {
+        "type": "dynamic-tool",
+        "toolName": call.tool_name,
+        "toolCallId": call.tool_call_id,
+        "state": "input-available",
+        "input": _arguments(call),
+    }
+    if call.tool_call_id in awaiting:
+        part["state"] = "approval-requested"
+        part["approval"] = {"id": f"approval_{call.tool_call_id}"}
+    return part
+
+
+def _arguments(call: ToolCallPart) -> Any:
+    """A call's input: its arguments as an object, or the text when it is not JSON."""
+    if isinstance(call.args, str):
+        try:
+            return json.loads(call.args)
+        except ValueError:
+            return call.args
+    return json.loads(json.dumps(call.args or {}, default=str))
+
+
+def _other_part(part: Any) -> Json:
+    data = TypeAdapter(type(part)).dump_python(part, mode="json")
+    return {"type": OTHER_PART, "data": data}
+
+
+def tool_text(part: ToolReturnPart | RetryPromptPart) -> str:
+    """What the model is told: a return's text content, or the retry prompt."""
+    if isinstance(part, RetryPromptPart):
+        return part.model_response()
+    content = part.content
+    return content if isinstance(content, str) else part.model_response_str()
+
+
+def record_message(record: ConversationRecord) -> Json:
+    data = _RECORDS.dump_python(record, mode="json")
+    summary = {
+        "revision": record.revision,
+        "headId": record.head_id,
+        "awaitingApproval": [
+            call.tool_call_id
+            for call in (
+                record.deferred_tool_requests.approvals if record.deferred_tool_requests else []
+            )
+        ],
+    }
+    return {
+        "id": f"pai_record_{record.revision}",
+        "role": "system",
+        "metadata": {METADATA_KEY: {"record": data}},
+        "parts": [{"type": RECORD_PART, "data": summary}],
+    }
+
+
+def _meta(message: Json) -> Json | None:
+    metadata = message.get("metadata")
+    held = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    return held if isinstance(held, dict) else None
+
+
+def entry_json(message: Json) -> Json | None:
+    held = _meta(message)
+    return held if held is not None and "message" in held else None
+
+
+def entry_of(message: Json) -> ConversationEntry | None:
+    held = entry_json(message)
+    if held is None:
+        return None
+    model_message = ModelMessagesTypeAdapter.validate_python([held["message"]])[0]
+    return ConversationEntry(
+        id=held["entryId"], parent_id=held["parentId"], message=model_message, kind=held["kind"]
+    )
+
+
+def record_in(messages: list[Json]) -> ConversationRecord | None:
+    """The last record marker of the view."""
+    for message in reversed(messages):
+        held = _meta(message)
+        if held is not None and "record" in held:
+            return _RECORDS.validate_python(held["record"])
+    return None
+
+
+def branch_tips(messages: list[Json]) -> list[str]:
+    record = record_in(messages)
+    return list(record.branches) if record is not None else []
+
+
+def tool_states(messages: list[Json]) -> dict[str, str]:
+    states: dict[str, str] = {}
+    for message in messages:
+        for part in message["parts"]:
+            if part.get("type") == "dynamic-tool":
+                states[part["toolCallId"]] = part.get("state", "")
+    return states
