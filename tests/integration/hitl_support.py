@@ -27,6 +27,8 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
+from tests.support import builders
+from tests.support.builders import text_chunks
 from tests.support.ledger import stored_events
 
 ALICE = "user:alice"
@@ -71,15 +73,6 @@ def tool_input_chunks(call: Call, *, pieces: int = 3) -> list[dict[str, Any]]:
             "toolName": call.tool,
             "input": call.input,
         },
-    ]
-
-
-def text_chunks(part_id: str, *deltas: str) -> list[dict[str, Any]]:
-    """A text part: start, deltas, end."""
-    return [
-        {"type": "text-start", "id": part_id},
-        *({"type": "text-delta", "id": part_id, "delta": d} for d in deltas),
-        {"type": "text-end", "id": part_id},
     ]
 
 
@@ -155,8 +148,8 @@ WEATHER = Call(
 
 
 def user(message_id: str, text: str = "Please clean up the old report.") -> dict[str, Any]:
-    """A user UIMessage."""
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+    """A user UIMessage (this module's default text: the clean-up request)."""
+    return builders.user(message_id, text)
 
 
 def tool_part(call: Call, state: str, **extra: Any) -> dict[str, Any]:

@@ -17,6 +17,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from tests.support.builders import user  # noqa: F401  (re-exported for the HTTP tests)
+
 Chunk = dict[str, Any]
 
 
@@ -95,10 +97,6 @@ def text_turn(message_id: str, text: str, *, tool: Chunk | None = None) -> list[
     if tool is not None:
         chunks.append(tool)
     return [*chunks, {"type": "finish-step"}, {"type": "finish"}]
-
-
-def user(message_id: str, text: str) -> dict[str, Any]:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
 @contextmanager

@@ -8,10 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chatledger import ConversationStore
-
-
-def _user(mid: str, text: str) -> dict[str, Any]:
-    return {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
+from tests.support.builders import user
 
 
 def _answer(store: ConversationStore, chat: str, mid: str, text: str) -> None:
@@ -42,7 +39,7 @@ def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: Conversa
     """After regenerate and edit, the current view drops the cut messages; earlier points keep them."""
     chat = "pit"
     store.start_conversation(chat)
-    store.append_message(chat, _user("u1", "first question"))
+    store.append_message(chat, user("u1", "first question"))
     _answer(store, chat, "a1", "first answer")
     before_cut = store.version(chat)
     time.sleep(0.01)
@@ -51,7 +48,7 @@ def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: Conversa
     store.regenerate(chat)
     _answer(store, chat, "a2", "second answer")
     after_regenerate = store.version(chat)
-    store.edit(chat, "u1", _user("u2", "edited question"))
+    store.edit(chat, "u1", user("u2", "edited question"))
 
     assert _texts(store.model_messages(chat)) == ["edited question"]
     assert _texts(store.model_messages(chat, at_version=before_cut)) == [
@@ -66,7 +63,7 @@ def test_model_messages_at_a_version_or_time_see_the_cut_answers(store: Conversa
     anthropic = store.model_messages(chat, "anthropic", at_version=before_cut)
     assert [m["role"] for m in anthropic["messages"]] == ["user", "assistant"]
     assert store.messages(chat, at_version=before_cut) == [
-        _user("u1", "first question"),
+        user("u1", "first question"),
         {
             "id": "a1",
             "role": "assistant",
@@ -83,8 +80,8 @@ def test_cut_removes_any_message_from_the_view_and_the_log_keeps_it(
     """``cut`` (used by framework stores) cuts a user message too; the audit names its trigger."""
     chat = "cut"
     store.start_conversation(chat)
-    store.append_message(chat, _user("u1", "keep"))
-    store.append_message(chat, _user("u2", "drop"))
+    store.append_message(chat, user("u1", "keep"))
+    store.append_message(chat, user("u2", "drop"))
     before = store.version(chat)
     assert store.cut(chat, "u2", trigger="pop-item", actor="agent:test") == 1
     assert [m["id"] for m in store.messages(chat)] == ["u1"]

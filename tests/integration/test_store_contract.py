@@ -28,6 +28,7 @@ from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
+from tests.support.builders import delta, user
 from tests.support.ledger import (
     as_json,
     drop_snapshots,
@@ -40,16 +41,6 @@ from tests.support.ledger import (
 
 BOT = "agent:bot"
 ALICE = "user:alice"
-
-
-def user(message_id: str, text: str = "hello") -> dict[str, Any]:
-    """A user UIMessage."""
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
-
-
-def delta(text: str, part_id: str = "t") -> dict[str, Any]:
-    """A text-delta chunk."""
-    return {"type": "text-delta", "id": part_id, "delta": text}
 
 
 # A reply with reasoning, text and a static tool call whose input streams, as

@@ -28,16 +28,9 @@ from chatledger.adapters.http.use_chat import (
 )
 from chatledger.domain import aggregate
 from chatledger.domain.errors import InvalidMessageError
+from tests.support.builders import assistant, user
 
 Message = dict[str, Any]
-
-
-def user(message_id: str, text: str = "hi") -> Message:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
-
-
-def assistant(message_id: str, *parts: dict[str, Any]) -> Message:
-    return {"id": message_id, "role": "assistant", "parts": list(parts)}
 
 
 def tool(call: str, state: str, **fields: Any) -> dict[str, Any]:
