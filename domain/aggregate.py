@@ -43,10 +43,12 @@ from chatledger.domain.events import (
     SteeringQueued,
     StreamClosed,
     StreamOpened,
+    StreamRenewed,
     TitleSet,
     ToolApprovalResponded,
     ToolOutputAdded,
 )
+from chatledger.domain.lease import expiry_reason, lease_expired
 from chatledger.domain.limits import Limits, check_choice, check_name, check_text
 from chatledger.domain.parts import check_message
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
@@ -168,8 +170,12 @@ class Conversation(BaseAggregate[UUID]):
         trigger: str,
         actor: str,
         request_id: str | None = None,
+        lease_seconds: float | None = None,
     ) -> None:
-        """Open the conversation's one stream (fulfilling a continuation request if named)."""
+        """Open the conversation's one stream (fulfilling a continuation request if named).
+
+        ``lease_seconds``: how long it stays open with nothing written to it (``expire_stream``).
+        """
         check_name("stream id", stream_id)
         if not continuation and request_id is None:  # a continuation keeps the last message's id
             check_name("message id", message_id)
@@ -204,7 +210,38 @@ class Conversation(BaseAggregate[UUID]):
             trigger=trigger,
             actor=actor,
             request_id=request_id,
+            lease_seconds=lease_seconds,
         )
+
+    def renew_stream(self, stream_id: str) -> None:
+        """Record that the open stream's writer is alive though it wrote nothing for a while."""
+        self._require_stream(stream_id)
+        stream = self.state.stream
+        assert stream is not None
+        self.trigger_event(StreamRenewed, stream_id=stream_id, actor=stream.actor)
+
+    def expire_stream(
+        self,
+        *,
+        now: datetime,
+        default_lease_seconds: float,
+        actor: str,
+        noticed_by: str,
+        stream_id: str | None = None,
+    ) -> bool:
+        """Close the open stream as ``interrupted`` if its lease ran out before ``now``.
+
+        ``stream_id`` limits this to that stream. Returns whether it closed one;
+        the reason names the writer, how long it was quiet and ``noticed_by``.
+        """
+        stream = self.state.stream
+        if stream is None or stream_id not in (None, stream.stream_id):
+            return False
+        if not lease_expired(stream, now, default_lease_seconds):
+            return False
+        reason = expiry_reason(stream, now, default_lease_seconds, noticed_by)
+        self.close_stream(stream.stream_id, "interrupted", reason, actor=actor)
+        return True
 
     def receive(self, stream_id: str, chunk: Any, *, limits: Limits) -> ReceivedChunk:
         """Check and fold one chunk now; it is recorded at the next ``flush()``."""

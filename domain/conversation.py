@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -56,6 +57,10 @@ class OpenStream:
     """(position, toolCallId) of the chunks applied since the step began (for ``reset-step``)."""
     retractions: dict[int, list[int]] = field(default_factory=dict)
     """Position of each ``reset-step`` not yet recorded -> positions of the chunks it retracted."""
+    renewed_at: datetime | None = None
+    """Time of the stream's last event (its open, a batch, a renewal): its lease runs from here."""
+    lease_seconds: float | None = None
+    """The lease its writer asked for when it opened (None: opened before leases were recorded)."""
 
     def to_json(self) -> dict[str, Any]:
         """The stream as JSON, for snapshots."""
@@ -69,6 +74,8 @@ class OpenStream:
             "messageBytes": self.message_bytes,
             "fold": self.fold.state(),
             **({"stepChunks": self.step_chunks} if self.step_chunks else {}),
+            **({"renewedAt": self.renewed_at.isoformat()} if self.renewed_at else {}),
+            **({"leaseSeconds": self.lease_seconds} if self.lease_seconds is not None else {}),
         }
 
 
@@ -165,8 +172,13 @@ class ConversationState:
         continuation: bool,
         trigger: str,
         actor: str,
+        opened_at: datetime | None = None,
+        lease_seconds: float | None = None,
     ) -> None:
-        """Start writing a new assistant message, or continue the last one."""
+        """Start writing a new assistant message, or continue the last one.
+
+        ``opened_at`` starts the stream's lease of ``lease_seconds`` (see ``chatledger.domain.lease``).
+        """
         if continuation:
             index = len(self.messages) - 1
         else:
@@ -180,6 +192,8 @@ class ConversationState:
         )
         size = json_size(self.messages[index])
         self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold, 0, size)
+        self.stream.renewed_at = opened_at
+        self.stream.lease_seconds = lease_seconds
         self.answered_since_stream = False
         self.wants_continuation = None
         if not continuation:
@@ -355,6 +369,9 @@ class ConversationState:
                 stream.get("messageBytes", 0),
                 [(at, call) for at, call in stream.get("stepChunks", [])],
             )
+            renewed = stream.get("renewedAt")
+            state.stream.renewed_at = datetime.fromisoformat(renewed) if renewed else None
+            state.stream.lease_seconds = stream.get("leaseSeconds")
         return state
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "SteeringQueued",
     "StreamClosed",
     "StreamOpened",
+    "StreamRenewed",
     "TitleSet",
     "ToolApprovalResponded",
     "ToolOutputAdded",
@@ -128,9 +129,12 @@ class StreamOpened(ConversationEvent):
     """``submit-message``, ``regenerate-message`` or ``continuation``."""
     request_id: str | None = None
     """The continuation request this stream fulfils, if any."""
+    lease_seconds: float | None = None
+    """How long the stream stays open with nothing written to it (docs/behaviour.md §7.1); None in
+    events stored before leases were recorded (judged with the reader's default)."""
 
     def apply_to(self, state: ConversationState) -> None:
-        """Open the stream (a new assistant message unless it continues one)."""
+        """Open the stream (a new assistant message unless it continues one); its lease starts now."""
         pending = state.continuation
         if pending and (
             pending["requestId"] == self.request_id
@@ -143,6 +147,8 @@ class StreamOpened(ConversationEvent):
             continuation=self.continuation,
             trigger=self.trigger,
             actor=self.actor,
+            opened_at=self.timestamp,
+            lease_seconds=self.lease_seconds,
         )
 
 
@@ -179,6 +185,7 @@ class ChunksReceived(ConversationEvent):
                 f"stored chunks of stream {self.stream_id!r} (version {self.originator_version}) "
                 "follow no open stream of that id: the log is corrupt"
             )
+        stream.renewed_at = self.timestamp  # every batch renews the stream's lease
         skipped = self.skipped()
         for index, chunk in enumerate(self.chunks):
             if index in skipped:
@@ -210,6 +217,27 @@ class ChunksReceived(ConversationEvent):
             Verdict.REFUSED if i in refused else Verdict.REPLAY if i in replays else Verdict.APPLIED
             for i in range(len(self.chunks))
         ]
+
+
+class StreamRenewed(ConversationEvent):
+    """The open stream's writer is alive but wrote nothing for a while: its lease runs from now.
+
+    Recorded only by an idle writer (a third of its lease after its last
+    commit); a writer that commits chunks renews with each batch instead.
+    """
+
+    stream_id: str
+    """The stream renewed."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Move the stream's lease on."""
+        stream = state.stream
+        if stream is None or stream.stream_id != self.stream_id:
+            raise StoredDataError(
+                f"a renewal of stream {self.stream_id!r} (version {self.originator_version}) "
+                "follows no open stream of that id: the log is corrupt"
+            )
+        stream.renewed_at = self.timestamp
 
 
 class StreamClosed(ConversationEvent):

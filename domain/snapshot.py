@@ -58,4 +58,8 @@ class ConversationSnapshot(BaseModel, CanSnapshotAggregate[UUID]):
         )
         conversation.modified_on = datetime.fromisoformat(self.state["modifiedOn"])
         conversation.state = ConversationState.from_json(self.state["conversation"])
+        stream = conversation.state.stream
+        if stream is not None and stream.renewed_at is None:
+            # Taken before leases were recorded: the stream's lease runs from its last event.
+            stream.renewed_at = conversation.modified_on
         return conversation

@@ -61,6 +61,7 @@ from chatledger.domain.events import (
     SteeringQueued,
     StreamClosed,
     StreamOpened,
+    StreamRenewed,
     TitleSet,
     ToolApprovalResponded,
     ToolOutputAdded,
@@ -74,6 +75,7 @@ KINDS: Final = (
     "message-appended",
     "stream-opened",
     "chunks",
+    "stream-renewed",
     "stream-closed",
     "approval-responded",
     "tool-output-added",
@@ -227,6 +229,11 @@ def _closed(event: StreamClosed, before: ConversationState) -> _Described:
     return summary, details, ("error",) if event.outcome == "errored" else ()
 
 
+def _renewed(event: StreamRenewed, before: ConversationState) -> _Described:
+    summary = f"stream {_id(event.stream_id)} renewed: its writer is alive (wrote nothing lately)"
+    return summary, {"streamId": event.stream_id}, ()
+
+
 def _approval(event: ToolApprovalResponded, before: ConversationState) -> _Described:
     part, where = _tool(before, event.tool_call_id)
     verb = "approved" if event.approved else "denied"
@@ -374,6 +381,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, _Describer], ...]] 
     (MessageAppended, "message-appended", _message),
     (StreamOpened, "stream-opened", _opened),
     (ChunksReceived, "chunks", _chunks),
+    (StreamRenewed, "stream-renewed", _renewed),
     (StreamClosed, "stream-closed", _closed),
     (ToolApprovalResponded, "approval-responded", _approval),
     (ToolOutputAdded, "tool-output-added", _output),
