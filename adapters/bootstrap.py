@@ -20,10 +20,11 @@ from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
+from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds
 from chatledger.domain.limits import Limits
 from chatledger.projections.projector import Projector
 
-__all__ = ["StoreParts", "build_store", "default_ai_sdk", "open_store"]
+__all__ = ["StoreParts", "build_store", "default_ai_sdk", "default_stream_lease", "open_store"]
 
 
 def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
@@ -50,6 +51,7 @@ def build_store(
     env: dict[str, str] | None = None,
     auto_continue: bool = True,
     ai_sdk: int = 7,
+    stream_lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
 ) -> ConversationStore:
     """A store over ``config``; ``env`` adds eventsourcing settings (e.g. lock timeouts, a cipher)."""
     return ConversationStore(
@@ -59,6 +61,23 @@ def build_store(
         batch=batch or BatchPolicy(),
         auto_continue=auto_continue,
         ai_sdk=ai_sdk,
+        stream_lease_seconds=stream_lease_seconds,
+    )
+
+
+def default_stream_lease(seconds: float | None = None) -> float:
+    """The stream lease: ``seconds``, else ``CHATLEDGER_STREAM_LEASE_SECONDS``, else 30."""
+    if seconds is not None:
+        return check_lease_seconds(seconds)
+    raw = os.environ.get("CHATLEDGER_STREAM_LEASE_SECONDS", "").strip()
+    if not raw:
+        return DEFAULT_STREAM_LEASE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        value = None
+    return check_lease_seconds(
+        value if value is not None else raw, "CHATLEDGER_STREAM_LEASE_SECONDS"
     )
 
 
@@ -85,6 +104,7 @@ def open_store(
     cipher_key: str | None = None,
     auto_continue: bool = True,
     ai_sdk: int | None = None,
+    stream_lease_seconds: float | None = None,
 ) -> ConversationStore:
     """What ``ConversationStore.open`` does; see there."""
     cipher_key = cipher_key or key_from_environment()
@@ -105,6 +125,7 @@ def open_store(
         env=env,
         auto_continue=auto_continue,
         ai_sdk=default_ai_sdk(ai_sdk),
+        stream_lease_seconds=default_stream_lease(stream_lease_seconds),
     )
 
 

@@ -21,10 +21,13 @@ chunk's position in it, and the version of the ``ChunksReceived`` event that
 holds it (where reading resumes). They never expire: the log is append-only.
 
 **Waiting.** ``timeout`` bounds how long the follower waits with nothing new
-in the conversation's log; then it raises ``FollowTimeoutError``, which carries
-the cursor to resume from. Without it the follower waits until the stream
-closes (a stream a crashed writer left open waits until someone closes it
-with ``close_stream(..., "interrupted")``).
+in the conversation's log (a writer's lease renewal is not news); then it
+raises ``FollowTimeoutError``, which carries the cursor to resume from.
+Without it the follower waits until the stream closes. A stream whose writer died closes too: while it waits, a follower
+given ``expire`` (the store's followers are) calls it at once and then every
+``expire_every`` seconds, and ``expire`` closes the stream as ``interrupted``
+once its lease has run out (``chatledger.adapters.store.leases``); the
+follower then reads that close and returns.
 
 **Resources.** The follower reads through the store's own connections. It
 is woken by the store's ``News`` hub (``chatledger.adapters.store.news``):
@@ -40,8 +43,10 @@ own on PostgreSQL, polling on SQLite and memory.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
@@ -52,11 +57,12 @@ from chatledger.adapters.persistence.notify import listen, wait_for_notify
 from chatledger.adapters.store.news import News, Subscription
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
+    ChatLedgerError,
     ConversationNotFoundError,
     FollowTimeoutError,
     InvalidInputError,
 )
-from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened
+from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened, StreamRenewed
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
@@ -105,6 +111,8 @@ def follow(
     timeout: float | None = None,
     poll_seconds: float | None = None,
     news: News | None = None,
+    expire: Callable[[str], bool] | None = None,
+    expire_every: float = 10.0,
 ) -> Generator[FollowedChunk, None, None]:
     """Yield the chunks of the conversation's stream after ``after``, waiting for new ones until it closes.
 
@@ -115,7 +123,8 @@ def follow(
     iteration. ``poll_seconds`` is the polling period on SQLite and memory
     (default 20 ms) and the safety re-check period on PostgreSQL (default 1 s);
     with ``news`` (the store's hub) it is the follower's own re-check period
-    on every backend (default 1 s).
+    on every backend (default 1 s). ``expire(stream_id)`` closes the stream if
+    its writer's lease ran out (see "Waiting" above).
     """
     if timeout is not None and timeout <= 0:
         raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
@@ -130,7 +139,8 @@ def follow(
     postgres = log.config.backend == "postgres"
     if poll_seconds is None:
         poll_seconds = POSTGRES_RECHECK_SECONDS if postgres or news else POLL_SECONDS
-    return _follow(log, key, chat_id, start, timeout, poll_seconds, postgres, news)
+    waiting = _Waiting(timeout, poll_seconds, postgres, news, expire, expire_every)
+    return _follow(log, key, chat_id, start, waiting)
 
 
 # -- where to start -----------------------------------------------------------
@@ -173,17 +183,25 @@ def _nothing() -> Generator[FollowedChunk, None, None]:
 # -- following -----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Waiting:
+    """How a follower waits: for how long at most, how it is woken, and how it ends a dead stream."""
+
+    timeout: float | None
+    poll_seconds: float
+    postgres: bool
+    news: News | None
+    expire: Callable[[str], bool] | None
+    expire_every: float
+
+
 def _follow(
-    log: ConversationLog,
-    key: UUID,
-    chat_id: str,
-    start: _Start,
-    timeout: float | None,
-    poll_seconds: float,
-    postgres: bool,
-    news: News | None,
+    log: ConversationLog, key: UUID, chat_id: str, start: _Start, waiting: _Waiting
 ) -> Generator[FollowedChunk, None, None]:
     """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes."""
+    timeout, poll_seconds, news = waiting.timeout, waiting.poll_seconds, waiting.news
+    postgres = waiting.postgres
+    checked_at = -math.inf  # when the lease was last checked: at the first wait, then periodically
     stream_id, version, skip_to = start.stream_id, start.version, start.position
     cursor = start.cursor
     # Subscribe (or LISTEN) before reading: no event recorded after the read is missed.
@@ -193,11 +211,11 @@ def _follow(
         news_at = time.monotonic()
         while True:
             page = log.select_events(key, gt=version, limit=_PAGE)
-            if page:
-                news_at = time.monotonic()
             for stored in page:
                 version = stored.originator_version
                 kind = _kind(stored.topic)
+                if kind is not StreamRenewed:  # a renewal is not news: keep-alives go on
+                    news_at = time.monotonic()
                 if kind is ChunksReceived:
                     batch = cast(ChunksReceived, log.decode(stored))
                     if batch.stream_id != stream_id:
@@ -219,7 +237,14 @@ def _follow(
                     return  # cannot happen while ours is open (one stream at a time): do not stray
             if len(page) == _PAGE:
                 continue  # more to read now
+            if waiting.expire is not None and time.monotonic() - checked_at >= waiting.expire_every:
+                checked_at = time.monotonic()
+                with contextlib.suppress(ChatLedgerError):  # e.g. unreachable: check again later
+                    if waiting.expire(stream_id):
+                        continue  # closed as interrupted: read that close, and return
             wait = poll_seconds
+            if waiting.expire is not None:
+                wait = min(wait, max(checked_at + waiting.expire_every - time.monotonic(), 0.001))
             if timeout is not None:
                 left = timeout - (time.monotonic() - news_at)
                 if left <= 0:

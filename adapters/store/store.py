@@ -13,13 +13,14 @@ import copy
 import uuid
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.store import actions, inbox, integrity
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
+from chatledger.adapters.store.leases import Clock, expire_stream, expire_streams, process_name
 from chatledger.adapters.store.news import News
 from chatledger.adapters.store.otel import OtelExporter
 from chatledger.adapters.store.reads import Reads
@@ -40,6 +41,7 @@ from chatledger.domain.errors import (
     InvalidChunkError,
     InvalidInputError,
 )
+from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
 from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.timeline import TimelineEntry
@@ -61,6 +63,10 @@ __all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport", "StoreParts"]
 
 DEFAULT_TENANT = "default"
 T = TypeVar("T")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,18 @@ class ConversationStore:
         batch: BatchPolicy | None = None,
         auto_continue: bool = True,
         ai_sdk: int = 7,
+        stream_lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
     ) -> None:
         """Compose a store from opened parts; use ``open()`` (or ``bootstrap.build_store``)."""
         if ai_sdk not in SDK_VERSIONS:
             raise InvalidAiSdkVersionError(ai_sdk)
+        check_lease_seconds(stream_lease_seconds)
+        self.stream_lease_seconds = float(stream_lease_seconds)
+        """The lease of the streams this store opens, and of old streams that recorded none."""
+        self.clock: Clock = _utc_now
+        """Now, for lease decisions (tests may replace it)."""
+        self.process = process_name()
+        """Who this process is in the audit when it closes a stream whose lease expired."""
         self.ai_sdk = ai_sdk
         """The AI SDK major new conversations speak unless ``start_conversation`` says otherwise."""
         self._versions: dict[tuple[str, str], int] = {}
@@ -125,7 +139,7 @@ class ConversationStore:
         self._uow = UnitOfWork(self.log)
         self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
         self._verifier = Verifier(self.log, self.read_models, self.projector)
-        self._flusher = Flusher(self.batch.max_delay)
+        self._flusher = Flusher(self.batch.max_delay, self.stream_lease_seconds)
         self._uow.settle_writers = self._flusher.settle
         self._news = News(self.log)
 
@@ -142,6 +156,7 @@ class ConversationStore:
         cipher_key: str | None = None,
         auto_continue: bool = True,
         ai_sdk: int | None = None,
+        stream_lease_seconds: float | None = None,
     ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
@@ -156,6 +171,10 @@ class ConversationStore:
         turns off the default continuation after approvals and tool outputs.
         ``ai_sdk`` (6 or 7; default ``CHATLEDGER_AI_SDK``, else 7) is the AI SDK
         major new conversations speak; a conversation keeps the one it started with.
+        ``stream_lease_seconds`` (default ``CHATLEDGER_STREAM_LEASE_SECONDS``, else 30) is
+        how long a stream this store opens stays open with nothing written to it: the
+        writer renews it while alive, and once a dead writer's lease has run out any
+        process closes the stream as ``interrupted`` (docs/behaviour.md §7.1).
         """
         # The composition root imports this module; importing it here keeps the cycle lazy.
         from chatledger.adapters.bootstrap import open_store
@@ -170,6 +189,7 @@ class ConversationStore:
             cipher_key=cipher_key,
             auto_continue=auto_continue,
             ai_sdk=ai_sdk,
+            stream_lease_seconds=stream_lease_seconds,
         )
 
     def close(self) -> None:
@@ -242,11 +262,12 @@ class ConversationStore:
         While an answer streams, a user message of an AI SDK 7 conversation is
         queued as a steering message (see ``steering``) instead of refused.
         """
-        self._uow.act(
-            tenant or self.tenant,
-            chat_id,
-            lambda c: c.append_message(message, actor=actor, limits=self.limits),
-        )
+
+        def decide(c: Conversation) -> None:
+            self._expire_lapsed(c, f"a message by {actor}")
+            c.append_message(message, actor=actor, limits=self.limits)
+
+        self._uow.act(tenant or self.tenant, chat_id, decide)
 
     def open_stream(
         self,
@@ -263,8 +284,10 @@ class ConversationStore:
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
-        A second open stream is refused (StreamAlreadyOpenError); close a stream
-        left open by a crashed process with ``close_stream(..., "interrupted")``.
+        A second open stream is refused (StreamAlreadyOpenError), unless the open
+        one's lease has expired (its writer died): that one is closed as
+        ``interrupted`` first, in the same transaction. The new stream holds a
+        lease of ``stream_lease_seconds``, renewed by the writer while it lives.
         ``request_id`` names the continuation request this stream fulfils
         (see ``claim_continuation``); it implies ``continuation=True``.
         ``user_message`` (by ``user_actor``) is appended first, in the same
@@ -277,6 +300,7 @@ class ConversationStore:
         trigger = trigger or ("continuation" if continuation else "submit-message")
 
         def decide(c: Conversation) -> None:
+            self._expire_lapsed(c, f"a new turn by {user_actor if user_message else actor}")
             if user_message is not None:
                 c.append_message(user_message, actor=user_actor, limits=self.limits)
             c.open_stream(
@@ -286,6 +310,7 @@ class ConversationStore:
                 trigger=trigger,
                 actor=actor,
                 request_id=request_id,
+                lease_seconds=self.stream_lease_seconds,
             )
 
         conversation, _, _ = self._uow.act(tenant or self.tenant, chat_id, decide, keep=False)
@@ -297,7 +322,53 @@ class ConversationStore:
             policy=self.batch,
             flusher=self._flusher,
             unit_of_work=self._uow,
+            lease_seconds=self.stream_lease_seconds,
         )
+
+    def _expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
+        """Close the conversation's stream if its writer's lease ran out (a decision step)."""
+        conversation.expire_stream(
+            now=self.clock(),
+            default_lease_seconds=self.stream_lease_seconds,
+            actor=self.process,
+            noticed_by=noticed_by,
+        )
+
+    def expire_stream(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        stream_id: str | None = None,
+        actor: str | None = None,
+        noticed_by: str = "a check",
+    ) -> bool:
+        """Close the open stream as ``interrupted`` if its lease expired (its writer died); whether it did.
+
+        Of several processes that call it at once, exactly one records the
+        close. ``actor`` (default: this process, ``chatledger:HOST:PID``) is who
+        closes it in the audit; ``noticed_by`` goes into the reason.
+        """
+        return expire_stream(
+            self._uow, tenant or self.tenant, chat_id, clock=self.clock,
+            default_lease_seconds=self.stream_lease_seconds, actor=actor or self.process,
+            noticed_by=noticed_by, stream_id=stream_id,
+        )  # fmt: skip
+
+    def expire_streams(
+        self, *, tenant: str | None = None, actor: str | None = None, noticed_by: str = "a sweep"
+    ) -> list[str]:
+        """Close every stream of the tenant whose lease expired; the chat ids closed (the sweep)."""
+
+        def listed(query: ListQuery) -> ConversationList:
+            self.projector.catch_up()
+            return self.read_models.list_conversations(query)
+
+        return expire_streams(
+            self._uow, listed, tenant or self.tenant, clock=self.clock,
+            default_lease_seconds=self.stream_lease_seconds, actor=actor or self.process,
+            noticed_by=noticed_by,
+        )  # fmt: skip
 
     def close_stream(
         self,
@@ -672,12 +743,22 @@ class ConversationStore:
         ``after=`` a ``FollowedChunk.cursor`` resumes right after that chunk.
         Waits for new chunks until the stream closes, then returns; replayed
         and refused chunks are not yielded. ``timeout`` (seconds with nothing
-        new) raises ``FollowTimeoutError``. Close the generator to release its
-        connection. Details: ``chatledger.adapters.store.follow``.
+        new) raises ``FollowTimeoutError``. A stream whose writer died ends too:
+        while waiting, the follower closes it as ``interrupted`` once its lease
+        has expired. Close the generator to release its connection. Details:
+        ``chatledger.adapters.store.follow``.
         """
+        tenant = tenant or self.tenant
+
+        def expire(stream_id: str) -> bool:
+            return self.expire_stream(
+                chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
+            )
+
         return follow(
-            self.log, tenant or self.tenant, chat_id,
+            self.log, tenant, chat_id,
             after=after, timeout=timeout, poll_seconds=poll_seconds, news=self._news,
+            expire=expire, expire_every=renew_every(self.stream_lease_seconds),
         )  # fmt: skip
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:

@@ -17,6 +17,7 @@ from chatledger.domain.errors import (
     NoOpenStreamError,
     StoreConfigurationError,
 )
+from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 from chatledger.domain.limits import Limits
 
 __all__ = ["AT_ONCE", "DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"]
@@ -71,11 +72,14 @@ class Flusher:
     ``append()`` already commits on age when chunks keep coming; this covers a
     model that goes quiet, so at most ``max_delay`` of chunks is ever at risk.
     It also commits a batch ended by a boundary chunk once it has settled
-    (``due_at`` wakes it at that moment).
+    (``due_at`` wakes it at that moment), and renews the lease of a writer
+    that has committed nothing for a while (``StreamWriter.renew_if_idle``).
     """
 
-    def __init__(self, max_delay: float) -> None:
-        self._period = max(max_delay / 2, 0.001)
+    def __init__(
+        self, max_delay: float, lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS
+    ) -> None:
+        self._period = max(min(max_delay, renew_every(lease_seconds)) / 2, 0.001)
         self._next: float | None = None
         """The earliest moment a writer asked to be checked at (see ``due_at``)."""
         self._wakes_at = 0.0
@@ -171,6 +175,12 @@ class StreamWriter:
     after a boundary chunk as ``BatchPolicy`` says (before the next plain
     chunk, with the close, or when the boundary has settled). The writer takes ownership of the chunk
     objects given to it. It is safe to use from several threads.
+
+    Lease (docs/behaviour.md §7.1): every commit renews the stream's lease;
+    a writer that has committed nothing for a third of ``lease_seconds``
+    commits a small ``StreamRenewed`` (the flusher sees to it), so a writer
+    that is alive but slow keeps its stream, and one whose process died
+    loses it once the lease runs out.
     """
 
     def __init__(
@@ -183,6 +193,7 @@ class StreamWriter:
         policy: BatchPolicy,
         flusher: Flusher,
         unit_of_work: UnitOfWork,
+        lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
     ) -> None:
         self.stream_id = stream_id
         assert conversation.state.stream is not None
@@ -201,6 +212,9 @@ class StreamWriter:
         """Set while the buffered batch ends with a boundary chunk: when the timer commits it."""
         self._flusher = flusher
         self._stale = False
+        self._renew_every = renew_every(lease_seconds)
+        self._committed_at = time.monotonic()
+        """When this writer last committed (the open just did): its lease runs from there."""
         self.closed = False
         flusher.watch(self)
 
@@ -262,7 +276,10 @@ class StreamWriter:
         Returns when a boundary still waiting to settle is due (None if none is).
         """
         with self._lock:
-            if self.closed or not self._unsaved:
+            if not self._unsaved:
+                self.renew_if_idle()
+                return None
+            if self.closed:
                 return None
             now = time.monotonic()
             settled = self._settles_at is not None and now >= self._settles_at
@@ -272,6 +289,25 @@ class StreamWriter:
             with contextlib.suppress(Exception):
                 self.flush()
             return None
+
+    def renew_if_idle(self) -> bool:
+        """Renew the stream's lease if nothing was committed for a third of it; whether it did.
+
+        A failure is not raised here (the flusher calls it): a stream closed
+        elsewhere meanwhile ends this writer, as any commit would.
+        """
+        with self._lock:
+            if self.closed or self._unsaved:
+                return False
+            if time.monotonic() - self._committed_at < self._renew_every:
+                return False
+            try:
+                self._save(lambda conversation: conversation.renew_stream(self.stream_id))
+            except Exception:
+                # Try again in a while (a sixth of the lease), not at every tick of the flusher.
+                self._committed_at = time.monotonic() - self._renew_every / 2
+                return False
+            return True
 
     def settle(self) -> None:
         """Commit now if the buffered batch ends with a boundary chunk (see ``Flusher.settle``).
@@ -316,6 +352,7 @@ class StreamWriter:
                 raise
             try:
                 self._uow.commit(self._conversation)
+                self._committed_at = time.monotonic()
                 return
             except ConcurrentWriteError:
                 self._resync()
