@@ -148,8 +148,31 @@ def _open(args: argparse.Namespace) -> ConversationStore:
     from chatledger.adapters.store import ConversationStore
 
     ai_sdk = getattr(args, "ai_sdk", None)  # serve --ai-sdk; else $CHATLEDGER_AI_SDK, else 7
+    lease = getattr(args, "stream_lease_seconds", None)  # serve/worker; else the environment
+    if lease is not None:
+        from chatledger.domain.lease import check_lease_seconds
+
+        check_lease_seconds(lease, "--stream-lease-seconds")
     return ConversationStore.open(
-        args.url, tenant=args.tenant, cipher_key=_cipher_key(args), ai_sdk=ai_sdk
+        args.url,
+        tenant=args.tenant,
+        cipher_key=_cipher_key(args),
+        ai_sdk=ai_sdk,
+        stream_lease_seconds=lease,
+    )
+
+
+def add_stream_lease_option(parser: argparse.ArgumentParser) -> None:
+    """``--stream-lease-seconds``, for the commands that write answers (serve, worker)."""
+    parser.add_argument(
+        "--stream-lease-seconds",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long an answer's stream stays open with nothing written to it: a live "
+        "writer renews it, and the stream of a writer that died (a killed server) is closed "
+        "as 'interrupted' once it runs out, so resumes end and new turns are accepted "
+        "(default: $CHATLEDGER_STREAM_LEASE_SECONDS, else 30)",
     )
 
 
@@ -260,6 +283,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else 7); "
         "a conversation keeps the version it started with",
     )
+    add_stream_lease_option(parser)
     parser.set_defaults(command=_serve)
 
 

@@ -76,6 +76,9 @@ def add_worker(
         action="store_true",
         help="run the requests waiting now, wait for their answers, and exit",
     )
+    from chatledger.adapters.cli.commands import add_stream_lease_option
+
+    add_stream_lease_option(parser)
     parser.set_defaults(command=_worker)
 
 

@@ -48,7 +48,10 @@ def take_turn(
     """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread)."""
     state = _current_state(store, chat_id, tenant)
     if state is not None and state.stream is not None:
-        raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
+        # A stream whose writer died (its lease ran out) is closed first; a live one refuses.
+        if not store.expire_stream(chat_id, tenant=tenant, noticed_by=f"a new turn by {actor}"):
+            raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
+        state = _current_state(store, chat_id, tenant)
     stored = [] if state is None else state.messages
     plan = plan_use_chat(stored, messages, trigger, message_id)
     if state is None:

@@ -12,6 +12,11 @@ younger than the grace period is left to the process that recorded it (a
 The runner decides when; the caller says how: it passes ``run``, an async
 function that opens the claimed request's stream (``open_stream(...,
 request_id=...)``) within the lease and starts the responder on it.
+
+The same sweep closes, as ``interrupted``, the streams whose writers died
+(their stream lease ran out: ``chatledger.adapters.store.leases``), so a
+conversation whose server was killed mid-answer is free again even when
+nobody follows it or starts a new turn.
 """
 
 from __future__ import annotations
@@ -107,11 +112,22 @@ class ContinuationRunner:
             return False
         return claimed is not None and await self.start(claimed)
 
+    async def expire_streams(self, tenant: str) -> list[str]:
+        """Close the tenant's streams whose lease expired (their writers died); the chat ids closed."""
+        closed = await asyncio.to_thread(
+            self.store.expire_streams, tenant=tenant, actor=self.worker, noticed_by="the sweep"
+        )
+        for chat_id in closed:
+            log.warning("closed the stream of chat %r: its writer's lease expired", chat_id)
+        return closed
+
     async def sweep_once(self, stop: asyncio.Event | None = None) -> int:
-        """Run every request older than the grace period that nobody holds; how many were started."""
+        """Close the streams of dead writers, then run every request older than the grace period
+        that nobody holds; how many requests were started."""
         started = 0
         for tenant in self.tenants:
             try:
+                await self.expire_streams(tenant)
                 while stop is None or not stop.is_set():
                     claimed = await self.claim(tenant, min_age_seconds=self.grace_seconds)
                     if claimed is None:
