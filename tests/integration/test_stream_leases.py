@@ -26,21 +26,18 @@ from chatledger.domain.errors import (
 )
 from chatledger.projections.read_models import ContinuationRequest
 from tests.integration.conftest import Backend
-
-
-def _user(message_id: str, text: str = "hi") -> dict[str, object]:
-    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+from tests.support.builders import delta, user
 
 
 def _half_written(store: ConversationStore, chat: str = "c") -> tuple[StreamWriter, str]:
     """A conversation with an answer half written (committed) by a writer of ``store``."""
     store.start_conversation(chat)
-    store.append_message(chat, _user("u1"))
+    store.append_message(chat, user("u1"))
     writer = store.open_stream(chat, actor="agent:bot")
     for chunk in (
         {"type": "start"},
         {"type": "text-start", "id": "t"},
-        {"type": "text-delta", "id": "t", "delta": "half"},
+        delta("half"),
     ):
         writer.append(chunk)
     writer.flush()
@@ -62,7 +59,7 @@ def test_a_new_turn_closes_a_stream_whose_lease_expired(backend: Backend) -> Non
     with pytest.raises(StreamAlreadyOpenError):  # the writer is alive: its lease holds
         other.open_stream("c", actor="agent:bot")
     other.clock = _an_hour_ahead
-    other.append_message("c", _user("u2", "are you there?"), actor="user:bob")
+    other.append_message("c", user("u2", "are you there?"), actor="user:bob")
     with other.open_stream("c", actor="agent:bot") as answer:
         answer.append({"type": "start"})
     [closed, _] = _closes(other)
@@ -179,7 +176,7 @@ def test_a_commit_that_lands_while_a_closer_decides_keeps_the_stream(
     thread = threading.Thread(target=lambda: result.append(closer.expire_stream("c")))
     thread.start()
     assert decided.wait(30)
-    writer.append({"type": "text-delta", "id": "t", "delta": " and more"})
+    writer.append(delta(" and more"))
     writer.flush()  # a commit renews the lease
     go.set()
     thread.join(timeout=60)
