@@ -11,6 +11,7 @@ deadline, never slept on.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import pytest
@@ -107,6 +109,37 @@ class Resume:
             self.ended.set()
 
 
+@dataclass
+class SocketResume:
+    """The WebSocket transport's ``resume`` on ``/api/chat/ws``, in a thread: its frames until ``end``."""
+
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    first: threading.Event = field(default_factory=threading.Event)
+    ended: threading.Event = field(default_factory=threading.Event)
+    error: list[BaseException] = field(default_factory=list)
+
+    def read(self, base: str, chat: str) -> None:
+        try:
+            asyncio.run(self._read(base.replace("http://", "ws://") + "/api/chat/ws", chat))
+        except BaseException as error:  # reported by the test
+            self.error.append(error)
+        self.ended.set()
+
+    async def _read(self, url: str, chat: str) -> None:
+        import websockets
+
+        frame = {"type": "resume", "requestId": "r1", "id": chat, "headers": HEADERS, "body": {}}
+        async with websockets.connect(url) as socket_:
+            await socket_.send(json.dumps(frame))
+            while True:
+                got = json.loads(await socket_.recv())
+                self.frames.append(got)
+                if got["type"] == "chunk":
+                    self.first.set()
+                if got["type"] in ("end", "error", "no-active"):
+                    return
+
+
 @pytest.mark.timeout(180)
 def test_a_killed_servers_stream_ends_and_the_chat_goes_on(durable_backend: Backend) -> None:
     url = durable_backend.url
@@ -125,8 +158,14 @@ def test_a_killed_servers_stream_ends_and_the_chat_goes_on(durable_backend: Back
             resume = Resume()
             reader = threading.Thread(target=resume.read, args=(survivor.base, "chat-k"))
             reader.start()
+            socket_resume = SocketResume()
+            socket_reader = threading.Thread(
+                target=socket_resume.read, args=(survivor.base, "chat-k")
+            )
+            socket_reader.start()
             assert resume.first.wait(30), "the resume got nothing"
-            assert not resume.ended.is_set()
+            assert socket_resume.first.wait(30), "the WebSocket resume got nothing"
+            assert not resume.ended.is_set() and not socket_resume.ended.is_set()
             assert store.status("chat-k").status == "streaming"
             # 3. Killed mid-answer: nothing closes its stream.
             doomed.process.send_signal(signal.SIGKILL)
@@ -138,6 +177,11 @@ def test_a_killed_servers_stream_ends_and_the_chat_goes_on(durable_backend: Back
         chunks = [json.loads(d) for d in resume.data if d != "[DONE]"]
         assert any(chunk.get("delta") == PARTIAL for chunk in chunks)
         assert resume.data[-1] == "[DONE]"
+        assert socket_resume.ended.wait(30), "the WebSocket resume never ended"
+        socket_reader.join(timeout=10)
+        assert not socket_resume.error, socket_resume.error
+        assert socket_resume.frames[-1] == {"type": "end", "requestId": "r1"}
+        assert any(f.get("chunk", {}).get("delta") == PARTIAL for f in socket_resume.frames)
         status = store.status("chat-k")
         assert (status.status, status.last_outcome) == ("idle", "interrupted")
         [closed] = store.history("chat-k", kinds=["stream-closed"])
