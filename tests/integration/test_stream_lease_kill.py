@@ -33,7 +33,7 @@ from tests.integration.conftest import Backend
 from tests.integration.http_support import send_body, user
 from tests.support.hanging_responder import PARTIAL
 
-LEASE = "2"
+LEASE = "3"
 TOKEN = "token-kill"
 TENANT = "kill-tenant"
 HEADERS = {"authorization": f"Bearer {TOKEN}"}

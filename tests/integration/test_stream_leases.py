@@ -188,7 +188,7 @@ def test_a_commit_that_lands_while_a_closer_decides_keeps_the_stream(
 
 def test_a_slow_writer_that_is_alive_renews_and_keeps_its_stream(durable_backend: Backend) -> None:
     """No chunk for several leases: the writer's process renews, so nobody may close it."""
-    lease = 1.5
+    lease = 3.0
     writing = durable_backend.open(stream_lease_seconds=lease)
     writer, stream_id = _half_written(writing)
     other = durable_backend.open(stream_lease_seconds=lease)
