@@ -39,7 +39,8 @@ def add_worker(
         "Claim each continuation request of the tenant (with a lease: of many servers and "
         "workers exactly one runs it), open its stream and run the responder into it, until "
         "interrupted. Requests younger than --grace-seconds are left to the process that "
-        "recorded them.",
+        "recorded them. The same sweep closes, as interrupted, answers whose writer died "
+        "(their stream lease ran out, see --stream-lease-seconds).",
         epilog="Example: chatledger worker --url postgresql://app@db/chat --responder myapp.bot:agent",
     )
     parser.add_argument(
