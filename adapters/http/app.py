@@ -18,6 +18,9 @@
   so the client's messages stay equal to the store's; ``start`` chunks are
   sent with the stored message id. The responder runs to its end even when
   the client disconnects: the client resumes from the durable log.
+  A user message sent while an answer streams (AI SDK 7) is recorded as a
+  steering message; its request is answered once that answer ends
+  (``steering.py``).
 * ``GET /api/chat/{id}/stream`` resumes: the open stream from its start (or
   after ``?after=<cursor>`` / ``Last-Event-ID``), live from the log
   (``store.follow``), each event with its cursor as SSE ``id``; 204 when
@@ -61,7 +64,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
@@ -78,9 +81,8 @@ from chatledger.adapters.http.requests import (
     string_field,
 )
 from chatledger.adapters.http.resume import Resumes
-from chatledger.adapters.http.sse import (
-    SSE_HEADERS,
-)
+from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS
+from chatledger.adapters.http.steering import Steered, answer_steered, waiting
 from chatledger.adapters.http.turns import TurnRunner, open_turn
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.adapters.http.websocket import ChatSocket
@@ -188,7 +190,24 @@ class _ChatApp:
                 body=body,
             )
         )
+        if isinstance(turn, Steered):
+            return StreamingResponse(
+                self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS
+            )
         return self.runner.response(turn)
+
+    async def steered_events(self, steered: Steered) -> AsyncIterator[str]:
+        """The answer to a message sent mid-answer: once that answer ends, its own, if it needs one."""
+        async for _ in waiting(self.store, steered, tick=self.keepalive_seconds):
+            yield KEEP_ALIVE
+        turn = await run_in_threadpool(
+            answer_steered, self.store, steered, responder_actor=self.responder_actor
+        )
+        if turn is None:  # the running answer took it (or another request answered it)
+            yield DONE
+            return
+        async for event in self.runner.events(turn):
+            yield event
 
     # -- continuations requested outside POST /api/chat ----------------------------------
 

@@ -6,13 +6,16 @@ planner (``use_chat.plan_use_chat``) what the request adds, executes the
 plan's actions with the client as the actor, and opens the stream the
 responder writes. A request refused before its first action changes nothing:
 a new conversation is created only once the plan and its first message are
-known to be acceptable.
+known to be acceptable. A user message sent while an answer streams is
+recorded as a steering message and answered once that answer ends
+(``steering.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from chatledger.adapters.http.steering import Steered, steer
 from chatledger.adapters.http.turns import Turn, open_turn
 from chatledger.adapters.http.use_chat import (
     Action,
@@ -27,7 +30,7 @@ from chatledger.adapters.http.use_chat import (
 )
 from chatledger.adapters.store import ConversationStore
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import ConversationNotFoundError, StreamAlreadyOpenError
+from chatledger.domain.errors import ConversationNotFoundError
 from chatledger.domain.parts import check_message
 
 __all__ = ["execute", "take_turn"]
@@ -44,16 +47,27 @@ def take_turn(
     trigger: str,
     message_id: str | None,
     body: dict[str, Any],
-) -> Turn:
-    """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread)."""
+) -> Turn | Steered:
+    """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread).
+
+    While an answer streams, a new user message is recorded as a steering
+    message and ``Steered`` returned (its answer comes once that answer ends:
+    ``steering.answer_steered``); any other request is refused then
+    (``StreamAlreadyOpenError``).
+    """
     state = _current_state(store, chat_id, tenant)
-    if state is not None and state.stream is not None:
-        # A stream whose writer died (its lease ran out) is closed first; a live one refuses.
-        if not store.expire_stream(chat_id, tenant=tenant, noticed_by=f"a new turn by {actor}"):
-            raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
+    # A stream whose writer died (its lease ran out) is closed first; a live one takes a
+    # new user message as steering (v7) or refuses.
+    if (
+        state is not None
+        and state.stream is not None
+        and store.expire_stream(chat_id, tenant=tenant, noticed_by=f"a new turn by {actor}")
+    ):
         state = _current_state(store, chat_id, tenant)
     stored = [] if state is None else state.messages
     plan = plan_use_chat(stored, messages, trigger, message_id)
+    if state is not None and state.stream is not None:
+        return steer(store, state, plan, chat_id=chat_id, tenant=tenant, actor=actor, body=body)
     if state is None:
         _check_first_actions(store, plan)
         store.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)

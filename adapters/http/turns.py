@@ -180,11 +180,15 @@ class TurnRunner:
 
     def response(self, turn: Turn) -> Response:
         """Start the responder (it runs to its end on its own) and stream what it writes."""
+        return StreamingResponse(
+            self.events(turn), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+
+    def events(self, turn: Turn) -> AsyncIterator[str]:
+        """Start the responder (it runs to its end on its own); the SSE body of what it writes."""
         outbox = Outbox(self.max_waiting_events)
         self.run(turn, outbox)
-        return StreamingResponse(
-            self._drain(outbox), media_type="text/event-stream", headers=SSE_HEADERS
-        )
+        return self._drain(outbox)
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` as a task the app waits for at shutdown."""

@@ -16,7 +16,10 @@ nothing; ``adapters/http/chat.py`` executes the plan. The rules:
   ``output-available`` / ``output-error``), then a continuation of that
   message, if its turn can continue;
 * ``regenerate-message``: the answer named by ``messageId`` (else the one
-  after the client's last known message) is cut.
+  after the client's last known message) is cut;
+* while an answer streams, only a new user message can be taken (AI SDK 7:
+  it is queued for the running answer as a steering message,
+  ``steering_message``); anything else waits for the answer to end (409).
 
 The store stays authoritative: parts it already answered keep their answer
 (a contradicting approval is planned, and the store refuses it: 409) and tool
@@ -46,6 +49,7 @@ __all__ = [
     "Regenerate",
     "RespondToApproval",
     "plan_use_chat",
+    "steering_message",
 ]
 
 CLIENT_TRIGGERS = ("submit-message", "regenerate-message")
@@ -311,3 +315,19 @@ def _answer(
             auto_continue=continuing,
         )
     return None
+
+
+def steering_message(plan: Plan) -> dict[str, Any] | None:
+    """The user message a request adds while an answer streams, if that is all it asks.
+
+    Such a request can be taken mid-answer (an AI SDK 7 conversation queues
+    the message for the running answer: steering). A request that also
+    answers approvals, edits, regenerates, retries or continues is None: it
+    must wait until the answer ends.
+    """
+    if plan.continues or len(plan.actions) != 1:
+        return None
+    action = plan.actions[0]
+    if not isinstance(action, AppendMessage) or action.message.get("role") != "user":
+        return None
+    return action.message

@@ -2,8 +2,9 @@
 
 One socket carries many requests, told apart by ``requestId``. Client frames:
 ``send`` (as ``POST /api/chat``: what the client added is recorded, an answer
-starts), ``resume`` (follow the open answer), ``abort`` (stop sending that
-request's chunks; the answer goes on, as when an HTTP client hangs up).
+starts; a user message sent mid-answer is steering, ``steering.py``),
+``resume`` (follow the open answer), ``abort`` (stop sending that request's
+chunks; the answer goes on, as when an HTTP client hangs up).
 Server frames: ``start`` (a resume found an answer), ``chunk`` with
 ``sequence``, ``end``, ``error`` and ``no-active`` (nothing to resume).
 
@@ -31,6 +32,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import HTTPProblem
 from chatledger.adapters.http.outbox import Outbox
+from chatledger.adapters.http.steering import Steered, answer_steered, waiting
 from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.domain.errors import ChatLedgerError
 
@@ -132,6 +134,16 @@ class ChatSocket:
                     body=body,
                 )
             )
+            if isinstance(turn, Steered):  # sent mid-answer: answered once that answer ends
+                async for _ in waiting(app.store, turn, tick=app.keepalive_seconds):
+                    pass
+                answer = await run_in_threadpool(
+                    answer_steered, app.store, turn, responder_actor=app.responder_actor
+                )
+                if answer is None:  # the running answer took it
+                    await send({"type": "end", "requestId": request_id})
+                    return
+                turn = answer
             # What POST /api/chat would send (replays the client still needs included).
             outbox = Outbox()
             app.runner.run(turn, outbox)

@@ -327,8 +327,8 @@ async def test_a_failing_responder_ends_the_stream_with_an_error(
 
 
 async def test_one_open_stream_per_conversation(sqlite_store: ConversationStore) -> None:
-    """A send while an answer is streaming is refused with 409."""
-    sqlite_store.start_conversation("busy")
+    """An AI SDK 6 send while an answer is streaming is refused with 409 (v7: test_http_steering)."""
+    sqlite_store.start_conversation("busy", ai_sdk=6)
     sqlite_store.append_message("busy", user("u1", "hi"))
     with sqlite_store.open_stream("busy") as stream:
         stream.append({"type": "start", "messageId": "a1"})

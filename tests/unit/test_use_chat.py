@@ -25,6 +25,7 @@ from chatledger.adapters.http.use_chat import (
     Regenerate,
     RespondToApproval,
     plan_use_chat,
+    steering_message,
 )
 from chatledger.domain import aggregate
 from chatledger.domain.errors import InvalidMessageError
@@ -209,3 +210,25 @@ def test_the_planner_needs_no_web_framework() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_only_a_new_user_message_can_be_sent_while_an_answer_streams() -> None:
+    """Mid-answer, the client's message (its view of the answer lagging or not) is steering; the rest waits."""
+    denied = {"id": "a_c1", "approved": False, "reason": "no"}
+    streaming = assistant("a1", {"type": "text", "text": "Paris is", "state": "streaming"})
+    stored = [user("u1"), streaming]
+    lagging = assistant("a1", {"type": "text", "text": "Par", "state": "streaming"})
+    for client in ([user("u1"), lagging, user("u2")], [user("u1"), user("u2")]):
+        assert steering_message(plan_use_chat(stored, client, "submit-message")) == user("u2")
+    waiting = [
+        plan_use_chat(stored, [user("u1", "edited")], "submit-message"),  # an edit
+        plan_use_chat(stored, [user("u1"), streaming], "submit-message"),  # a continuation
+        plan_use_chat(stored, [user("u1")], "submit-message"),  # a regenerate of u1's answer
+        plan_use_chat(stored, [user("u1"), streaming], "regenerate-message"),
+        plan_use_chat(
+            [user("u1"), assistant("a1", awaiting())],
+            [user("u1"), assistant("a1", tool("c1", "output-denied", approval=denied)), user("u2")],
+            "submit-message",
+        ),  # an approval answer with the message
+    ]
+    assert [steering_message(plan) for plan in waiting] == [None] * len(waiting)
