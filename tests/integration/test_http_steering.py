@@ -107,6 +107,7 @@ async def test_a_message_the_answer_does_not_take_gets_its_own_answer_after_it(
     assert post.status == 200
     assert store.steering("steer") == [STEER]
     [queued] = store.history("steer", kinds=["steering-queued"])
+    assert queued.actor == f"http-client:{store.tenant}"
     assert not post.task.done()  # it waits for the running answer
     await asyncio.to_thread(stream.append, {"type": "finish-step"})
     await asyncio.to_thread(stream.close)
