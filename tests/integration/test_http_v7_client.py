@@ -155,6 +155,66 @@ def test_a_steering_message_sent_mid_answer_reaches_the_v7_client(
         assert queued.actor == "user:phone"
 
 
+NODE_STEER_BY_POST = (
+    NODE_CHAT
+    + """
+import { WebSocketChatTransport } from 'ai';
+let counter = 0;
+const headers = { authorization: 'Bearer token-node' };
+const chat = new Chat({
+  id: 'steer-post',
+  generateId: () => `client-${++counter}`,
+  transport: process.env.CHATLEDGER_TRANSPORT === 'ws'
+    ? new WebSocketChatTransport({ url: `${process.env.CHATLEDGER_BASE}/api/chat/ws`, headers })
+    : new DefaultChatTransport({ api: `${process.env.CHATLEDGER_BASE}/api/chat`, headers }),
+});
+const report = {};
+const first = chat.sendMessage({ text: 'weather in Paris?' });
+const hasText = () => chat.lastMessage?.role === 'assistant' &&
+  chat.lastMessage.parts.some(p => p.type === 'text' && p.text);
+for (let i = 0; i < 2000 && !hasText(); i++) await sleep(5);
+report.statusWhenSent = chat.status;
+// The user sends again while the answer streams: POST /api/chat (or a send frame) mid-answer.
+const second = chat.sendMessage({ text: 'and Rome?' });
+await Promise.all([first, second]);
+await settle(chat);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+process.exit(0);  // the WebSocket stays open otherwise
+"""
+)
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_a_message_the_v7_client_sends_mid_answer_is_steering_then_its_own_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    """``sendMessage`` while the answer streams: queued (audited), not refused; answered after it.
+
+    The running answer waits until the message is queued and ends without
+    taking it, so it is the next turn, and the request's answer (POST or
+    WebSocket ``send``) is its answer: the client's messages end equal to the
+    store's.
+    """
+    url = f"sqlite:///{tmp_path / 'steer-post.db'}"
+    monkeypatch.setenv("CHATLEDGER_URL", url)
+    responder = ("--responder", "tests.support.v7_responder:waits", "--ai-sdk", "7")
+    with running_server(url, *responder) as base:
+        report = _node(NODE_STEER_BY_POST, base, CHATLEDGER_TRANSPORT=transport)
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["statusWhenSent"] == "streaming"
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("steer-post")
+        assert report["messages"] == stored
+        assert [m["role"] for m in stored] == ["user", "assistant", "user", "assistant"]
+        assert stored[-1]["parts"][-1]["text"] == "Rome is rainy."
+        [queued] = store.history("steer-post", kinds=["steering-queued"])
+        assert queued.details["messageId"] == stored[2]["id"]
+        assert queued.actor == "http-client:node-tenant"
+
+
 NODE_WEBSOCKET = (
     NODE_CHAT
     + """
