@@ -215,6 +215,72 @@ def test_a_message_the_v7_client_sends_mid_answer_is_steering_then_its_own_turn(
         assert queued.actor == "http-client:node-tenant"
 
 
+NODE_RELOAD = (
+    NODE_CHAT
+    + """
+const base = process.env.CHATLEDGER_BASE;
+const headers = { authorization: 'Bearer token-node' };
+const page = messages => new Chat({
+  id: 'reload-chat',
+  messages,
+  generateId: (() => { let n = 0; return () => `page-${messages.length}-${++n}`; })(),
+  transport: new DefaultChatTransport({ api: `${base}/api/chat`, headers }),
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+});
+const report = {};
+const before = page([]);
+await before.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+await settle(before);
+report.before = structuredClone(before.messages);
+// The page reloads: a new chat from the stored messages, as the app loads them, then a resume.
+const loaded = await fetch(`${base}/api/chats/reload-chat/messages`, { headers });
+const chat = page((await loaded.json()).messages);
+await chat.resumeStream();
+report.afterReload = { status: chat.status, messages: structuredClone(chat.messages) };
+const part = chat.lastMessage.parts.find(p => p.state === 'approval-requested');
+await chat.addToolApprovalResponse({
+  id: part.approval.id, approved: false, reason: process.env.CHATLEDGER_REASON,
+});
+// The SDK sends the continuation by itself, without awaiting: wait for its answer.
+const answered = () =>
+  chat.status === 'ready' && chat.lastMessage.parts.some(p => p.state === 'output-denied');
+for (let i = 0; i < 1000 && !answered(); i++) await sleep(10);
+await settle(chat);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+"""
+)
+
+
+def test_the_v7_client_reloaded_during_an_approval_answers_it_and_continues(
+    tmp_path: Path,
+) -> None:
+    """A call awaits approval; the page reloads from ``GET /api/chats/{id}/messages``; the new
+    client denies it with a reason and the SDK continues by itself: equal to the store."""
+    url = f"sqlite:///{tmp_path / 'reload.db'}"
+    with running_server(url, "--delay", "0.01", "--ai-sdk", "7") as base:
+        report = _node(
+            NODE_RELOAD,
+            base,
+            CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"],
+            CHATLEDGER_REASON=demo.DENIAL_REASON,
+        )
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["afterReload"] == {"status": "ready", "messages": report["before"]}
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("reload-chat")
+        assert report["messages"] == stored
+        assert len(stored) == len(report["before"])  # the same message went on
+        denied = next(p for p in stored[-1]["parts"] if p.get("toolCallId") == demo.TOOL_CALL_ID)
+        assert denied["state"] == "output-denied"
+        assert denied["approval"]["reason"] == demo.DENIAL_REASON
+        assert stored[-1]["parts"][-1]["type"] == "text"  # the continuation's answer
+        [decision] = store.history("reload-chat", kinds=["approval-responded"])
+        assert decision.actor == "http-client:node-tenant"
+
+
 NODE_WEBSOCKET = (
     NODE_CHAT
     + """
