@@ -11,10 +11,13 @@ Server frames: ``start`` (a resume found an answer), ``chunk`` with
 A ``send`` gets the chunks ``POST /api/chat`` would stream; a ``resume`` gets
 the open answer from the log (``store.follow``), so any server process on the
 same database serves it, and every connected client of a chat sees every
-applied chunk live. ``sequence`` counts the chunks sent for the request from
-the stream's start (replays and refusals are not sent), so ``resume`` with
-``lastSequence`` continues right after the last chunk a client saw. The bearer token travels in the frame's ``headers``
-(browsers cannot set handshake headers).
+applied chunk live. A resume is a complete replay of the message, as the
+transport expects: a continuation's stream is preceded by the message as it
+stood when the continuation opened (``resume.message_replay``). ``sequence``
+counts the chunks sent for the request from the first (replays and refusals
+are not sent), so ``resume`` with ``lastSequence`` continues right after the
+last chunk a client saw. The bearer token travels in the frame's
+``headers`` (browsers cannot set handshake headers).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import HTTPProblem
 from chatledger.adapters.http.outbox import Outbox
+from chatledger.adapters.http.resume import message_replay
 from chatledger.adapters.http.steering import Steered, answer_steered, waiting
 from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.domain.errors import ChatLedgerError
@@ -158,7 +162,9 @@ class ChatSocket:
             last = frame.get("lastSequence")
             skip = last if isinstance(last, int) and last >= 0 else -1
             await send({"type": "start", "requestId": request_id})
-        await self._stream(chat_id, tenant, request_id, skip, send)
+        # A complete replay of the message (v7: a continuation's stream after what came before it).
+        prefix = await run_in_threadpool(message_replay, app.store, chat_id, tenant)
+        await self._stream(chat_id, tenant, request_id, skip, send, prefix)
         await send({"type": "end", "requestId": request_id})
 
     async def _relay(self, outbox: Outbox, request_id: str, send: Send) -> None:
@@ -183,10 +189,23 @@ class ChatSocket:
                 return
 
     async def _stream(
-        self, chat_id: str, tenant: str, request_id: str, skip: int, send: Send
+        self,
+        chat_id: str,
+        tenant: str,
+        request_id: str,
+        skip: int,
+        send: Send,
+        prefix: list[dict[str, Any]],
     ) -> None:
-        """Send the open stream's chunks from the log, numbered from its start."""
+        """Send ``prefix``, then the open stream's chunks from the log, numbered from the first."""
         app = self.app
+        sequence = -1
+        for chunk in prefix:
+            sequence += 1
+            if sequence > skip:
+                await send(
+                    {"type": "chunk", "requestId": request_id, "chunk": chunk, "sequence": sequence}
+                )
         follower = await run_in_threadpool(
             app.store.follow, chat_id, tenant=tenant, timeout=app.keepalive_seconds
         )
@@ -200,7 +219,6 @@ class ChatSocket:
             daemon=True,
         )
         thread.start()
-        sequence = -1
         try:
             while True:
                 item = await queue.get()

@@ -48,6 +48,18 @@ def sse_events(response: httpx.Response) -> list[Chunk]:
     return [json.loads(item) for item in data[:-1]]
 
 
+def continuation_of(events: list[Chunk]) -> list[Chunk]:
+    """A v7 resume of a continuation: its own chunks, after the complete replay of the message.
+
+    AI SDK 7 clients rebuild the message from the resumed chunks alone, so the
+    continuation's stream (from its ``start``) comes after the message as it
+    stood when the continuation opened (another ``start`` and its parts).
+    """
+    starts = [i for i, event in enumerate(events) if event["type"] == "start"]
+    assert len(starts) == 2 and starts[0] == 0, events
+    return events[starts[1] :]
+
+
 def send_body(chat_id: str, messages: list[Chunk], **extra: Any) -> dict[str, Any]:
     """The body ``DefaultChatTransport`` posts."""
     return {"id": chat_id, "messages": messages, "trigger": "submit-message", **extra}

@@ -17,8 +17,9 @@ from chatledger.adapters.responders.scripted import (
     demo_responder,
 )
 from chatledger.adapters.store.continuations import ContinuationRunner
+from chatledger.domain.fold import fold_stream
 from chatledger.projections.read_models import ContinuationRequest
-from tests.integration.http_support import client_of, send_body, sse_events
+from tests.integration.http_support import client_of, continuation_of, send_body, sse_events
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +42,8 @@ async def test_an_approval_by_the_endpoint_continues_the_turn_in_the_background(
         # replays: resume sends only what was applied.
         replayed = {"tool-input-start", "tool-input-delta", "tool-input-available"}
         replayed.add("tool-output-denied")
-        assert sse_events(resumed) == [
+        replay = sse_events(resumed)
+        assert continuation_of(replay) == [
             c for c in demo.continuation_chunks() if c["type"] not in replayed
         ]
         status = (await client.get(f"/api/chats/{chat}/status")).json()
@@ -50,6 +52,7 @@ async def test_an_approval_by_the_endpoint_continues_the_turn_in_the_background(
     assert sqlite_store.pending_continuations() == []
     demo.record_demo(sqlite_store, "direct")
     assert sqlite_store.messages(chat) == sqlite_store.messages("direct")
+    assert fold_stream(replay, ai_sdk=7) == sqlite_store.messages(chat)[-1]  # a complete replay
 
 
 async def test_the_sweep_runs_continuations_nobody_took(sqlite_store: ConversationStore) -> None:

@@ -17,9 +17,11 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.cli.tokens import TokenError, serve_tokens
 from chatledger.adapters.responders import demo
+from chatledger.domain.fold import fold_stream
 from tests.integration.conftest import Backend
 from tests.integration.http_support import (
     answer_approval,
+    continuation_of,
     error_of,
     running_server,
     send_body,
@@ -269,7 +271,8 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
         assert answered.json()["continuationRequested"] is True
         resumed = client.get(f"{one}/api/chat/shared/stream")
         assert resumed.status_code == 200, "the continuation should be streaming"
-        assert sse_events(resumed) == [
+        replay = sse_events(resumed)
+        assert continuation_of(replay) == [
             c
             for c in demo.continuation_chunks()
             if c["type"] not in {*replayed, "tool-output-denied"}
@@ -300,6 +303,7 @@ def test_two_servers_on_one_postgres_database(postgres_backend: Backend) -> None
     with ConversationStore.open(url, tenant="node-tenant") as store:
         demo.record_demo(store, "direct")
         assert store.messages("shared") == store.messages("other") == store.messages("direct")
+        assert fold_stream(replay, ai_sdk=7) == store.messages("shared")[-1]  # a complete replay
         claims = store.history("shared", kinds=["continuation-claimed"])
         assert len(claims) == 1 and claims[0].actor.startswith("http:")
         assert store.pending_continuations() == []

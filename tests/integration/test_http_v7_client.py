@@ -281,6 +281,88 @@ def test_the_v7_client_reloaded_during_an_approval_answers_it_and_continues(
         assert decision.actor == "http-client:node-tenant"
 
 
+NODE_RESUME_CONTINUATION = (
+    NODE_CHAT
+    + """
+import { writeFileSync } from 'node:fs';
+import { WebSocketChatTransport } from 'ai';
+const base = process.env.CHATLEDGER_BASE;
+const headers = { authorization: 'Bearer token-node' };
+const transport = () => process.env.CHATLEDGER_TRANSPORT === 'ws'
+  ? new WebSocketChatTransport({ url: `${base}/api/chat/ws`, headers })
+  : new DefaultChatTransport({ api: `${base}/api/chat`, headers });  // resumeStreamIsReplay: true
+const page = messages => new Chat({
+  id: 'resume-cont', messages, transport: transport(),
+  generateId: (() => { let n = 0; return () => `c${messages.length}-${++n}`; })(),
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+});
+const texts = chat => chat.lastMessage?.parts.filter(p => p.type === 'text' && p.text).length ?? 0;
+const report = {};
+const chat = page([]);
+await chat.sendMessage({ text: process.env.CHATLEDGER_TEXT });
+await settle(chat);
+report.paused = structuredClone(chat.messages);
+const before = texts(chat);
+const part = chat.lastMessage.parts.find(p => p.state === 'approval-requested');
+await chat.addToolApprovalResponse({
+  id: part.approval.id, approved: false, reason: process.env.CHATLEDGER_REASON,
+});
+// The SDK continues by itself; the continuation halts after its first words (the gate).
+for (let i = 0; i < 2000 && texts(chat) <= before; i++) await sleep(5);
+// Another page (loaded before the continuation) resumes it: a complete replay of the message.
+const other = page(structuredClone(report.paused));
+const resuming = other.resumeStream();
+for (let i = 0; i < 2000 && texts(other) <= before; i++) await sleep(5);
+report.otherWhileStreaming = { status: other.status, parts: structuredClone(other.lastMessage.parts) };
+writeFileSync(process.env.CHATLEDGER_GATE_FILE, '');
+await resuming;
+await settle(chat);
+await settle(other);
+report.status = chat.status;
+report.error = chat.error ? String(chat.error.message ?? chat.error) : null;
+report.messages = chat.messages;
+report.other = { status: other.status, error: other.error ? String(other.error.message ?? other.error) : null,
+                 messages: other.messages };
+console.log(JSON.stringify(report));
+process.exit(0);
+"""
+)
+
+
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_the_v7_client_resumes_a_continuation_as_a_complete_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    """v7's ``resumeStreamIsReplay`` (the ``DefaultChatTransport`` default; fixed for the WebSocket):
+    a resume of a continuation rebuilds the whole message, not just what the continuation added.
+
+    The continuation is held after its first words by a gate, so the other
+    client resumes while it streams; its messages end equal to the store's.
+    """
+    url = f"sqlite:///{tmp_path / 'resume-cont.db'}"
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    monkeypatch.setenv("CHATLEDGER_TEST_GATE", str(gates))
+    responder = ("--responder", "tests.support.gated_responder:responder", "--ai-sdk", "7")
+    with running_server(url, *responder) as base:
+        report = _node(
+            NODE_RESUME_CONTINUATION,
+            base,
+            CHATLEDGER_TEXT=demo.USER_MESSAGE["parts"][0]["text"],
+            CHATLEDGER_REASON=demo.DENIAL_REASON,
+            CHATLEDGER_GATE_FILE=str(gates / "resume-cont"),
+            CHATLEDGER_TRANSPORT=transport,
+        )
+    assert (report["status"], report["error"]) == ("ready", None), report
+    assert report["otherWhileStreaming"]["status"] == "streaming"
+    assert (report["other"]["status"], report["other"]["error"]) == ("ready", None), report
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("resume-cont")
+        assert report["messages"] == stored
+        assert report["other"]["messages"] == stored
+        assert len(stored[-1]["parts"]) > len(report["paused"][-1]["parts"])
+
+
 NODE_WEBSOCKET = (
     NODE_CHAT
     + """
