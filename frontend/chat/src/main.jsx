@@ -21,7 +21,7 @@ async function getJSON(path) {
 }
 
 // What to start from: the stored messages, or, while an answer streams, the messages as they
-// stood before its stream opened (the resumed stream replays that stream from its start).
+// stood before its stream opened (the resume rebuilds the answer's message from its replay).
 async function loadStart(chatId) {
   const base = `/api/chats/${encodeURIComponent(chatId)}`;
   const status = await getJSON(`${base}/status`);
@@ -79,13 +79,9 @@ function Chat({ chatId, start }) {
     id: chatId,
     messages: start.messages,
     resume: start.streaming,
-    transport: new DefaultChatTransport({
-      api: "/api/chat",
-      headers: authHeaders,
-      // chatledger's resume endpoint replays the open stream from its start, and a continuation's
-      // stream holds only what it adds: the client applies it on the message as it stood.
-      resumeStreamIsReplay: false,
-    }),
+    // v7's default resumeStreamIsReplay: chatledger's resume replays the whole assistant message
+    // (a continuation's stream comes after the message as the continuation found it).
+    transport: new DefaultChatTransport({ api: "/api/chat", headers: authHeaders }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const busy = status === "submitted" || status === "streaming";
