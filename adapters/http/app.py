@@ -24,7 +24,8 @@
 * ``GET /api/chat/{id}/stream`` resumes: the open stream from its start (or
   after ``?after=<cursor>`` / ``Last-Event-ID``), live from the log
   (``store.follow``), each event with its cursor as SSE ``id``; 204 when
-  nothing is streaming.
+  nothing is streaming. A v7 resume from the start replays the whole message
+  (``resume.message_replay``).
 * JSON endpoints for messages, status, the audit history, model messages,
   the approvals inbox, approvals and tool outputs; ``GET /openapi.json``
   describes them all.

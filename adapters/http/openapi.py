@@ -174,6 +174,11 @@ def openapi_document(
             "/api/chat/{id}/stream": {
                 "get": {
                     "summary": "Resume the open stream from its start (or after a cursor)",
+                    "description": (
+                        "AI SDK 7 conversations: a resume from the start replays the whole "
+                        "assistant message (resumeStreamIsReplay); when the stream continues a "
+                        "message, the message as it stood before the stream comes first."
+                    ),
                     "parameters": [
                         chat_id,
                         _query("after", "a cursor (SSE event id) to resume after"),
