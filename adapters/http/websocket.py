@@ -119,7 +119,8 @@ class ChatSocket:
             raise HTTPProblem(400, "InvalidInputError", "'id' must be the chat id")
         skip = -1
         if frame["type"] == "send":
-            body = frame.get("body") if isinstance(frame.get("body"), dict) else {}
+            given = frame.get("body")
+            body: dict[str, Any] = given if isinstance(given, dict) else {}
             messages = frame.get("messages")
             if not isinstance(messages, list):
                 raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
