@@ -40,6 +40,7 @@ from chatledger.domain.events import (
     MessageAppended,
     MessagesCut,
     MetadataSet,
+    Redacted,
     SteeringQueued,
     StreamClosed,
     StreamOpened,
@@ -51,6 +52,7 @@ from chatledger.domain.events import (
 from chatledger.domain.lease import expiry_reason, lease_expired
 from chatledger.domain.limits import Limits, check_choice, check_name, check_text
 from chatledger.domain.parts import check_message
+from chatledger.domain.redaction import decide_redaction
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
 from chatledger.domain.v7_rules import halts, in_halted_message
 
@@ -512,6 +514,42 @@ class Conversation(BaseAggregate[UUID]):
         if metadata == self.state.metadata:
             return False
         self.trigger_event(MetadataSet, metadata=metadata, actor=actor)
+        return True
+
+    def redact(
+        self,
+        *,
+        tool_call_id: str | None,
+        message_id: str | None,
+        fields: list[str] | None,
+        reason: str,
+        actor: str,
+    ) -> bool:
+        """Hide a tool call's input/output or a message's parts from every view; False if already hidden.
+
+        ``fields`` (default: all) are ``input``/``output`` for a tool call and
+        part kinds for a message (``chatledger.domain.redaction``). A reason is
+        required: the redaction is itself audited.
+        """
+        check_name("tool call id", tool_call_id, optional=True)
+        check_name("message id", message_id, optional=True)
+        check_name("actor", actor)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError("a redaction needs a reason (who asked for it, and why)")
+        check_text("reason", reason)
+        decision = decide_redaction(
+            self.state, tool_call_id=tool_call_id, message_id=message_id, fields=fields
+        )
+        if decision is None:
+            return False
+        self.trigger_event(
+            Redacted,
+            tool_call_id=decision.tool_call_id,
+            message_id=decision.message_id,
+            fields=decision.fields,
+            reason=reason,
+            actor=actor,
+        )
         return True
 
     def _require_stream(self, stream_id: str) -> None:

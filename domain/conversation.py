@@ -109,6 +109,8 @@ class ConversationState:
     """v7: the message whose last stream finished ``interrupted`` (nothing continues it)."""
     steering: list[dict[str, Any]] = field(default_factory=list)
     """v7: user messages sent while the open stream runs, not yet taken by it (in order)."""
+    redactions: list[dict[str, Any]] = field(default_factory=list)
+    """What views hide (``Redacted`` events): toolCallId or messageId, fields, version."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
 
@@ -335,6 +337,7 @@ class ConversationState:
             **({"aiSdk": self.ai_sdk} if self.ai_sdk != 6 else {}),
             **({"haltedMessage": self.halted_message} if self.halted_message else {}),
             **({"steering": self.steering} if self.steering else {}),
+            **({"redactions": self.redactions} if self.redactions else {}),
         }
 
     @classmethod
@@ -352,6 +355,7 @@ class ConversationState:
         state.ai_sdk = int(data.get("aiSdk", 6))
         state.halted_message = data.get("haltedMessage")
         state.steering = list(data.get("steering") or [])
+        state.redactions = list(data.get("redactions") or [])
         stream = data.get("stream")
         if stream is not None:
             message = state.messages[stream["messageIndex"]]

@@ -34,6 +34,7 @@ __all__ = [
     "MessageAppended",
     "MessagesCut",
     "MetadataSet",
+    "Redacted",
     "SteeringQueued",
     "StreamClosed",
     "StreamOpened",
@@ -412,6 +413,36 @@ class SteeringQueued(ConversationEvent):
     def apply_to(self, state: ConversationState) -> None:
         """Queue the message."""
         state.steering.append(_own(self.message))
+
+
+class Redacted(ConversationEvent):
+    """Someone hid a tool call's input or output, or parts of a message, from every view.
+
+    The events holding the content stay in the log unchanged (the chain still
+    verifies); views show ``[redacted]`` instead (``chatledger.domain.redaction``).
+    """
+
+    tool_call_id: str | None = None
+    """The tool call redacted, or None when a message is."""
+    message_id: str | None = None
+    """The message redacted, or None when a tool call is."""
+    fields: list[str]
+    """What is hidden: ``input``/``output`` of a tool call, part kinds of a message."""
+    reason: str
+    """Why, as given by the person redacting."""
+
+    def apply_to(self, state: ConversationState) -> None:
+        """Remember the redaction; the messages themselves stay as folded."""
+        state.redactions.append(self.record())
+
+    def record(self) -> dict[str, Any]:
+        """The redaction as ``ConversationState.redactions`` keeps it."""
+        target = (
+            {"toolCallId": self.tool_call_id}
+            if self.tool_call_id is not None
+            else {"messageId": self.message_id}
+        )
+        return {**target, "fields": list(self.fields), "version": self.originator_version}
 
 
 def _own(value: dict[str, Any]) -> dict[str, Any]:

@@ -58,6 +58,7 @@ from chatledger.domain.events import (
     MessageAppended,
     MessagesCut,
     MetadataSet,
+    Redacted,
     SteeringQueued,
     StreamClosed,
     StreamOpened,
@@ -66,6 +67,7 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
+from chatledger.domain.redaction import Masks, batch_message_id
 from chatledger.domain.tool_outputs import DEFAULT_DENIAL_TEXT
 
 __all__ = ["KINDS", "MARKS", "SUMMARY_LIMIT", "TimelineEntry", "compact", "describe"]
@@ -85,6 +87,7 @@ KINDS: Final = (
     "title-set",
     "metadata-set",
     "steering-queued",
+    "redacted",
 )
 """Every timeline kind, one per event class, in the order of ``events.py``."""
 
@@ -126,12 +129,21 @@ class TimelineEntry:
         }
 
 
-def describe(event: ConversationEvent, before: ConversationState) -> TimelineEntry:
+def describe(
+    event: ConversationEvent, before: ConversationState, masks: Masks | None = None
+) -> TimelineEntry:
     """The timeline entry of ``event``, given the conversation state just before it.
 
     Never raises for an event the log can hold: data that does not fit the
     state (an unknown tool call, an empty batch) is described as it is.
+    ``masks`` (the conversation's redactions, ``chatledger.domain.redaction``)
+    hide redacted content from the entry; by default those ``before`` holds.
     """
+    if masks is None and before.redactions:
+        masks = Masks(before.redactions)
+    if masks:
+        event = masks.event(event, batch_message_id(event, before), set())
+        before = masks.state(before)
     kind, describer = _describer_of(event)
     try:
         summary, details, marks = describer(event, before)
@@ -371,6 +383,23 @@ def _steering(event: SteeringQueued, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _redacted(event: Redacted, before: ConversationState) -> _Described:
+    if event.tool_call_id is not None:
+        part, where = _tool(before, event.tool_call_id)
+        what = f"the {' and '.join(event.fields)} of {_call(part, event.tool_call_id)}"
+    else:
+        where = event.message_id
+        what = f"the {', '.join(_id(f) for f in event.fields)} parts of message {_id(where)}"
+    summary = f"{_who(event)} redacted {what}: {event.reason}"
+    details = {
+        "toolCallId": event.tool_call_id,
+        "messageId": where,
+        "fields": list(event.fields),
+        "reason": event.reason,
+    }
+    return summary, details, ()
+
+
 def _fallback(event: Any, before: ConversationState) -> _Described:
     return f"{type(event).__name__} event", _raw_details(event), ()
 
@@ -391,6 +420,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, _Describer], ...]] 
     (TitleSet, "title-set", _title),
     (MetadataSet, "metadata-set", _metadata),
     (SteeringQueued, "steering-queued", _steering),
+    (Redacted, "redacted", _redacted),
 )
 
 

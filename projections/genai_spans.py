@@ -33,6 +33,7 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
+from chatledger.domain.redaction import Masks
 from chatledger.domain.tool_parts import is_tool_part, tool_name
 
 __all__ = ["SpanEvent", "SpanPlan", "plan_spans"]
@@ -80,9 +81,16 @@ def _tool_parts(messages: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
 
 
 def plan_spans(
-    conversation: UUID, events: Iterable[ConversationEvent], *, content: bool = False
+    conversation: UUID,
+    events: Iterable[ConversationEvent],
+    *,
+    content: bool = False,
+    masks: Masks | None = None,
 ) -> list[SpanPlan]:
-    """Every finished span of the conversation; ``content`` adds tool arguments and results."""
+    """Every finished span of the conversation; ``content`` adds tool arguments and results.
+
+    ``masks`` (the conversation's redactions now) hide redacted arguments and results.
+    """
     state: Any = None
     aggregate: Any = None
     chat = tenant = ""
@@ -137,7 +145,7 @@ def plan_spans(
                     {"chatledger.actor": event.actor, "chatledger.state": event.state},
                 )
             )
-        _follow_tools(conversation, event, state, stream, tools, finished, chat, content)
+        _follow_tools(conversation, event, state, stream, tools, finished, chat, content, masks)
     return finished
 
 
@@ -150,6 +158,7 @@ def _follow_tools(
     finished: list[SpanPlan],
     chat: str,
     content: bool,
+    masks: Masks | None,
 ) -> None:
     version = event.originator_version
     for part in _tool_parts(state.messages):
@@ -177,6 +186,7 @@ def _follow_tools(
             plan.attributes["chatledger.tool.outcome"] = _SETTLED[part["state"]]
             plan.error = part["state"] == "output-error"
             if content:
+                part = masks.part(part) if masks is not None else part
                 plan.attributes["gen_ai.tool.call.arguments"] = json.dumps(part.get("input"))
                 if "output" in part:
                     plan.attributes["gen_ai.tool.call.result"] = json.dumps(part.get("output"))

@@ -29,7 +29,8 @@ from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import awaiting_approval, status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import StoredDataError, StoreUnavailableError
-from chatledger.domain.events import ConversationEvent
+from chatledger.domain.events import ConversationEvent, Redacted
+from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import TimelineEntry, compact, describe
 from chatledger.domain.tool_parts import tool_name
 from chatledger.projections.listing import ConversationSummary, search_text, title_of
@@ -76,6 +77,9 @@ class EventLog(Protocol):
 
     @property
     def mapper(self) -> Any: ...
+
+    @property
+    def events(self) -> Any: ...
 
     def load_at(self, conversation_id: UUID, version: int) -> Conversation:
         """The conversation as it stood at ``version``."""
@@ -240,23 +244,32 @@ class Projector:
             touched[key] = conversation
             page.timeline.setdefault(key, []).append(entry)
             page.events += 1
+            if isinstance(event, Redacted):
+                page.retimed[key] = self._retime(key, event.originator_version - 1, conversation)
         self._decodes = True
         for key, conversation in touched.items():
             state = conversation.state
+            shown = Masks(state.redactions).state(state)  # what views may show
             page.conversations[key] = ConversationRow(
                 key,
                 state.tenant,
                 state.chat_id,
                 conversation.version,
-                state.messages,
+                shown.messages,
                 status_of(state).status,
                 conversation.modified_on.astimezone(UTC),
             )
-            page.approvals[key] = approvals_of(state, conversation.modified_on)
-            page.summaries[key] = summary_of(conversation, len(page.approvals[key]))
+            page.approvals[key] = approvals_of(shown, conversation.modified_on)
+            page.summaries[key] = summary_of(conversation, len(page.approvals[key]), shown)
             page.continuations[key] = continuation_of(state)
             self._remember(key, conversation)
         return page
+
+    def _retime(self, key: UUID, version: int, conversation: Conversation) -> list[TimelineEntry]:
+        """The timeline up to ``version`` again, hiding what the conversation's redactions hide."""
+        events = self.log.events.get(key, lte=version)
+        masks = Masks(conversation.state.redactions)
+        return [compact(entry) for entry in full_timeline(events, None, masks).values()]
 
     def _aggregate(self, key: UUID, version: int) -> Conversation | None:
         """The conversation at ``version`` (None before its first event)."""
@@ -278,9 +291,11 @@ def _uuid(value: Any) -> UUID:
     return value if isinstance(value, UUID) else UUID(str(value))
 
 
-def summary_of(conversation: Conversation, pending_approvals: int) -> ConversationSummary:
-    """The conversation list's row of a conversation."""
-    state = conversation.state
+def summary_of(
+    conversation: Conversation, pending_approvals: int, shown: ConversationState | None = None
+) -> ConversationSummary:
+    """The conversation list's row of a conversation (``shown``: its state as views show it)."""
+    state = shown if shown is not None else conversation.state
     return ConversationSummary(
         conversation.id,
         state.tenant,
@@ -339,17 +354,21 @@ def continuation_of(state: ConversationState) -> ContinuationRequest | None:
 
 
 def full_timeline(
-    events: Iterable[ConversationEvent], positions: set[int]
+    events: Iterable[ConversationEvent], positions: set[int] | None, masks: Masks | None = None
 ) -> dict[int, TimelineEntry]:
-    """Full (not compact) timeline entries at ``positions``, from a conversation's events in order."""
+    """Full (not compact) timeline entries at ``positions`` (None: all), from a conversation's events in order.
+
+    ``masks`` hide what the conversation's redactions hide, in every entry
+    (also those from before the redaction).
+    """
     found: dict[int, TimelineEntry] = {}
     conversation: Conversation | None = None
-    last = max(positions, default=0)
+    last = max(positions, default=0) if positions is not None else None
     for event in events:
-        if event.originator_version > last:
+        if last is not None and event.originator_version > last:
             break
-        if event.originator_version in positions:
+        if positions is None or event.originator_version in positions:
             before = conversation.state if conversation is not None else _NOTHING
-            found[event.originator_version] = describe(event, before)
+            found[event.originator_version] = describe(event, before, masks)
         conversation = event.mutate(conversation)
     return found

@@ -144,6 +144,8 @@ class Page:
     """The conversation's pending continuation after the page, or None (replaces the old one)."""
     summaries: dict[UUID, ConversationSummary] = field(default_factory=dict)
     """The conversation list's row of each conversation the page touched."""
+    retimed: dict[UUID, list[TimelineEntry]] = field(default_factory=dict)
+    """Timeline rows recorded before the page, written again (a redaction hides content in them)."""
     events: int = 0
     """How many events the page held."""
 

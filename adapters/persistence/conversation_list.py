@@ -77,6 +77,13 @@ class _ListTables:
 
     SEARCH_RESET: tuple[str, ...] = ()
     """Statements that empty the search index when the read models are reset."""
+    SEARCH_SCRUB: tuple[str, ...] = ()
+    """Statements that drop what the search index keeps of replaced rows (after a redaction)."""
+
+    def _scrub_search(self, c: Any) -> None:
+        """Make the search index forget the words of replaced rows, not only stop matching them."""
+        for statement in self.SEARCH_SCRUB:
+            c.execute(self._statement(statement))
 
     key: ColumnKey = PLAIN
 
@@ -187,6 +194,9 @@ class SQLiteListTables(_ListTables):
         " body, tokenize = 'unicode61 remove_diacritics 2')",
     )
     SEARCH_RESET = ("DELETE FROM {search}",)
+    # FTS5 keeps a replaced row's words in its index segments (behind a delete marker)
+    # until the segments merge; 'optimize' merges them all now.
+    SEARCH_SCRUB = ("INSERT INTO {search} ({search}) VALUES ('optimize')",)
 
     def _write_summaries(self, c: Any, summaries: dict[UUID, ConversationSummary]) -> None:
         """Upsert the list rows; the FTS row of each is replaced (SQLite keeps the rowid on upsert)."""

@@ -184,6 +184,8 @@ class _SQLReadModels(ReadModelView):
 
         def _write_summaries(self, c: Any, summaries: Any) -> None: ...
 
+        def _scrub_search(self, c: Any) -> None: ...
+
     def _statement(self, template: str) -> Any:
         raise NotImplementedError
 
@@ -231,20 +233,7 @@ class _SQLReadModels(ReadModelView):
                         for row in page.conversations.values()
                     ],
                 )
-            entries = [
-                (
-                    str(key),
-                    entry.position,
-                    _time(entry.time),
-                    seal.seal(entry.actor),
-                    entry.kind,
-                    seal.seal(_text(entry.summary)),
-                    seal.seal(_json(entry.details)),
-                    seal.seal(_json(list(entry.marks))),
-                )
-                for key, timeline in page.timeline.items()
-                for entry in timeline
-            ]
+            entries = self._entry_rows(page.timeline)
             if entries:
                 statement = self._statement(_OVERWRITE_ENTRY if overwrite else _INSERT_ENTRY)
                 try:
@@ -253,8 +242,31 @@ class _SQLReadModels(ReadModelView):
                     raise RowsAheadError(
                         f"timeline rows after position {after} are already there: {error}"
                     ) from None
+            retimed = self._entry_rows(page.retimed)
+            if retimed:
+                c.executemany(self._statement(_OVERWRITE_ENTRY), retimed)
             self._replace_inbox(c, page)
             self._write_summaries(c, page.summaries)
+            if retimed:
+                self._scrub_search(c)
+
+    def _entry_rows(self, timelines: dict[UUID, list[TimelineEntry]]) -> list[tuple[Any, ...]]:
+        """Timeline rows as stored (content sealed with the store key, if any)."""
+        seal = self.key
+        return [
+            (
+                str(key),
+                entry.position,
+                _time(entry.time),
+                seal.seal(entry.actor),
+                entry.kind,
+                seal.seal(_text(entry.summary)),
+                seal.seal(_json(entry.details)),
+                seal.seal(_json(list(entry.marks))),
+            )
+            for key, timeline in timelines.items()
+            for entry in timeline
+        ]
 
     def _replace_inbox(self, c: Any, page: Page) -> None:
         seal = self.key

@@ -47,7 +47,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
@@ -62,7 +62,14 @@ from chatledger.domain.errors import (
     FollowTimeoutError,
     InvalidInputError,
 )
-from chatledger.domain.events import ChunksReceived, StreamClosed, StreamOpened, StreamRenewed
+from chatledger.domain.events import (
+    ChunksReceived,
+    Redacted,
+    StreamClosed,
+    StreamOpened,
+    StreamRenewed,
+)
+from chatledger.domain.redaction import Masks
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
@@ -100,6 +107,8 @@ class _Start:
     version: int
     position: int
     cursor: str | None
+    message_id: str | None = None
+    """The message the stream writes (None: not looked up yet)."""
 
 
 def follow(
@@ -140,7 +149,10 @@ def follow(
     if poll_seconds is None:
         poll_seconds = POSTGRES_RECHECK_SECONDS if postgres or news else POLL_SECONDS
     waiting = _Waiting(timeout, poll_seconds, postgres, news, expire, expire_every)
-    return _follow(log, key, chat_id, start, waiting)
+    redactions = log.load(key, tenant, chat_id).state.redactions
+    if redactions and start.message_id is None:
+        start = _with_message(log, key, start)
+    return _follow(log, key, chat_id, start, waiting, redactions)
 
 
 # -- where to start -----------------------------------------------------------
@@ -154,7 +166,9 @@ def _last_stream(log: ConversationLog, key: UUID) -> _Start | None:
         for stored in page:
             if _kind(stored.topic) is StreamOpened:
                 opened = cast(StreamOpened, log.decode(stored))
-                return _Start(opened.stream_id, opened.originator_version, -1, None)
+                return _Start(
+                    opened.stream_id, opened.originator_version, -1, None, opened.message_id
+                )
         if len(page) < _PAGE:
             return None
         below = page[-1].originator_version - 1
@@ -173,6 +187,21 @@ def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> _Start:
         if batch.stream_id == stream_id and 0 <= position - batch.first_seq < len(batch.chunks):
             return _Start(stream_id, version - 1, position, cursor)
     raise InvalidInputError(f"cursor {cursor!r} names no chunk of this conversation")
+
+
+def _with_message(log: ConversationLog, key: UUID, start: _Start) -> _Start:
+    """``start`` with the message its stream writes (read back to the ``StreamOpened``)."""
+    below: int | None = start.version
+    while True:
+        page = log.select_events(key, lte=below, desc=True, limit=_PAGE)
+        for stored in page:
+            if _kind(stored.topic) is StreamOpened:
+                opened = cast(StreamOpened, log.decode(stored))
+                if opened.stream_id == start.stream_id:
+                    return replace(start, message_id=opened.message_id)
+        if len(page) < _PAGE:
+            return start
+        below = page[-1].originator_version - 1
 
 
 def _nothing() -> Generator[FollowedChunk, None, None]:
@@ -196,14 +225,24 @@ class _Waiting:
 
 
 def _follow(
-    log: ConversationLog, key: UUID, chat_id: str, start: _Start, waiting: _Waiting
+    log: ConversationLog,
+    key: UUID,
+    chat_id: str,
+    start: _Start,
+    waiting: _Waiting,
+    redactions: list[dict[str, Any]],
 ) -> Generator[FollowedChunk, None, None]:
-    """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes."""
+    """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes.
+
+    Redacted content (``redactions``, and redactions recorded meanwhile) is
+    yielded as ``[redacted]``, as every view shows it.
+    """
     timeout, poll_seconds, news = waiting.timeout, waiting.poll_seconds, waiting.news
     postgres = waiting.postgres
     checked_at = -math.inf  # when the lease was last checked: at the first wait, then periodically
     stream_id, version, skip_to = start.stream_id, start.version, start.position
     cursor = start.cursor
+    masks, message_id, seen = Masks(redactions), start.message_id, set[Any]()
     # Subscribe (or LISTEN) before reading: no event recorded after the read is missed.
     subscription: Subscription | None = news.subscribe(key) if news is not None else None
     listener = listen(log, _APPLICATION_NAME) if postgres and news is None else None
@@ -223,10 +262,18 @@ def _follow(
                     skipped = batch.skipped()
                     for index, chunk in enumerate(batch.chunks):
                         position = batch.first_seq + index
-                        if index in skipped or position <= skip_to:
+                        if index in skipped:
+                            continue
+                        if chunk.get("type") == "start" and isinstance(chunk.get("messageId"), str):
+                            message_id = chunk["messageId"]
+                        if position <= skip_to:
                             continue
                         cursor = f"{stream_id}:{position}:{version}"
-                        yield FollowedChunk(cursor, chunk, stream_id, position)
+                        shown = masks.chunk(chunk, message_id, seen)
+                        yield FollowedChunk(cursor, shown, stream_id, position)
+                elif kind is Redacted:
+                    redactions = [*redactions, log.decode(stored).record()]
+                    masks = Masks(redactions)
                 elif kind is StreamClosed:
                     if cast(StreamClosed, log.decode(stored)).stream_id == stream_id:
                         return

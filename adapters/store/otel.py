@@ -18,6 +18,7 @@ from uuid import UUID
 
 from chatledger.adapters.persistence.chain import chain_tables
 from chatledger.domain.errors import InvalidInputError, StoreUnavailableError
+from chatledger.domain.redaction import Masks
 from chatledger.projections.genai_spans import SpanPlan, plan_spans
 
 __all__ = ["OtelExporter"]
@@ -81,7 +82,10 @@ class OtelExporter:
 
     def _plans(self, key: UUID, versions: set[int]) -> list[SpanPlan]:
         events = self._log.events.get(key, lte=max(versions))
-        plans = plan_spans(key, events, content=self._content)
+        masks = None
+        if self._content:  # tool arguments and results: hide what is redacted (now, not then)
+            masks = Masks(self._log.repository.get(key).state.redactions)
+        plans = plan_spans(key, events, content=self._content, masks=masks)
         return [plan for plan in plans if plan.finished_at in versions]
 
     def _send(self, plans: list[SpanPlan]) -> None:

@@ -19,6 +19,7 @@ from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.limits import check_position
+from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import KINDS, TimelineEntry
 from chatledger.projections.projector import Projector, full_timeline
 from chatledger.projections.read_models import HistoryQuery, ReadModelView
@@ -56,7 +57,8 @@ class Reads:
                 return []
         if at_version is not None:
             check_position("at_version", at_version)
-            return self._uow.load(tenant, chat_id, at_version).state.messages
+            past = self._uow.load(tenant, chat_id, at_version).state.messages
+            return self.masks(tenant, chat_id).message_list(past)  # redactions made since too
         key = conversation_id(tenant, chat_id)
         self._uow.settle_writers(key)
         cached = self._cache.get(key)
@@ -69,7 +71,8 @@ class Reads:
             if row is None:
                 # Not projected even after catching up: it does not exist (raises
                 # ConversationNotFoundError), or the projector is stuck on it.
-                return self._uow.load(tenant, chat_id).state.messages
+                state = self._uow.load(tenant, chat_id).state
+                return Masks(state.redactions).message_list(state.messages)
         self._cache.put(key, row.version, row.messages_json)
         return _decode(row.messages_json)
 
@@ -100,8 +103,17 @@ class Reads:
         if not full or not batches:
             return entries
         events: Iterable[ConversationEvent] = self._log.events.get(key)  # type: ignore[assignment]
-        fuller = full_timeline(events, batches)
+        fuller = full_timeline(events, batches, self.masks(tenant, chat_id))
         return [fuller.get(entry.position, entry) for entry in entries]
+
+
+    def masks(self, tenant: str, chat_id: str) -> Masks:
+        """The conversation's redactions as they stand now (they hide content from every read)."""
+        conversation = self._uow.current(tenant, chat_id)
+        try:
+            return Masks(conversation.state.redactions)
+        finally:
+            self._uow.give_back(conversation)
 
 
 def _decode(text: str) -> list[dict[str, Any]]:

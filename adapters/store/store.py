@@ -630,6 +630,42 @@ class ConversationStore:
         )
         return bool(changed)
 
+    def redact(
+        self,
+        chat_id: str,
+        *,
+        tool_call_id: str | None = None,
+        message_id: str | None = None,
+        fields: list[str] | None = None,
+        actor: str,
+        reason: str,
+        tenant: str | None = None,
+    ) -> bool:
+        """Hide one tool call's input/output, or parts of one message, from every view; False if already hidden.
+
+        Name exactly one of ``tool_call_id`` (``fields``: ``input``, ``output``)
+        or ``message_id`` (``fields``: the kinds of its parts, e.g. ``text``,
+        ``reasoning``, ``file``); ``fields`` defaults to all of them. Records a
+        ``Redacted`` event (who, why); from then on messages (also at earlier
+        versions), model conversions, the timeline, followed streams and the
+        read models show ``[redacted]`` instead. The original events stay in
+        the log unchanged, so the chain still verifies and an operator holding
+        the store's key can still read them (see docs/audit.md).
+        """
+        self.limits.check_value("reason", reason)
+        _, _, changed = self._uow.act(
+            tenant or self.tenant,
+            chat_id,
+            lambda c: c.redact(
+                tool_call_id=tool_call_id,
+                message_id=message_id,
+                fields=list(fields) if fields is not None and not isinstance(fields, str) else fields,
+                reason=reason,
+                actor=actor,
+            ),
+        )
+        return bool(changed)
+
     def claim_continuation(
         self,
         worker: str,

@@ -34,8 +34,9 @@ from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from chatledger.domain.events import ConversationStarted
+from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import compact, describe
-from chatledger.projections.projector import approvals_of, continuation_of
+from chatledger.projections.projector import approvals_of, continuation_of, full_timeline
 from chatledger.projections.read_models import (
     ContinuationRequest,
     HistoryQuery,
@@ -285,6 +286,11 @@ class Verifier:
             problem("log", "the conversation has no events")
             return
         state = folded.state
+        if state.redactions:  # redactions hide content from every entry, also earlier ones
+            masks = Masks(state.redactions)
+            again = full_timeline(self._log.events.get(key), None, masks)  # read the log again
+            timeline = [compact(entry).to_json() for entry in again.values()]
+        shown = Masks(state.redactions).state(state)
 
         try:
             loaded = self._log.load(key, tenant, chat_id)
@@ -304,7 +310,7 @@ class Verifier:
                 problem(
                     "read-model", f"messages row at version {row.version}, log {folded.version}"
                 )
-            elif json.loads(row.messages_json) != state.messages:
+            elif json.loads(row.messages_json) != shown.messages:
                 problem("read-model", "the messages row differs from the folded messages")
             if row.status != status_of(state).status:
                 problem(
@@ -328,7 +334,7 @@ class Verifier:
                     f"timeline entry {differs['position']} differs from its event "
                     "(actor, kind, details or time)",
                 )
-        expected_approvals = approvals_of(state, folded.modified_on)
+        expected_approvals = approvals_of(shown, folded.modified_on)
         awaiting = {a.tool_call_id for a in expected_approvals}
         listed_rows = [a for a in inbox[0] if a.chat_id == chat_id]
         listed = {a.tool_call_id for a in listed_rows}
