@@ -32,6 +32,7 @@ from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
 from chatledger.adapters.cli.list_command import add_list
 from chatledger.adapters.cli.messages import describe
+from chatledger.adapters.cli.redact import add_redact
 from chatledger.adapters.cli.render import render_ingest, render_messages
 from chatledger.adapters.responders.demo import record_demo
 from chatledger.adapters.responders.scripted import Responder, demo_responder
@@ -105,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     integrity.add_seal(commands, _subparser, _open_existing)
     integrity.add_export(commands, _subparser, _open_existing)
     otel.add_export_otel(commands, _subparser, _open_existing)
+    add_redact(commands, _subparser, _open_existing)
     return parser
 
 
