@@ -32,6 +32,7 @@ from chatledger.adapters.store import ConversationStore
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ConversationNotFoundError
 from chatledger.domain.parts import check_message
+from chatledger.domain.redaction import Masks
 
 __all__ = ["execute", "take_turn"]
 
@@ -64,7 +65,8 @@ def take_turn(
         and store.expire_stream(chat_id, tenant=tenant, noticed_by=f"a new turn by {actor}")
     ):
         state = _current_state(store, chat_id, tenant)
-    stored = [] if state is None else state.messages
+    # Compared with what the client was shown: redacted parts read "[redacted]" there too.
+    stored = [] if state is None else Masks(state.redactions).message_list(state.messages)
     plan = plan_use_chat(stored, messages, trigger, message_id)
     if state is not None and state.stream is not None:
         return steer(store, state, plan, chat_id=chat_id, tenant=tenant, actor=actor, body=body)

@@ -16,6 +16,7 @@ from typing import Any
 
 from chatledger.adapters.http.errors import invalid
 from chatledger.domain.continuation import status_of
+from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import title_of
 
@@ -62,10 +63,14 @@ def conversation_view(
     if at is not None and not 1 <= at <= latest:
         raise invalid(f"version 'at' must be between 1 and {latest}, not {at}")
     version = latest if at is None else at
+    now_state = store.conversation(chat_id, tenant=tenant).state
+    masks = Masks(now_state.redactions)  # redactions hide content at every version
     conversation = store.conversation(chat_id, tenant=tenant, at_version=version)
-    messages = conversation.state.messages
+    messages = masks.message_list(conversation.state.messages)
     before = (
-        store.conversation(chat_id, tenant=tenant, at_version=version - 1).state.messages
+        masks.message_list(
+            store.conversation(chat_id, tenant=tenant, at_version=version - 1).state.messages
+        )
         if version > 1
         else []
     )
@@ -73,7 +78,7 @@ def conversation_view(
     changed = {m["id"] for m in messages if earlier.get(m["id"]) != m}
     now = {message["id"] for message in messages}
     cut = [message_id for message_id in earlier if message_id not in now]
-    current = status_of(store.conversation(chat_id, tenant=tenant).state) if at is None else None
+    current = status_of(now_state) if at is None else None
     status = status_of(conversation.state)
     decisions = {
         str(entry.details.get("toolCallId")): entry

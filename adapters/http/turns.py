@@ -36,6 +36,7 @@ from chatledger.adapters.responders.scripted import Responder, ResponderRequest
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.writer import StreamWriter
 from chatledger.domain.errors import NoOpenStreamError
+from chatledger.domain.redaction import Masks
 
 __all__ = ["Turn", "TurnRunner", "open_turn"]
 
@@ -82,7 +83,8 @@ def open_turn(
     state = writer.conversation.state
     assert state.stream is not None  # just opened by this writer
     end = state.stream.message_index + (1 if state.stream.continuation else 0)
-    context = copy.deepcopy(state.messages[:end])
+    # The model sees what every view shows: redacted content stays hidden from it too.
+    context = Masks(state.redactions).message_list(copy.deepcopy(state.messages[:end]))
     request = ResponderRequest(
         chat_id, tenant, context, trigger, writer.message_id, body or {}, ai_sdk=state.ai_sdk
     )

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from chatledger.domain.redaction import Masks
+
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
     from chatledger.domain.aggregate import Conversation
@@ -44,8 +46,12 @@ class Transaction:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The conversation's current messages, including this transaction's actions so far."""
-        return self._conversation.state.messages
+        """The conversation's current messages, including this transaction's actions so far.
+
+        As every view shows them: redacted content reads ``[redacted]``.
+        """
+        state = self._conversation.state
+        return Masks(state.redactions).message_list(state.messages)
 
     @property
     def version(self) -> int:
