@@ -286,6 +286,7 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "a conversation keeps the version it started with",
     )
     add_stream_lease_option(parser)
+    integrity.add_key_option(parser)  # the verify page checks the newest seal with it
     parser.set_defaults(command=_serve)
 
 
@@ -300,6 +301,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             "$CHATLEDGER_TOKENS"
         )
     responder = _responder(args.responder, args.delay)
+    seal_key = integrity.seal_key(args, required=False)  # the verify page checks seals with it
     try:
         tokens = serve_tokens(
             args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr
@@ -332,6 +334,7 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             log_level=args.log_level,
             run_continuations=not args.no_continuations,
             allowed_hosts=args.allowed_host or (),
+            seal_key=seal_key,
         )
     return 0
 

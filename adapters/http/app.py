@@ -90,6 +90,7 @@ from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+from chatledger.domain.seal import SealKey
 from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
@@ -119,6 +120,8 @@ class _ChatApp:
         run_continuations: bool = True,
     ) -> None:
         self.store = store
+        self.seal_key: SealKey | None = None
+        """The key the verify page checks seals with (None: seals are shown unchecked)."""
         self.limits = body_limits(store, max_body_bytes)
         """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
         self.authenticate = authenticate
@@ -278,6 +281,7 @@ def create_app(
     run_continuations: bool = True,
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
+    seal_key: SealKey | None = None,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -306,6 +310,10 @@ def create_app(
     any other origin are refused (403). ``allowed_hosts`` are the ``Host``
     names the app answers to (``"*"``: any; default: the localhost names),
     which keeps DNS-rebinding pages out (see ``http/guard.py``).
+
+    ``seal_key`` (the key ``chatledger seal`` signs with, or its public half)
+    lets the verify page check the newest seal's signature; without it the
+    page says that no seal key was given.
     """
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
@@ -323,6 +331,7 @@ def create_app(
         continuation_grace_seconds=continuation_grace_seconds,
         run_continuations=run_continuations,
     )
+    chat.seal_key = seal_key
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -394,6 +403,7 @@ def serve(
     log_level: str = "info",
     run_continuations: bool = True,
     allowed_hosts: Sequence[str] = (),
+    seal_key: SealKey | None = None,
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
@@ -410,5 +420,6 @@ def serve(
         cors_origins=cors_origins,
         run_continuations=run_continuations,
         allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
+        seal_key=seal_key,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -27,6 +27,8 @@ class Tenancy(Protocol):
     """What the page and list endpoints need of the HTTP app: its store and who is asking."""
 
     store: Any
+    seal_key: Any
+    """The key seals are checked with on the verify page, or None."""
 
     def identity(self, request: Request) -> Identity:
         """The caller's tenant and user (raises a 401 problem without a known token)."""

@@ -39,6 +39,7 @@ from chatledger.adapters.http.conversation_view import conversation_view
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.listing import Tenancy, list_chats, list_from_request
 from chatledger.adapters.http.requests import int_param
+from chatledger.adapters.http.seal_view import seal_view
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.listing import STATUSES
 
@@ -136,8 +137,11 @@ class _Pages:
     async def verify_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant
         chat_id = _chat_param(request)
-        report = await run_in_threadpool(lambda: self.app.store.verify(chat_id, tenant=tenant))
-        return _render("_verify.html", report=report, chat_id=chat_id)
+        key = self.app.seal_key
+        report = await run_in_threadpool(
+            lambda: self.app.store.verify(chat_id, tenant=tenant, seal_key=key)
+        )
+        return _render("_verify.html", report=report, chat_id=chat_id, seal=seal_view(report, key))
 
 
 def page_routes(app: Tenancy) -> list[BaseRoute]:

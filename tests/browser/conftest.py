@@ -64,13 +64,17 @@ def _free_port() -> int:
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
-def start_server(name: str, url: str, log: Path, gates: Path) -> Served:
+def start_server(
+    name: str, url: str, log: Path, gates: Path, extra: tuple[str, ...] = ()
+) -> Served:
     """Start ``python -m chatledger serve`` on ``url`` and wait until it accepts connections.
 
-    It answers with the gated demo responder (``tests.support.gated_responder``).
+    It answers with the gated demo responder (``tests.support.gated_responder``);
+    ``extra`` are more options for ``serve`` (e.g. ``--seal-key-file``).
     """
     port = _free_port()
     args = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
+    args += list(extra)
     tokens = log.with_name("tokens.txt")
     tokens.write_text("".join(f"{token}={who}\n" for token, who in TOKENS.items()))
     args += ["--token-file", str(tokens)]

@@ -9,6 +9,7 @@ The tests run in order against that server, as a reviewer would click.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,11 +20,14 @@ from chatledger.adapters.responders.demo import (
     continuation_chunks,
     first_turn_chunks,
 )
+from chatledger.domain.seal import SealKey
 from tests.browser.conftest import Served, start_server
 from tests.support.demo_words import demo_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
 
+SEAL_SECRET = "the operator's seal secret, 32 bytes+"
+SEAL_KEY = SealKey.from_text(SEAL_SECRET)
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 DEMO_QUESTION = "The CI runner's disk is almost full. Can you delete the old build logs?"
 # The demo's continuation after an approval (the tool ran) and after a denial.
@@ -229,4 +233,52 @@ def test_verify_page(page: Any, served: Served) -> None:
     result = page.locator("#verify-result")
     result.wait_for()
     assert "Verified." in result.inner_text()
+    if page.get_attribute("#seal-status", "data-status") == "none":  # before any test sealed
+        assert "no seal yet" in page.inner_text("#seal-status")
+    with ConversationStore.open(served.url) as store:
+        seal = store.seal(SEAL_KEY)
+    page.goto(served.base + "/verify?id=ci-disk")
+    page.locator("#seal-status").wait_for()
+    status = page.inner_text("#seal-status")
+    assert page.get_attribute("#seal-status", "data-status") == "unchecked"
+    assert "no seal key given" in status
+    assert f"#{seal.seq}" in status and seal.sealed_at in status
+    assert f"over {seal.conversations} conversation head(s)" in status
     served.screenshot(page, "verify")
+
+
+def test_the_verify_page_checks_the_seal_with_the_servers_key(
+    chromium: Any, served: Served, tmp_path: Path
+) -> None:
+    key_file = tmp_path / "seal.key"
+    key_file.write_text(SEAL_SECRET)
+    with ConversationStore.open(served.url) as store:
+        store.seal(SEAL_KEY)
+    other = start_server(
+        served.name, served.url, tmp_path / "serve.log", tmp_path / "gates",
+        ("--seal-key-file", str(key_file)),
+    )  # fmt: skip
+    context = chromium.new_context()
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    try:
+        tab.goto(other.base + "/verify?id=ci-disk")
+        tab.wait_for_selector("#token-form:not([hidden])")
+        tab.fill("#token", "acme-token")
+        tab.keyboard.press("Enter")
+        tab.locator("#seal-status").wait_for()
+        assert tab.get_attribute("#seal-status", "data-status") == "verified"
+        assert "signature verified" in tab.inner_text("#seal-status")
+        other.screenshot(tab, "verify-sealed")
+        with ConversationStore.open(served.url) as store:
+            store.seal(SealKey.from_text("not the operator's key, but long enough"))
+        tab.reload()
+        tab.locator("#seal-status").wait_for()
+        assert tab.get_attribute("#seal-status", "data-status") == "failed"
+        assert "do not check out" in tab.inner_text("#seal-status")
+        assert "problem(s) found" in tab.inner_text("#verify-result")
+        other.screenshot(tab, "verify-forged")
+    finally:
+        context.close()
+        other.process.terminate()
+        other.process.wait(timeout=20)
