@@ -52,6 +52,9 @@ class ConversationView:
     actor: str | None = None
     decisions: dict[str, TimelineEntry] = field(default_factory=dict)
     """toolCallId -> the approval decision's timeline entry (who, when, why), up to ``version``."""
+    retracted: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
+    """Entry position -> (position of the ``reset-step`` entry, stream positions of this entry's
+    chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
 
 
 def conversation_view(
@@ -110,7 +113,27 @@ def conversation_view(
         kind=kind,
         actor=actor,
         decisions=decisions,
+        retracted=retracted_chunks(history),
     )
+
+
+def retracted_chunks(history: list[TimelineEntry]) -> dict[int, tuple[int, list[int]]]:
+    """Which chunk batches hold chunks a later ``reset-step`` retracted (see ``ConversationView.retracted``)."""
+    batches = [entry for entry in history if entry.kind == "chunks"]
+    found: dict[int, tuple[int, list[int]]] = {}
+    for reset in batches:
+        positions = set(reset.details.get("retracted") or ())
+        stream = reset.details.get("streamId")
+        if not positions:
+            continue
+        for batch in batches:
+            first, count = batch.details.get("firstSeq"), batch.details.get("count")
+            if batch.details.get("streamId") != stream or not isinstance(first, int):
+                continue
+            mine = sorted(p for p in positions if first <= p < first + int(count or 0))
+            if mine:
+                found[batch.position] = (reset.position, mine)
+    return found
 
 
 def _message_view(message: dict[str, Any]) -> dict[str, Any]:
