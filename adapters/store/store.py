@@ -43,6 +43,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
+from chatledger.domain.redaction import Masks
 from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import ConversationList, ListQuery
@@ -563,7 +564,8 @@ class ConversationStore:
         """
         conversation = self._uow.current(tenant or self.tenant, chat_id)
         try:
-            return copy.deepcopy(conversation.state.steering)
+            state = conversation.state
+            return copy.deepcopy(Masks(state.redactions).message_list(state.steering))
         finally:
             self._uow.give_back(conversation)
 
@@ -804,7 +806,11 @@ class ConversationStore:
     def conversation(
         self, chat_id: str, *, tenant: str | None = None, at_version: int | None = None
     ) -> Conversation:
-        """The aggregate itself, loaded from the log (at ``at_version``): for tools and tests."""
+        """The aggregate itself, loaded from the log (at ``at_version``): for tools and tests.
+
+        Its state is the fold of the log as stored: redacted content is still
+        there (``state.redactions`` says what views hide; ``messages()`` hides it).
+        """
         return self._uow.load(tenant or self.tenant, chat_id, at_version)
 
     # -- read models and checks -------------------------------------------------

@@ -309,3 +309,39 @@ def test_with_a_store_key_the_original_stays_readable_to_the_key_holder(tmp_path
 
 def _key(chat: str) -> Any:
     return conversation_id("default", chat)
+
+
+def test_otel_content_export_sends_redacted_arguments_and_results(
+    durable_backend: Backend,
+) -> None:
+    from tests.integration.test_otel_export import Receiver, attributes
+
+    store = durable_backend.open()
+    build(store, "c", 7)
+    store.redact("c", tool_call_id="call1", actor="user:dpo", reason="pii")
+    receiver = Receiver()
+    try:
+        exporter = store.otel_exporter(receiver.url, content=True)
+        exporter.run_once()
+        exporter.close()
+    finally:
+        receiver.close()
+    (tool,) = [span for span in receiver.spans if span.name.startswith("execute_tool")]
+    values = attributes(tool)
+    assert values["gen_ai.tool.call.arguments"] == f'"{REDACTED}"'
+    assert values["gen_ai.tool.call.result"] == f'"{REDACTED}"'
+    assert leaks([str(span) for span in receiver.spans]) == []
+
+
+def test_a_queued_steering_message_can_be_redacted(durable_backend: Backend) -> None:
+    store = durable_backend.open()
+    store.start_conversation("c", ai_sdk=7)
+    writer = store.open_stream("c", actor="agent:bot")
+    writer.append({"type": "start"})
+    steer = {"id": "s1", "role": "user", "parts": [{"type": "text", "text": f"use {USER}"}]}
+    store.append_message("c", steer, actor="user:alice")  # queued while the answer streams
+    assert store.redact("c", message_id="s1", actor="user:dpo", reason="pii")
+    assert store.steering("c")[0]["parts"] == [{"type": "text", "text": REDACTED}]
+    writer.close("finished")  # not taken: it becomes the next user message
+    assert leaks(store.messages("c")) == [] and leaks(store.history("c", full=True)) == []
+    assert row_leaks(durable_backend) == []
