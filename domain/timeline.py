@@ -15,7 +15,8 @@ Conventions:
   (an approval was denied, by a person or on the stream), ``error`` (a tool
   error was added, or a stream ended ``errored``), ``retracted`` (an AI SDK 7
   ``reset-step`` took chunks back from the view: they stay in the log, and the
-  batch's details list their positions).
+  batch's details list their positions), ``redacted`` (a later ``Redacted``
+  event hides content of this event: the entry shows ``[redacted]``).
 - ``summary``: one line of at most ``SUMMARY_LIMIT`` characters, long texts
   elided with "…"; control characters, lone surrogates and bidirectional
   overrides are replaced, so it prints safely.
@@ -91,7 +92,7 @@ KINDS: Final = (
 )
 """Every timeline kind, one per event class, in the order of ``events.py``."""
 
-MARKS: Final = ("replay", "refused", "denied", "error", "retracted")
+MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""
 
 # ``SUMMARY_LIMIT`` (the longest summary, in characters) lives with the text helpers.
@@ -114,7 +115,7 @@ class TimelineEntry:
     details: dict[str, Any]
     """The event's data needed to audit it, as JSON."""
     marks: tuple[str, ...] = ()
-    """Flags from ``MARKS``: replay, refused, denied, error."""
+    """Flags from ``MARKS``: replay, refused, denied, error, retracted, redacted."""
 
     def to_json(self) -> dict[str, Any]:
         """The entry as a JSON object (time in ISO 8601), e.g. for a JSON Lines export."""
@@ -141,8 +142,10 @@ def describe(
     """
     if masks is None and before.redactions:
         masks = Masks(before.redactions)
+    hidden = False
     if masks:
-        event = masks.event(event, batch_message_id(event, before), set())
+        shown = masks.event(event, batch_message_id(event, before), set())
+        event, hidden = shown, shown is not event
         before = masks.state(before)
     kind, describer = _describer_of(event)
     try:
@@ -150,6 +153,8 @@ def describe(
     except Exception as error:  # a last resort: the audit must list every event
         summary = f"{type(event).__name__} (no summary: {type(error).__name__})"
         details, marks = _raw_details(event), ()
+    if hidden:
+        marks = (*marks, "redacted")
     return TimelineEntry(
         position=event.originator_version,
         time=_utc(event.timestamp),

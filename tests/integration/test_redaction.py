@@ -259,6 +259,8 @@ def test_the_redaction_is_in_the_timeline_with_its_actor_and_reason(
         "t 9",
     )
     assert "user:dpo redacted the output of `lookup` (call1): t 9" in entry.summary
+    hidden = [e.kind for e in store.history("c") if "redacted" in e.marks]
+    assert hidden == ["chunks"]  # the batch holding the output, marked where it is hidden
 
 
 def test_cli_redact(durable_backend: Backend, capsys: pytest.CaptureFixture[str]) -> None:
