@@ -553,7 +553,8 @@ class ConversationStore:
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
-        return status_of(self._uow.load(tenant or self.tenant, chat_id).state)
+        state = self._uow.load(tenant or self.tenant, chat_id).state
+        return status_of(Masks(state.redactions).state(state))  # waiting calls' inputs as shown
 
     def steering(self, chat_id: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """User messages sent while the open answer streams (AI SDK 7), not yet taken by it.

@@ -212,6 +212,7 @@ def test_a_call_awaiting_approval_shows_redacted_in_the_inbox_and_can_still_be_a
     store.redact("c", tool_call_id="call1", fields=["input"], actor="user:dpo", reason="pii")
     pending = store.pending_approvals()
     assert [(p.tool_call_id, p.input) for p in pending] == [("call1", REDACTED)]
+    assert [call.input for call in store.status("c").waiting_for] == [REDACTED]
     store.respond_to_approval("c", approval_id="ap1", approved=True, actor="user:bob")
     store.add_tool_output("c", "call1", output={"r": OUTPUT}, actor="agent:runner")
     part = store.messages("c")[1]["parts"][-1]
