@@ -7,12 +7,20 @@ turn, and a failed save can never leave a snapshot ahead of the log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing import postgres, sqlite
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import (
+    InterfaceError,
+    Notification,
+    OperationalError,
+    PersistenceError,
+    StoredEvent,
+)
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
+from eventsourcing.utils import retry
 from psycopg import sql
 
 from chatledger.adapters.persistence.chain import (
@@ -23,6 +31,7 @@ from chatledger.adapters.persistence.chain import (
     split_link,
     sqlite_chain_ddl,
 )
+from chatledger.adapters.persistence.feed import Feed
 from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = [
@@ -90,10 +99,25 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
 
 class PostgresConversationRecorder(PostgresApplicationRecorder):
-    """PostgreSQL: events with their chain links, and the snapshot passed as ``snapshot=``, in one transaction."""
+    """PostgreSQL: events with their chain links, and the snapshot passed as ``snapshot=``, in one transaction.
+
+    Writers take no table lock: the positions of concurrent transactions may
+    commit out of order, and the feed (``select_notifications``,
+    ``max_notification_id``) reads them so that no reader passes a position
+    that could still be filled (``chatledger.adapters.persistence.feed``).
+    The NOTIFY that wakes listeners is sent after the commit, on its own:
+    inside the transaction it would hold PostgreSQL's server-wide NOTIFY lock
+    through the commit's flush to disk, which serialises commits again.
+    """
 
     def __init__(self, datastore: Any, **kwargs: Any) -> None:
         super().__init__(datastore, **kwargs)
+        self.feed = Feed(datastore, self.events_table_name)
+        """The gap-safe reading of the events table (its ``settle_seconds`` bounds a read's wait)."""
+        self.lock_table_statements = self.lock_table_statements[:1]  # lock_timeout, no LOCK TABLE
+        self._notify = sql.SQL(
+            "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%s, '')"
+        )
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
@@ -109,7 +133,41 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         kwargs["new_heads"] = new_heads
         ids = super().insert_events(stored_events, **kwargs)
         self.heads.update(new_heads)
+        self._wake_listeners()
         return ids
+
+    def _notify_channel(self, curs: Any) -> None:
+        """Nothing inside the transaction (see ``_wake_listeners``)."""
+
+    def _wake_listeners(self) -> None:
+        """NOTIFY the channel after the commit; a lost one only delays readers (they re-check on their own)."""
+        try:
+            with self.datastore.get_connection() as conn:
+                conn.execute(self._notify, (self.channel_name,))
+        except PersistenceError:
+            pass  # the events are committed; listeners poll as well
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> list[Notification]:
+        """Events in position order from ``start``, never past a position a writer in flight may still fill."""
+        after = 0 if start is None else (start - 1 if inclusive_of_start else start)
+        found = self.feed.select(after, limit, stop)
+        if topics:
+            found = [notification for notification in found if notification.topic in topics]
+        return found
+
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
+    def max_notification_id(self) -> int | None:
+        """The largest position below which no event can still appear (None when the log is empty)."""
+        return self.feed.head() or None
 
     def _insert_stored_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
         """Put each event's link in front of its state, then insert as eventsourcing does.

@@ -1,0 +1,197 @@
+"""PostgreSQL: the store-wide feed of events in position order, read without a lock on writers.
+
+Every event gets a position (``notification_id``, from a sequence) when it is
+inserted, but transactions commit in their own order: with writers that do
+not queue behind one lock, position 11 can be visible while position 10 is
+still in a transaction that has not committed. A reader that moved its
+position to 11 would never read 10. ``eventsourcing`` prevents that by having
+every insert take ``LOCK TABLE ... IN EXCLUSIVE MODE``, which serialises every
+writer of the database. chatledger's writers take no such lock; the readers
+(projector, ``follow``'s wake-ups, the OpenTelemetry exporter, verify) read
+through this feed instead, which only moves past a position once nothing can
+still appear there.
+
+The rule (a *visibility horizon* found from the writers' own table locks):
+
+1. Read the events after the reader's position, in position order.
+2. Deliver the run of consecutive positions right after it: a position
+   visible now can only be followed, later, by larger ones.
+3. At the first missing position, look at who might still fill it. A
+   sequence hands out values in order, so a missing position below the
+   largest one read was taken before that larger one was, hence before the
+   read. Whoever took it did so inside an ``INSERT`` into the events table,
+   which holds a ROW EXCLUSIVE lock on the table from before it takes the
+   value until its transaction ends. Locks are not subject to MVCC:
+   ``pg_locks`` shows them at once. So: note the transactions holding that
+   lock now; wait until each has ended; read again. Every position at or
+   below the largest one first read is now final (committed, or never to
+   be: a rolled-back insert, a failed one, a sequence gap), so the reader
+   may pass the missing ones; above it, rule 2 holds again.
+
+The wait is bounded (``settle_seconds``): a writer that stays in its
+transaction longer leaves the reader where the consecutive run ended, and it
+goes on from there at its next read. No position is skipped and none is read
+twice; per conversation the order is the version order (a version is only
+written once the one before is committed).
+
+Only transactions that wrote to this store's events table are waited for,
+whatever else runs on the server. This also holds for writers of an older
+chatledger (or plain ``eventsourcing``), which lock the whole table: they too
+hold the ROW EXCLUSIVE lock. The reverse does not: an older chatledger's
+reader assumes positions commit in order, so upgrade every process that reads
+the feed (``chatledger project``, servers) together.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from eventsourcing.persistence import Notification
+from psycopg import sql
+
+__all__ = ["SETTLE_SECONDS", "Feed", "consecutive"]
+
+SETTLE_SECONDS = 2.0
+"""How long a read waits, at most, for the writers that may still fill a missing position."""
+
+_FIRST_WAIT = 0.0005
+_LONGEST_WAIT = 0.02
+
+
+def consecutive(ids: Sequence[int], after: int, final_up_to: int = 0) -> int:
+    """How many of ``ids`` (ascending) may be delivered after position ``after``.
+
+    Positions up to ``final_up_to`` are final (a missing one will never
+    appear); above it, delivery stops at the first missing position.
+    """
+    expected = after + 1
+    for count, position in enumerate(ids):
+        if position != expected and position - 1 > final_up_to:  # a hole not known final
+            return count
+        expected = position + 1
+    return len(ids)
+
+
+class Feed:
+    """The events table of one PostgreSQL store read as a gap-safe feed (see the module docstring)."""
+
+    def __init__(
+        self, datastore: Any, events_table: str, *, settle_seconds: float = SETTLE_SECONDS
+    ) -> None:
+        self.datastore = datastore
+        self.settle_seconds = settle_seconds
+        """The longest a read waits for writers that may fill a missing position (0: never wait)."""
+        self.waits = 0
+        """How many times a read found a missing position and waited for the writers (for tests)."""
+        table = sql.Identifier(datastore.schema, events_table)
+        self._qualified = f'"{datastore.schema}"."{events_table}"'
+        self._rows = sql.SQL(
+            "SELECT notification_id, originator_id, originator_version, topic, state FROM {} "
+            "WHERE notification_id > %s AND notification_id <= %s "
+            "ORDER BY notification_id LIMIT %s"
+        ).format(table)
+        self._ids = sql.SQL(
+            "SELECT notification_id FROM {} WHERE notification_id > %s AND notification_id <= %s "
+            "ORDER BY notification_id LIMIT 100000"
+        ).format(table)
+        self._max = sql.SQL("SELECT MAX(notification_id) AS max FROM {}").format(table)
+        self._writers = sql.SQL(
+            "SELECT virtualtransaction FROM pg_locks WHERE locktype = 'relation' "
+            "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' AND granted "
+            "AND pid <> pg_backend_pid()"
+        )
+        self._still = sql.SQL(
+            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'relation' "
+            "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' "
+            "AND virtualtransaction = ANY(%s)"
+        )
+
+    def select(self, after: int, limit: int, stop: int | None = None) -> list[Notification]:
+        """Up to ``limit`` events after ``after`` (up to ``stop``); none that a later read could precede."""
+        after = max(after, 0)
+        upper = stop if stop is not None else 2**63 - 1
+        rows = self._read(after, upper, limit)
+        ready = consecutive([row.id for row in rows], after)
+        if ready == len(rows):
+            return rows
+        self.waits += 1
+        largest = rows[-1].id  # every position up to it was taken before this read
+        if not self._writers_done(self._writers_now()):
+            return rows[:ready]
+        rows = self._read(after, upper, limit)
+        return rows[: consecutive([row.id for row in rows], after, final_up_to=largest)]
+
+    def head(self) -> int:
+        """The largest position below which no event can still appear (0 when empty).
+
+        Waits (bounded) for the writers in flight; if one stays in its
+        transaction longer, the end of the consecutive run of positions from
+        the start, which is early but never late: callers start reading there.
+        """
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._max)
+            row = curs.fetchone()
+        largest = int(row["max"] or 0) if row else 0
+        if largest == 0 or self._writers_done(self._writers_now()):
+            return largest
+        return self._reachable(largest)
+
+    # -- reading ------------------------------------------------------------------
+
+    def _read(self, after: int, upper: int, limit: int) -> list[Notification]:
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._rows, (after, upper, limit))
+            return [
+                Notification(
+                    id=row["notification_id"],
+                    originator_id=row["originator_id"],
+                    originator_version=row["originator_version"],
+                    topic=row["topic"],
+                    state=bytes(row["state"]),
+                )
+                for row in curs.fetchall()
+            ]
+
+    def _reachable(self, largest: int) -> int:
+        """The end of the run of consecutive positions from the start (at most ``largest``)."""
+        position = 0
+        while position < largest:
+            with self.datastore.get_connection() as conn, conn.cursor() as curs:
+                curs.execute(self._ids, (position, largest))
+                ids = [row["notification_id"] for row in curs.fetchall()]
+            ready = consecutive(ids, position)
+            if ready:
+                position = ids[ready - 1]
+            if ready < len(ids) or not ids:
+                return position
+        return position
+
+    # -- the writers in flight --------------------------------------------------------
+
+    def _writers_now(self) -> list[str]:
+        """The transactions that hold the events table's ROW EXCLUSIVE lock now (inserting, or done inserting)."""
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(self._writers, (self._qualified,))
+            return [row["virtualtransaction"] for row in curs.fetchall()]
+
+    def _writers_done(
+        self, writers: list[str], clock: Callable[[], float] = time.monotonic
+    ) -> bool:
+        """Wait (at most ``settle_seconds``) until every one of ``writers`` has ended; whether they all did."""
+        if not writers:
+            return True
+        deadline = clock() + self.settle_seconds
+        pause = _FIRST_WAIT
+        while True:
+            with self.datastore.get_connection() as conn, conn.cursor() as curs:
+                curs.execute(self._still, (self._qualified, writers))
+                row = curs.fetchone()
+            if not row or not row["n"]:
+                return True
+            if clock() >= deadline:
+                return False
+            # polling the lock table (a bounded wait for other transactions), not timing a test
+            time.sleep(min(pause, max(deadline - clock(), 0)))
+            pause = min(pause * 2, _LONGEST_WAIT)
