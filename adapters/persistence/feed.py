@@ -30,7 +30,8 @@ The rule (a *visibility horizon* found from the writers' own table locks):
 
 The wait is bounded (``settle_seconds``): a writer that stays in its
 transaction longer leaves the reader where the consecutive run ended, and it
-goes on from there at its next read. No position is skipped and none is read
+goes on from there at its next read; while that writer stays, later reads
+stop at the hole without waiting for it again. No position is skipped and none is read
 twice; per conversation the order is the version order (a version is only
 written once the one before is committed).
 
@@ -45,7 +46,7 @@ the feed (``chatledger project``, servers) together.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import Notification
@@ -102,8 +103,9 @@ class Feed:
             "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' AND granted "
             "AND pid <> pg_backend_pid()"
         )
+        self._stuck: frozenset[str] = frozenset()
         self._still = sql.SQL(
-            "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'relation' "
+            "SELECT virtualtransaction FROM pg_locks WHERE locktype = 'relation' "
             "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' "
             "AND virtualtransaction = ANY(%s)"
         )
@@ -176,22 +178,30 @@ class Feed:
             curs.execute(self._writers, (self._qualified,))
             return [row["virtualtransaction"] for row in curs.fetchall()]
 
-    def _writers_done(
-        self, writers: list[str], clock: Callable[[], float] = time.monotonic
-    ) -> bool:
-        """Wait (at most ``settle_seconds``) until every one of ``writers`` has ended; whether they all did."""
+    def _writers_done(self, writers: list[str]) -> bool:
+        """Wait (at most ``settle_seconds``) until every one of ``writers`` has ended; whether they all did.
+
+        A writer still there after a whole wait is remembered: while it stays
+        in its transaction, later reads do not wait for it again (they stop
+        at the hole at once), so one stuck transaction costs one wait, not one
+        per read.
+        """
         if not writers:
+            self._stuck = frozenset()
             return True
-        deadline = clock() + self.settle_seconds
+        if self._stuck & set(writers):
+            return False
+        deadline = time.monotonic() + self.settle_seconds
         pause = _FIRST_WAIT
         while True:
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
                 curs.execute(self._still, (self._qualified, writers))
-                row = curs.fetchone()
-            if not row or not row["n"]:
+                remaining = [row["virtualtransaction"] for row in curs.fetchall()]
+            if not remaining:
                 return True
-            if clock() >= deadline:
+            if time.monotonic() >= deadline:
+                self._stuck = frozenset(remaining)
                 return False
             # polling the lock table (a bounded wait for other transactions), not timing a test
-            time.sleep(min(pause, max(deadline - clock(), 0)))
+            time.sleep(min(pause, max(deadline - time.monotonic(), 0)))
             pause = min(pause * 2, _LONGEST_WAIT)

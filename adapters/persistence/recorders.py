@@ -105,7 +105,8 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
     commit out of order, and the feed (``select_notifications``,
     ``max_notification_id``) reads them so that no reader passes a position
     that could still be filled (``chatledger.adapters.persistence.feed``).
-    The NOTIFY that wakes listeners is sent after the commit, on its own:
+    The NOTIFY that wakes listeners is sent after the commit, on its own (a
+    transaction with nothing to flush, about as cheap as ``SELECT 1``):
     inside the transaction it would hold PostgreSQL's server-wide NOTIFY lock
     through the commit's flush to disk, which serialises commits again.
     """
@@ -115,9 +116,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self.feed = Feed(datastore, self.events_table_name)
         """The gap-safe reading of the events table (its ``settle_seconds`` bounds a read's wait)."""
         self.lock_table_statements = self.lock_table_statements[:1]  # lock_timeout, no LOCK TABLE
-        self._notify = sql.SQL(
-            "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%s, '')"
-        )
+        self._notify = sql.SQL("NOTIFY {}").format(sql.Identifier(self.channel_name))
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
@@ -143,7 +142,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         """NOTIFY the channel after the commit; a lost one only delays readers (they re-check on their own)."""
         try:
             with self.datastore.get_connection() as conn:
-                conn.execute(self._notify, (self.channel_name,))
+                conn.execute(self._notify)  # a transaction that writes nothing: no flush
         except PersistenceError:
             pass  # the events are committed; listeners poll as well
 
