@@ -104,6 +104,8 @@ class Feed:
             "AND pid <> pg_backend_pid()"
         )
         self._stuck: frozenset[str] = frozenset()
+        self._final = 0
+        """A position below which every position is known final (none can still appear)."""
         self._still = sql.SQL(
             "SELECT virtualtransaction FROM pg_locks WHERE locktype = 'relation' "
             "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' "
@@ -122,6 +124,7 @@ class Feed:
         largest = rows[-1].id  # every position up to it was taken before this read
         if not self._writers_done(self._writers_now()):
             return rows[:ready]
+        self._final = max(self._final, largest)
         rows = self._read(after, upper, limit)
         return rows[: consecutive([row.id for row in rows], after, final_up_to=largest)]
 
@@ -130,15 +133,18 @@ class Feed:
 
         Waits (bounded) for the writers in flight; if one stays in its
         transaction longer, the end of the consecutive run of positions from
-        the start, which is early but never late: callers start reading there.
+        the last position known final, which is early but never late:
+        callers start reading there.
         """
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
             curs.execute(self._max)
             row = curs.fetchone()
         largest = int(row["max"] or 0) if row else 0
         if largest == 0 or self._writers_done(self._writers_now()):
+            self._final = max(self._final, largest)
             return largest
-        return self._reachable(largest)
+        self._final = self._reachable(min(self._final, largest), largest)  # min: a restored log
+        return self._final
 
     # -- reading ------------------------------------------------------------------
 
@@ -156,9 +162,8 @@ class Feed:
                 for row in curs.fetchall()
             ]
 
-    def _reachable(self, largest: int) -> int:
-        """The end of the run of consecutive positions from the start (at most ``largest``)."""
-        position = 0
+    def _reachable(self, position: int, largest: int) -> int:
+        """The end of the run of consecutive positions from ``position``, a final one (at most ``largest``)."""
         while position < largest:
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
                 curs.execute(self._ids, (position, largest))
