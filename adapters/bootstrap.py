@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 
-from chatledger.adapters.persistence.config import StoreConfig, parse_url
+from chatledger.adapters.persistence.config import StoreConfig, parse_url, shard_urls
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
+from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
@@ -117,16 +118,27 @@ def open_store(
     if cipher_key:
         env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
         env["CIPHER_KEY"] = cipher_key
-    return build_store(
-        parse_url(url),
-        tenant=tenant,
-        limits=limits,
-        batch=BatchPolicy(batch_chunks, batch_ms / 1000),
-        env=env,
-        auto_continue=auto_continue,
-        ai_sdk=default_ai_sdk(ai_sdk),
-        stream_lease_seconds=default_stream_lease(stream_lease_seconds),
-    )
+    urls = shard_urls(url) or [url]
+    stores: list[ConversationStore] = []
+    try:
+        for one in urls:
+            stores.append(
+                build_store(
+                    parse_url(one),
+                    tenant=tenant,
+                    limits=limits,
+                    batch=BatchPolicy(batch_chunks, batch_ms / 1000),
+                    env=env,
+                    auto_continue=auto_continue,
+                    ai_sdk=default_ai_sdk(ai_sdk),
+                    stream_lease_seconds=default_stream_lease(stream_lease_seconds),
+                )
+            )
+    except BaseException:
+        for opened in stores:
+            opened.close()
+        raise
+    return stores[0] if len(urls) == 1 else ShardedStore(stores)
 
 
 def _require_cryptography() -> None:

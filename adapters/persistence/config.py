@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
 
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["DEFAULT_URL", "StoreConfig", "parse_url"]
+__all__ = ["DEFAULT_URL", "StoreConfig", "parse_url", "resolve_url", "shard_urls"]
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 """Where the store lives when neither an argument nor ``CHATLEDGER_URL`` says."""
@@ -31,9 +31,31 @@ class StoreConfig:
     """SQLite database file."""
 
 
+def resolve_url(url: str | None) -> str:
+    """``url``, else ``CHATLEDGER_URL``, else the default SQLite file."""
+    return url or os.environ.get("CHATLEDGER_URL") or DEFAULT_URL
+
+
+def shard_urls(url: str | None) -> list[str] | None:
+    """The URL of each database of a sharded PostgreSQL URL (``.../db_a,db_b``); None for any other URL."""
+    url = resolve_url(url)
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("postgresql", "postgres", "postgresql+psycopg"):
+        return None
+    names = unquote(parts.path.lstrip("/")).split(",")
+    if len(names) < 2:
+        return None
+    if any(not name.strip() for name in names) or len(set(names)) != len(names):
+        raise StoreConfigurationError(
+            f"bad sharded PostgreSQL URL {url!r}: list each database once, comma-separated, "
+            "e.g. postgresql://user@host:5432/chat_a,chat_b,chat_c"
+        )
+    return [urlunsplit(parts._replace(path="/" + quote(name.strip()))) for name in names]
+
+
 def parse_url(url: str | None) -> StoreConfig:
     """Read a store URL, falling back to ``CHATLEDGER_URL`` and then the default SQLite file."""
-    url = url or os.environ.get("CHATLEDGER_URL") or DEFAULT_URL
+    url = resolve_url(url)
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}

@@ -9,7 +9,7 @@ the store it looked for.
 
 from __future__ import annotations
 
-from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.persistence.config import parse_url, shard_urls
 from chatledger.adapters.persistence.reachable import postgres_has_store
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.errors import StoreConfigurationError
@@ -35,13 +35,14 @@ def open_existing(
     url: str | None, *, tenant: str = DEFAULT_TENANT, cipher_key: str | None = None
 ) -> ConversationStore:
     """Open the store at ``url`` if it exists; StoreNotFoundError (creating nothing) otherwise."""
-    config = parse_url(url)
-    if config.backend == "sqlite":
-        path = config.sqlite_path
-        if path is None or not path.is_file() or path.stat().st_size == 0:
-            raise StoreNotFoundError(config.display, "the file does not exist")
-    elif config.backend == "postgres" and not postgres_has_store(config):
-        raise StoreNotFoundError(
-            config.display, f"schema {config.schema or 'public'!r} has no chatledger tables"
-        )
+    for one in shard_urls(url) or [url]:  # a sharded URL: every database
+        config = parse_url(one)
+        if config.backend == "sqlite":
+            path = config.sqlite_path
+            if path is None or not path.is_file() or path.stat().st_size == 0:
+                raise StoreNotFoundError(config.display, "the file does not exist")
+        elif config.backend == "postgres" and not postgres_has_store(config):
+            raise StoreNotFoundError(
+                config.display, f"schema {config.schema or 'public'!r} has no chatledger tables"
+            )
     return ConversationStore.open(url, tenant=tenant, cipher_key=cipher_key)

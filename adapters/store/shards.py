@@ -1,0 +1,235 @@
+"""A store over several PostgreSQL databases: every conversation in one shard, the inbox read across all.
+
+One URL lists the databases, comma-separated, on one server:
+``postgresql://user@host:5432/chat_a,chat_b,chat_c`` (``?schema=`` applies
+to each). A conversation lives in the shard its (tenant, chat id) hashes to
+(its conversation id modulo the number of shards), so everything it is (its
+log, snapshots, read-model rows) is in one database and every write to it is
+a transaction of that database alone. Reads of one conversation go to its
+shard; the conversation list, the approvals inbox and the continuation queue
+read every shard and merge (the list keeps its order and its cursors).
+
+The list of databases is part of the store: adding, removing or reordering
+databases moves conversations to other shards, so open the store with the
+same list every time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from chatledger.adapters.persistence.conversation_list import list_time
+from chatledger.adapters.store.store import ConversationStore
+from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.errors import InvalidInputError
+from chatledger.projections.listing import ConversationList, ListQuery, encode_cursor
+from chatledger.projections.read_models import (
+    ContinuationRequest,
+    PendingApproval,
+    QuarantinedEvent,
+)
+
+__all__ = ["ROUTED", "ShardedStore", "shard_index"]
+
+T = TypeVar("T")
+
+ROUTED = (
+    "start_conversation",
+    "append_message",
+    "open_stream",
+    "close_stream",
+    "ingest",
+    "add_tool_output",
+    "respond_to_approval",
+    "regenerate",
+    "cut",
+    "edit",
+    "transact",
+    "status",
+    "steering",
+    "set_title",
+    "set_metadata",
+    "messages",
+    "model_messages",
+    "ai_sdk_of",
+    "history",
+    "follow",
+    "version",
+    "conversation",
+    "export",
+)
+"""The methods about one conversation: each goes to the conversation's shard."""
+
+
+_ONE_PER_DATABASE = (
+    "a sharded store has a log, read models and projector per database: use "
+    "store.shards[i], or run `chatledger project` with each database's own URL"
+)
+
+
+def shard_index(tenant: str, chat_id: str, shards: int) -> int:
+    """Which of ``shards`` databases holds the conversation (stable for a given list)."""
+    return conversation_id(tenant, chat_id).int % shards
+
+
+class ShardedStore(ConversationStore):
+    """``ConversationStore`` over several databases (see the module docstring); open it with a URL listing them."""
+
+    def __init__(self, shards: Sequence[ConversationStore]) -> None:
+        if not shards:
+            raise InvalidInputError("a sharded store needs at least one database")
+        first = shards[0]
+        self.shards = list(shards)
+        """One ``ConversationStore`` per database, in the URL's order."""
+        self.config = first.config
+        self.tenant = first.tenant
+        self.limits = first.limits
+        self.batch = first.batch
+        self.auto_continue = first.auto_continue
+        self.ai_sdk = first.ai_sdk
+
+    @property
+    def log(self) -> Any:  # type: ignore[override]
+        """Not one: each database has its own log (``shards[i].log``)."""
+        raise InvalidInputError(_ONE_PER_DATABASE)
+
+    @property
+    def projector(self) -> Any:  # type: ignore[override]
+        """Not one: each database has its own projector (``shards[i].projector``)."""
+        raise InvalidInputError(_ONE_PER_DATABASE)
+
+    @property
+    def read_models(self) -> Any:  # type: ignore[override]
+        """Not one: each database has its own read models (``shards[i].read_models``)."""
+        raise InvalidInputError(_ONE_PER_DATABASE)
+
+    def shard(self, chat_id: str, tenant: str | None = None) -> ConversationStore:
+        """The store of the database that holds this conversation."""
+        return self.shards[shard_index(tenant or self.tenant, chat_id, len(self.shards))]
+
+    def close(self) -> None:
+        """Close every shard."""
+        for store in self.shards:
+            store.close()
+
+    # -- across shards ------------------------------------------------------------
+
+    def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
+        """Every tool call awaiting approval across the tenant's conversations in all shards, oldest first."""
+        found = [a for s in self.shards for a in s.pending_approvals(tenant=tenant)]
+        return sorted(found, key=lambda a: a.requested_at)
+
+    def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
+        """Continuation requests not yet started, in all shards, oldest first."""
+        found = [r for s in self.shards for r in s.pending_continuations(tenant=tenant)]
+        return sorted(found, key=lambda r: r.requested_at)
+
+    def claim_continuation(
+        self,
+        worker: str,
+        *,
+        lease_seconds: float = 60.0,
+        tenant: str | None = None,
+        chat_id: str | None = None,
+        min_age_seconds: float = 0.0,
+    ) -> ContinuationRequest | None:
+        """Take the oldest claimable request of any shard (of ``chat_id``'s shard when given)."""
+        if chat_id is not None:
+            return self.shard(chat_id, tenant).claim_continuation(
+                worker, lease_seconds=lease_seconds, tenant=tenant, chat_id=chat_id,
+                min_age_seconds=min_age_seconds,
+            )  # fmt: skip
+        for request in self.pending_continuations(tenant=tenant):
+            won = self.shard(request.chat_id, request.tenant).claim_continuation(
+                worker, lease_seconds=lease_seconds, tenant=request.tenant,
+                chat_id=request.chat_id, min_age_seconds=min_age_seconds,
+            )  # fmt: skip
+            if won is not None:
+                return won
+        return None
+
+    def list_conversations(self, *, tenant: str | None = None, **options: Any) -> ConversationList:
+        """One page of the tenant's conversations of all shards, most recently changed first.
+
+        Each shard gives its page after the same cursor; the merge keeps the
+        first ``limit`` in the list's order (update time, then id, both
+        descending), and the cursor names the last one kept.
+        """
+        wanted = ListQuery(tenant or self.tenant, **options)  # refuses bad options once
+        pages = [s.list_conversations(tenant=tenant, **options) for s in self.shards]
+        merged = sorted(
+            (c for page in pages for c in page.conversations),
+            key=lambda c: (list_time(c.updated_at), str(c.conversation_id)),
+            reverse=True,
+        )
+        kept = merged[: wanted.limit]
+        more = len(merged) > wanted.limit or any(page.next_cursor for page in pages)
+        cursor = None
+        if more and kept:
+            last = kept[-1]
+            cursor = encode_cursor(list_time(last.updated_at), last.conversation_id)
+        return ConversationList(kept, cursor)
+
+    def catch_up(self, **options: Any) -> int:
+        """Bring every shard's read models up to date; the events applied in all."""
+        return sum(s.catch_up(**options) for s in self.shards)
+
+    def rebuild(self, **options: Any) -> int:
+        """Rebuild every shard's read models; the events applied in all."""
+        return sum(s.rebuild(**options) for s in self.shards)
+
+    def head(self) -> int:
+        """Events recorded in all shards (each shard's last position, added up)."""
+        return sum(s.head() for s in self.shards)
+
+    def forget_cached(self) -> None:
+        """Drop every shard's cached conversations."""
+        for store in self.shards:
+            store.forget_cached()
+
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """The events no shard could project."""
+        return [q for s in self.shards for q in s.quarantined()]
+
+    def read_model_counts(self) -> dict[str, int]:
+        """Rows per read model, added up over the shards."""
+        total: dict[str, int] = {}
+        for store in self.shards:
+            for name, count in store.read_model_counts().items():
+                total[name] = total.get(name, 0) + count
+        return total
+
+    def verify(self, chat_id: str | None = None, **options: Any) -> Any:
+        """Verify one conversation (in its shard), or every shard; the first report with problems, else the last."""
+        if chat_id is not None:
+            return self.shard(chat_id, options.get("tenant")).verify(chat_id, **options)
+        reports = [s.verify(**options) for s in self.shards]
+        return next((r for r in reports if not r.ok), reports[-1])
+
+    def seal(self, key: Any) -> Any:
+        """Not for a sharded store: seal each database as a store of its own."""
+        raise InvalidInputError(
+            "a sharded store has no single log to seal: seal each database with its own URL"
+        )
+
+    def otel_exporter(self, *args: Any, **kwargs: Any) -> Any:
+        """Not for a sharded store: export each database with its own URL."""
+        raise InvalidInputError(
+            "a sharded store has no single log to export: export each database with its own URL"
+        )
+
+
+def _routed(name: str) -> Callable[..., Any]:
+    method = getattr(ConversationStore, name)
+
+    @functools.wraps(method)
+    def to_shard(self: ShardedStore, chat_id: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.shard(chat_id, kwargs.get("tenant")), name)(chat_id, *args, **kwargs)
+
+    return to_shard
+
+
+for _name in ROUTED:
+    setattr(ShardedStore, _name, _routed(_name))
