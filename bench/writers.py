@@ -11,7 +11,9 @@ Two write paths are measured in the same run, rounds rotating their order:
 - ``chatledger``: the store as it is (no table lock; the feed waits at holes);
 - ``table lock``: the same store with ``eventsourcing``'s ``LOCK TABLE ... IN
   EXCLUSIVE MODE`` and the NOTIFY put back into every insert's transaction,
-  which is how every insert ran before.
+  which is how every insert ran before;
+- ``3 shards``: a store over three new databases of the same server (one URL
+  listing them), every process writing conversations of all three.
 
 Reported per path and process count: the median chunks/s (min-max) over the
 rounds, the ratio to one process of the same path (median of the per-round
@@ -29,15 +31,19 @@ passes or fails.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from backends import DEFAULT_POSTGRES_URL, postgres_available, postgres_db
 from ingest import write_conversation
@@ -46,7 +52,10 @@ from stats import median, median_range
 from storeapi import load_opener
 from workload import DEFAULT_SEED, conversation
 
-PATHS = ("chatledger", "table lock")
+_databases = itertools.count()
+
+PATHS = ("chatledger", "table lock", "3 shards")
+SHARDS = 3
 
 
 @dataclass(frozen=True)
@@ -115,12 +124,32 @@ def _writer(
         results.put(("error", f"{type(error).__name__}: {error}", 0.0, 0, 0.0))
 
 
+@contextmanager
+def sharded_db(base_url: str, count: int) -> Iterator[Any]:
+    """``count`` new databases on the server of ``base_url`` and the sharded URL over them (dropped on exit)."""
+    import psycopg
+
+    names = [f"bench_{os.getpid()}_{next(_databases)}_{i}" for i in range(count)]
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        for name in names:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield SimpleNamespace(
+            url=urlunsplit(urlsplit(base_url)._replace(path="/" + ",".join(names)))
+        )
+    finally:
+        with psycopg.connect(base_url, autocommit=True) as conn:
+            for name in names:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def measure(
     base_url: str, path: str, processes: int, per_process: int, turns: int, seed: int, rnd: int
 ) -> Sample:
     """Run ``processes`` writers on a fresh schema; their aggregate chunks/s."""
     context = multiprocessing.get_context("fork")
-    with postgres_db(base_url) as db:
+    where = sharded_db(base_url, SHARDS) if path == "3 shards" else postgres_db(base_url)
+    with where as db:
         load_opener()(db.url).close()  # tables made before the clock starts
         barrier = context.Barrier(processes)
         results = context.Queue()
