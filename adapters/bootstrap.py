@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from chatledger.adapters.persistence.config import StoreConfig, parse_url, shard_urls
+from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
@@ -118,7 +118,7 @@ def open_store(
     if cipher_key:
         env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
         env["CIPHER_KEY"] = cipher_key
-    urls = shard_urls(url) or [url]
+    urls = shard_urls(url) or [resolve_url(url)]
     stores: list[ConversationStore] = []
     try:
         for one in urls:

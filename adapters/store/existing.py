@@ -9,7 +9,7 @@ the store it looked for.
 
 from __future__ import annotations
 
-from chatledger.adapters.persistence.config import parse_url, shard_urls
+from chatledger.adapters.persistence.config import parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.reachable import postgres_has_store
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
 from chatledger.domain.errors import StoreConfigurationError
@@ -35,7 +35,7 @@ def open_existing(
     url: str | None, *, tenant: str = DEFAULT_TENANT, cipher_key: str | None = None
 ) -> ConversationStore:
     """Open the store at ``url`` if it exists; StoreNotFoundError (creating nothing) otherwise."""
-    for one in shard_urls(url) or [url]:  # a sharded URL: every database
+    for one in shard_urls(url) or [resolve_url(url)]:  # a sharded URL: every database
         config = parse_url(one)
         if config.backend == "sqlite":
             path = config.sqlite_path
