@@ -3,7 +3,8 @@
 Every public operation of chatledger is a method of ``ConversationStore``
 (``store.py``); the modules here hold them by concept: ``actions`` (approvals,
 tool outputs, cuts), ``inbox`` (status and the queues), ``audit``, ``follow``,
-``verify``, and ``writer`` (the stream writer). No SQL, no HTTP, no argparse:
+``verify``, ``writer`` (the stream writer) and ``shards`` (one store over
+several PostgreSQL databases). No SQL, no HTTP, no argparse:
 storage is reached through ``chatledger.adapters.persistence``.
 """
 
