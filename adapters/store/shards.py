@@ -59,6 +59,7 @@ ROUTED = (
     "version",
     "conversation",
     "export",
+    "expire_stream",
 )
 """The methods about one conversation: each goes to the conversation's shard."""
 
@@ -89,6 +90,18 @@ class ShardedStore(ConversationStore):
         self.batch = first.batch
         self.auto_continue = first.auto_continue
         self.ai_sdk = first.ai_sdk
+        self.stream_lease_seconds = first.stream_lease_seconds
+        self.process = first.process
+
+    @property
+    def clock(self) -> Any:
+        """The shards' clock (the time leases are measured with); setting it sets every shard's."""
+        return self.shards[0].clock
+
+    @clock.setter
+    def clock(self, value: Any) -> None:
+        for store in self.shards:
+            store.clock = value
 
     @property
     def log(self) -> Any:  # type: ignore[override]
@@ -171,6 +184,10 @@ class ShardedStore(ConversationStore):
             last = kept[-1]
             cursor = encode_cursor(list_time(last.updated_at), last.conversation_id)
         return ConversationList(kept, cursor)
+
+    def expire_streams(self, **options: Any) -> list[str]:
+        """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
+        return [chat for s in self.shards for chat in s.expire_streams(**options)]
 
     def catch_up(self, **options: Any) -> int:
         """Bring every shard's read models up to date; the events applied in all."""
