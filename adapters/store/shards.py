@@ -60,6 +60,7 @@ ROUTED = (
     "conversation",
     "export",
     "expire_stream",
+    "redact",
 )
 """The methods about one conversation: each goes to the conversation's shard."""
 
