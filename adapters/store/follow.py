@@ -74,7 +74,7 @@ from chatledger.domain.redaction import Masks
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
 
-__all__ = ["FollowTimeoutError", "FollowedChunk", "follow"]
+__all__ = ["FollowTimeoutError", "FollowedChunk", "StreamReader", "follow", "stream_reader"]
 
 POLL_SECONDS = 0.02
 """SQLite and memory: how often a waiting follower looks for new events."""
@@ -139,23 +139,37 @@ def follow(
         raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
     if poll_seconds is not None and poll_seconds <= 0:
         raise InvalidInputError(f"poll_seconds must be positive, not {poll_seconds!r}")
-    key = conversation_id(tenant, chat_id)
-    if not log.select_events(key, limit=1):
-        raise ConversationNotFoundError(tenant, chat_id)
-    start = _last_stream(log, key) if after is None else _parse_cursor(log, key, after)
-    if start is None:
+    reader = stream_reader(log, tenant, chat_id, after)
+    if reader is None:
         return _nothing()
     postgres = log.config.backend == "postgres"
     if poll_seconds is None:
         poll_seconds = POSTGRES_RECHECK_SECONDS if postgres or news else POLL_SECONDS
     waiting = _Waiting(timeout, poll_seconds, postgres, news, expire, expire_every)
-    redactions = log.load(key, tenant, chat_id).state.redactions
-    if redactions and start.message_id is None:
-        start = _with_message(log, key, start)
-    return _follow(log, key, chat_id, start, waiting, redactions)
+    return _follow(reader, chat_id, waiting)
 
 
 # -- where to start -----------------------------------------------------------
+
+
+def stream_reader(
+    log: ConversationLog, tenant: str, chat_id: str, after: str | None
+) -> StreamReader | None:
+    """A reader of the stream to follow after ``after`` (None: the chat never had a stream).
+
+    ConversationNotFoundError for an unknown chat, InvalidInputError for a
+    cursor not of this conversation.
+    """
+    key = conversation_id(tenant, chat_id)
+    if not log.select_events(key, limit=1):
+        raise ConversationNotFoundError(tenant, chat_id)
+    start = _last_stream(log, key) if after is None else _parse_cursor(log, key, after)
+    if start is None:
+        return None
+    redactions = log.load(key, tenant, chat_id).state.redactions
+    if redactions and start.message_id is None:
+        start = _with_message(log, key, start)
+    return StreamReader(log, key, start, redactions)
 
 
 def _last_stream(log: ConversationLog, key: UUID) -> _Start | None:
@@ -224,70 +238,100 @@ class _Waiting:
     expire_every: float
 
 
-def _follow(
-    log: ConversationLog,
-    key: UUID,
-    chat_id: str,
-    start: _Start,
-    waiting: _Waiting,
-    redactions: list[dict[str, Any]],
-) -> Generator[FollowedChunk, None, None]:
-    """Read the stream's events after ``start``, yield its applied chunks, wait, repeat, until it closes.
+class StreamReader:
+    """Reads one stream's applied chunks from the log, a page at a time, from a start point on.
 
+    No waiting and no connection of its own: ``read`` runs one query (in
+    whatever thread the caller likes) and returns what is new. The blocking
+    ``follow`` and the asynchronous ``follow_async`` wait in between.
     Redacted content (``redactions``, and redactions recorded meanwhile) is
-    yielded as ``[redacted]``, as every view shows it.
+    read as ``[redacted]``, as every view shows it.
     """
+
+    def __init__(
+        self, log: ConversationLog, key: UUID, start: _Start, redactions: list[dict[str, Any]]
+    ) -> None:
+        self.log = log
+        self.key = key
+        self.stream_id = start.stream_id
+        self.version = start.version
+        self.skip_to = start.position
+        self.cursor = start.cursor
+        """The cursor of the last chunk read (to resume from after a timeout)."""
+        self.ended = False
+        """The stream closed (or another began): nothing more will come."""
+        self.news = False
+        """Whether the last read found news: any event but a writer's lease renewal."""
+        self._redactions = redactions
+        self._masks, self._message_id, self._seen = Masks(redactions), start.message_id, set[Any]()
+
+    def read(self) -> tuple[list[FollowedChunk], bool]:
+        """The chunks recorded since the last read, and whether there is more to read right away."""
+        log, stream_id = self.log, self.stream_id
+        page = log.select_events(self.key, gt=self.version, limit=_PAGE)
+        found: list[FollowedChunk] = []
+        self.news = False
+        for stored in page:
+            self.version = version = stored.originator_version
+            kind = _kind(stored.topic)
+            if kind is not StreamRenewed:  # a renewal is not news: keep-alives go on
+                self.news = True
+            if kind is ChunksReceived:
+                batch = cast(ChunksReceived, log.decode(stored))
+                if batch.stream_id != stream_id:
+                    continue
+                skipped = batch.skipped()
+                for index, chunk in enumerate(batch.chunks):
+                    position = batch.first_seq + index
+                    if index in skipped:
+                        continue
+                    if chunk.get("type") == "start" and isinstance(chunk.get("messageId"), str):
+                        self._message_id = chunk["messageId"]
+                    if position <= self.skip_to:
+                        continue
+                    self.cursor = f"{stream_id}:{position}:{version}"
+                    shown = self._masks.chunk(chunk, self._message_id, self._seen)
+                    found.append(FollowedChunk(self.cursor, shown, stream_id, position))
+            elif kind is Redacted:
+                self._redactions = [*self._redactions, log.decode(stored).record()]
+                self._masks = Masks(self._redactions)
+            elif kind is StreamClosed:
+                if cast(StreamClosed, log.decode(stored)).stream_id == stream_id:
+                    self.ended = True
+                    return found, False
+            elif (
+                kind is StreamOpened
+                and cast(StreamOpened, log.decode(stored)).stream_id != stream_id
+            ):
+                self.ended = True  # cannot happen while ours is open (one stream at a time)
+                return found, False
+        return found, len(page) == _PAGE
+
+
+def _follow(
+    reader: StreamReader, chat_id: str, waiting: _Waiting
+) -> Generator[FollowedChunk, None, None]:
+    """Read the stream's events, yield its applied chunks, wait, repeat, until it closes."""
     timeout, poll_seconds, news = waiting.timeout, waiting.poll_seconds, waiting.news
-    postgres = waiting.postgres
     checked_at = -math.inf  # when the lease was last checked: at the first wait, then periodically
-    stream_id, version, skip_to = start.stream_id, start.version, start.position
-    cursor = start.cursor
-    masks, message_id, seen = Masks(redactions), start.message_id, set[Any]()
     # Subscribe (or LISTEN) before reading: no event recorded after the read is missed.
-    subscription: Subscription | None = news.subscribe(key) if news is not None else None
-    listener = listen(log, _APPLICATION_NAME) if postgres and news is None else None
+    subscription: Subscription | None = news.subscribe(reader.key) if news is not None else None
+    listener = listen(reader.log, _APPLICATION_NAME) if waiting.postgres and news is None else None
     try:
         news_at = time.monotonic()
         while True:
-            page = log.select_events(key, gt=version, limit=_PAGE)
-            for stored in page:
-                version = stored.originator_version
-                kind = _kind(stored.topic)
-                if kind is not StreamRenewed:  # a renewal is not news: keep-alives go on
-                    news_at = time.monotonic()
-                if kind is ChunksReceived:
-                    batch = cast(ChunksReceived, log.decode(stored))
-                    if batch.stream_id != stream_id:
-                        continue
-                    skipped = batch.skipped()
-                    for index, chunk in enumerate(batch.chunks):
-                        position = batch.first_seq + index
-                        if index in skipped:
-                            continue
-                        if chunk.get("type") == "start" and isinstance(chunk.get("messageId"), str):
-                            message_id = chunk["messageId"]
-                        if position <= skip_to:
-                            continue
-                        cursor = f"{stream_id}:{position}:{version}"
-                        shown = masks.chunk(chunk, message_id, seen)
-                        yield FollowedChunk(cursor, shown, stream_id, position)
-                elif kind is Redacted:
-                    redactions = [*redactions, log.decode(stored).record()]
-                    masks = Masks(redactions)
-                elif kind is StreamClosed:
-                    if cast(StreamClosed, log.decode(stored)).stream_id == stream_id:
-                        return
-                elif (
-                    kind is StreamOpened
-                    and cast(StreamOpened, log.decode(stored)).stream_id != stream_id
-                ):
-                    return  # cannot happen while ours is open (one stream at a time): do not stray
-            if len(page) == _PAGE:
+            found, more = reader.read()
+            if reader.news:
+                news_at = time.monotonic()
+            yield from found
+            if reader.ended:
+                return
+            if more:
                 continue  # more to read now
             if waiting.expire is not None and time.monotonic() - checked_at >= waiting.expire_every:
                 checked_at = time.monotonic()
                 with contextlib.suppress(ChatLedgerError):  # e.g. unreachable: check again later
-                    if waiting.expire(stream_id):
+                    if waiting.expire(reader.stream_id):
                         continue  # closed as interrupted: read that close, and return
             wait = poll_seconds
             if waiting.expire is not None:
@@ -295,7 +339,7 @@ def _follow(
             if timeout is not None:
                 left = timeout - (time.monotonic() - news_at)
                 if left <= 0:
-                    raise FollowTimeoutError(chat_id, stream_id, timeout, cursor)
+                    raise FollowTimeoutError(chat_id, reader.stream_id, timeout, reader.cursor)
                 wait = min(wait, left)
             if subscription is not None:
                 subscription.wait(wait)

@@ -23,6 +23,7 @@ its connection) starts with the first follower and ends soon after the last.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ from chatledger.domain.errors import StoreUnavailableError
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
 
-__all__ = ["APPLICATION_NAME", "News", "Subscription"]
+__all__ = ["APPLICATION_NAME", "LoopSubscription", "News", "Subscription"]
 
 APPLICATION_NAME = "chatledger-follow"
 """How the hub's LISTEN connection shows in ``pg_stat_activity``."""
@@ -64,6 +65,44 @@ class Subscription:
         self._pending.set()
 
 
+class LoopSubscription(Subscription):
+    """A follower's wake-up on an asyncio event loop: no thread waits for it.
+
+    The hub's thread hands the wake-up to the loop (``call_soon_threadsafe``)
+    at most once until the loop has taken it: still a queue of one.
+    """
+
+    def __init__(self, key: UUID, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(key)
+        self._loop = loop
+        self._woken = asyncio.Event()
+        self._handing = False
+
+    async def wait_async(self, seconds: float) -> bool:
+        """Sleep (on the loop) until woken or ``seconds`` pass; True if woken. Read the log after."""
+        try:
+            await asyncio.wait_for(self._woken.wait(), seconds)
+            woken = True
+        except TimeoutError:
+            woken = False
+        self._woken.clear()  # cleared before the caller reads: a later wake-up is kept
+        return woken
+
+    def wake(self) -> None:
+        """The conversation has new events: wake the loop's follower (from any thread)."""
+        if self._handing:
+            return  # one hand-over is under way: it covers this wake-up too
+        self._handing = True
+        try:
+            self._loop.call_soon_threadsafe(self._take)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            self._handing = False
+
+    def _take(self) -> None:
+        self._handing = False
+        self._woken.set()
+
+
 class _Watch:
     """One run of the hub's thread: set ``ready`` once watching, or with ``failure`` if it cannot."""
 
@@ -91,14 +130,15 @@ class News:
         with self._lock:
             return sum(len(subs) for subs in self._followers.values())
 
-    def subscribe(self, key: UUID) -> Subscription:
-        """Wake-ups for conversation ``key`` from now on.
+    def subscribe(self, key: UUID, subscription: Subscription | None = None) -> Subscription:
+        """Wake-ups for conversation ``key`` from now on (into ``subscription``, or a new one).
 
         Returns once the hub is watching, so every event recorded after this
         call wakes the subscription; read the log after subscribing.
         StoreUnavailableError if the hub cannot watch (PostgreSQL unreachable).
         """
-        subscription = Subscription(key)
+        if subscription is None:
+            subscription = Subscription(key)
         with self._lock:
             if self._closed:
                 raise StoreUnavailableError("the store is closed")

@@ -20,6 +20,7 @@ from chatledger.adapters.store import actions, inbox, integrity
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
+from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.leases import Clock, expire_stream, expire_streams, process_name
 from chatledger.adapters.store.news import News
 from chatledger.adapters.store.otel import OtelExporter
@@ -799,6 +800,26 @@ class ConversationStore:
             after=after, timeout=timeout, poll_seconds=poll_seconds, news=self._news,
             expire=expire, expire_every=renew_every(self.stream_lease_seconds),
         )  # fmt: skip
+
+    async def follow_async(
+        self,
+        chat_id: str,
+        *,
+        after: str | None = None,
+        tenant: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncFollower:
+        """``follow`` for asyncio: an async iterator of the same chunks, no thread per follower.
+
+        Awaiting it resolves the stream (raising ``ConversationNotFoundError``
+        or ``InvalidInputError`` at once); iterate it with ``async for``, and
+        ``await aclose()`` it to stop early. It waits on the event loop and
+        reads the log in a worker thread only when there is news. Details:
+        ``chatledger.adapters.store.follow_async``.
+        """
+        return await open_follower(
+            self.log, self._news, tenant or self.tenant, chat_id, after=after, timeout=timeout
+        )
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""

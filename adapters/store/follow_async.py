@@ -1,0 +1,129 @@
+"""``follow`` for asyncio: a stream's chunks from the log, with no thread waiting per follower.
+
+The same stream, cursors and timeout as ``follow`` (``chatledger.adapters.store.follow``).
+An ``AsyncFollower`` sleeps on the event loop, woken by the store's ``News``
+hub (``LoopSubscription``: the hub's one thread hands the wake-up to the
+loop); only its reads of the log run in a worker thread, one query at a time
+and only while there is something to read. A server can so resume many
+clients at the cost of a coroutine each, not an OS thread each.
+
+It reads a page of events (at most 256) at a time and only when its
+consumer asks for more: what it holds for a slow client is bounded by a page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from chatledger.adapters.store.follow import FollowedChunk, StreamReader, stream_reader
+from chatledger.adapters.store.news import LoopSubscription, News
+from chatledger.domain.errors import FollowTimeoutError, InvalidInputError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.persistence.log import ConversationLog
+
+__all__ = ["RECHECK_SECONDS", "AsyncFollower", "open_follower"]
+
+RECHECK_SECONDS = 1.0
+"""The longest a follower sleeps without a wake-up before reading anyway (a safety net)."""
+
+
+async def open_follower(
+    log: ConversationLog,
+    news: News,
+    tenant: str,
+    chat_id: str,
+    *,
+    after: str | None = None,
+    timeout: float | None = None,
+    recheck_seconds: float = RECHECK_SECONDS,
+) -> AsyncFollower:
+    """An async follower of the conversation's stream after ``after`` (the rules of ``follow``).
+
+    ``ConversationNotFoundError`` and ``InvalidInputError`` are raised here,
+    before any iteration.
+    """
+    if timeout is not None and timeout <= 0:
+        raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
+    if recheck_seconds <= 0:
+        raise InvalidInputError(f"recheck_seconds must be positive, not {recheck_seconds!r}")
+    reader = await asyncio.to_thread(stream_reader, log, tenant, chat_id, after)
+    return AsyncFollower(news, chat_id, reader, timeout, recheck_seconds)
+
+
+class AsyncFollower(AsyncIterator[FollowedChunk]):
+    """Yields the followed chunks in order until the stream closes; ``aclose`` when done early."""
+
+    def __init__(
+        self,
+        news: News,
+        chat_id: str,
+        reader: StreamReader | None,
+        timeout: float | None,
+        recheck_seconds: float,
+    ) -> None:
+        self._news = news
+        self._chat_id = chat_id
+        self._reader = reader
+        self._timeout = timeout
+        self._recheck = recheck_seconds
+        self._ready: deque[FollowedChunk] = deque()
+        self._subscription: LoopSubscription | None = None
+        self._news_at = time.monotonic()
+        self._more = True
+        self._done = reader is None
+
+    def __aiter__(self) -> AsyncFollower:
+        return self
+
+    @property
+    def cursor(self) -> str | None:
+        """The cursor of the last chunk read from the log (resume after it)."""
+        return None if self._reader is None else self._reader.cursor
+
+    async def __anext__(self) -> FollowedChunk:
+        while not self._ready:
+            if self._done or self._reader is None:
+                await self.aclose()
+                raise StopAsyncIteration
+            await self._fill(self._reader)
+        return self._ready.popleft()
+
+    async def _fill(self, reader: StreamReader) -> None:
+        """Read what is new, after waiting for news unless more is known to be there."""
+        if self._subscription is None:
+            # Subscribe before the first read: no event recorded after it is missed.
+            subscription = LoopSubscription(reader.key, asyncio.get_running_loop())
+            await asyncio.to_thread(self._news.subscribe, reader.key, subscription)
+            self._subscription = subscription
+        elif not self._more:
+            wait = self._recheck
+            if self._timeout is not None:
+                left = self._timeout - (time.monotonic() - self._news_at)
+                if left <= 0:
+                    await self.aclose()
+                    raise FollowTimeoutError(
+                        self._chat_id, reader.stream_id, self._timeout, reader.cursor
+                    )
+                wait = min(wait, left)
+            await self._subscription.wait_async(wait)
+        found, self._more = await asyncio.to_thread(reader.read)
+        if reader.news:  # anything but a lease renewal
+            self._news_at = time.monotonic()
+        self._ready.extend(found)
+        self._done = reader.ended
+
+    def __del__(self) -> None:  # dropped without aclose: stop the wake-ups all the same
+        if self._subscription is not None:
+            self._news.unsubscribe(self._subscription)
+
+    async def aclose(self) -> None:
+        """Stop following: no more wake-ups (also done when the stream ends or times out)."""
+        self._done = True
+        if self._subscription is not None:
+            self._news.unsubscribe(self._subscription)
+            self._subscription = None
