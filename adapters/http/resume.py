@@ -1,8 +1,15 @@
 """``GET /api/chat/{id}/stream``: an open stream resumed from the log, live, as Server-Sent Events.
 
-The log is followed (``store.follow``) in a thread of its own, as ``follow``
-asks; each chunk is sent as the client must get it (``sse.resumed``) with its
+The log is followed with ``store.follow_async``: a resumed client costs a
+coroutine, not a thread, and the follower reads a page of the log only when
+the client has taken what came before (a slow client holds at most a page).
+Each chunk is sent as the client must get it (``sse.resumed``) with its
 cursor as the SSE ``id``, and an SSE comment keeps a quiet stream open.
+
+204 means no stream is open. A resume asked while this process records the
+request that opens one (``Resumes.opening``) waits for it rather than answer
+204 for an answer about to stream; another server process of the same
+database cannot know, and answers from the log as it stands.
 
 An AI SDK 7 client expects a resume from the start to replay the *whole*
 assistant message (``resumeStreamIsReplay``, the default of its
@@ -20,8 +27,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -37,6 +43,7 @@ from chatledger.adapters.http.sse import (
 )
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.follow import FollowedChunk
+from chatledger.adapters.store.follow_async import AsyncFollower
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
 from chatledger.domain.message_replay import replay_chunks
 
@@ -51,19 +58,51 @@ class Resumes:
     def __init__(self, store: ConversationStore, *, keepalive_seconds: float) -> None:
         self.store = store
         self.keepalive_seconds = keepalive_seconds
+        self._opening: dict[tuple[str, str], list[asyncio.Event]] = {}
+        """Requests of this process recording a turn (whose stream is about to open), by chat."""
+
+    @contextlib.asynccontextmanager
+    async def opening(self, tenant: str, chat_id: str) -> AsyncIterator[None]:
+        """Around recording a request that opens an answer's stream (``take_turn``).
+
+        A turn is recorded in steps: the client's message is committed, then
+        the stream is opened. A resume asked in between would find the message
+        and no stream, and answer 204 for an answer about to stream (under
+        load, when the steps are far apart, a client resuming at once lost its
+        answer). Resumes of this chat wait for the recording to end instead.
+        """
+        key = (tenant, chat_id)
+        done = asyncio.Event()
+        self._opening.setdefault(key, []).append(done)
+        try:
+            yield
+        finally:
+            done.set()
+            waiting = self._opening[key]
+            waiting.remove(done)
+            if not waiting:
+                del self._opening[key]
+
+    async def open_stream_id(self, chat_id: str, tenant: str) -> str | None:
+        """The stream open now, after any turn this process is opening on the chat has opened."""
+        opening = list(self._opening.get((tenant, chat_id), ()))  # taken before the status
+        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        if status.stream_id is None and opening:  # begun before the status was read: wait
+            await asyncio.gather(*(done.wait() for done in opening))
+            status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        return status.stream_id
 
     async def response(self, chat_id: str, tenant: str, after: str | None) -> Response:
         """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
-        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
-        if status.stream_id is None and after is None:
+        if after is None and await self.open_stream_id(chat_id, tenant) is None:
             return Response(status_code=204)
         prefix = (
             []
             if after is not None
             else await run_in_threadpool(message_replay, self.store, chat_id, tenant)
         )
-        follower = await run_in_threadpool(
-            self.store.follow, chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
+        follower = await self.store.follow_async(
+            chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
         )
         return StreamingResponse(
             self._follow_events(follower, chat_id, tenant, prefix),
@@ -73,86 +112,72 @@ class Resumes:
 
     async def _follow_events(
         self,
-        follower: Iterator[FollowedChunk],
+        follower: AsyncFollower,
         chat_id: str,
         tenant: str,
         prefix: Sequence[dict[str, Any]] = (),
     ) -> AsyncIterator[str]:
         if prefix:
             yield "".join(sse_event(chunk) for chunk in prefix)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self._pump,
-            args=(follower, chat_id, tenant, loop, queue, stop),
-            name="chatledger-resume",
-            daemon=True,
-        )
-        thread.start()
-        try:
-            while True:
-                item = await queue.get()
-                if item is None:
-                    yield DONE
-                    return
+        async with contextlib.aclosing(self.followed(follower, chat_id, tenant)) as items:
+            async for item in items:
                 if item is KEEP_ALIVE:
                     yield KEEP_ALIVE
                 elif isinstance(item, FollowedChunk):
                     yield sse_event(item.chunk, item.cursor)
                 else:
                     yield sse_event({"type": "error", "errorText": str(item)})
-        finally:
-            stop.set()
+        yield DONE
 
-    def _pump(
-        self,
-        follower: Iterator[FollowedChunk],
-        chat_id: str,
-        tenant: str,
-        loop: asyncio.AbstractEventLoop,
-        queue: asyncio.Queue[Any],
-        stop: threading.Event,
-    ) -> None:
-        """Follow the log in one thread (as ``follow`` asks), handing chunks to the event loop."""
+    async def followed(
+        self, follower: AsyncFollower, chat_id: str, tenant: str
+    ) -> AsyncGenerator[FollowedChunk | str | ChatLedgerError, None]:
+        """The followed chunks as the client must get them, ``KEEP_ALIVE`` when quiet, then the end.
 
-        def put(item: Any) -> None:
-            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody listens
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-
+        A ``ChatLedgerError`` that stops the follower is the last item. Close
+        the iterator (``contextlib.aclosing``) to stop early.
+        """
         try:
-            while not stop.is_set():
+            while True:
                 try:
-                    for item in follower:
-                        sent = self._as_sent(item, chat_id, tenant)
+                    async for item in follower:
+                        sent = await self._as_sent(item, chat_id, tenant)
                         if sent is not None:
-                            put(sent)
-                        if stop.is_set():
-                            return
+                            yield sent
                     return
                 except FollowTimeoutError as idle:
-                    put(KEEP_ALIVE)
-                    follower = self.store.follow(
+                    yield KEEP_ALIVE
+                    await follower.aclose()
+                    follower = await self.store.follow_async(
                         chat_id, after=idle.cursor, tenant=tenant, timeout=self.keepalive_seconds
                     )
         except ChatLedgerError as error:
             log.warning("resume of chat %r stopped: %s", chat_id, error)
-            put(error)
+            yield error
         finally:
-            close = getattr(follower, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    close()
-            put(None)
+            await follower.aclose()
 
-    def _as_sent(self, item: FollowedChunk, chat_id: str, tenant: str) -> FollowedChunk | None:
-        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out."""
+    async def _as_sent(
+        self, item: FollowedChunk, chat_id: str, tenant: str
+    ) -> FollowedChunk | None:
+        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out.
+
+        The message it depends on comes from the conversation's aggregate
+        (the log), not the read models: a resume never waits for (or does)
+        the projection of every other conversation.
+        """
         if not depends_on_message(item.chunk):
             return item  # the common case needs no read of the messages
-        stored = self.store.messages(chat_id, tenant=tenant)
+        stored = await run_in_threadpool(self._messages, chat_id, tenant)
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
         sent = resumed(item.chunk, message)
         return None if sent is None else dataclasses.replace(item, chunk=sent)
+
+    def _messages(self, chat_id: str, tenant: str) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = self.store.conversation(
+            chat_id, tenant=tenant
+        ).state.messages
+        return messages
 
 
 def message_replay(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:

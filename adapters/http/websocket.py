@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -126,19 +125,20 @@ class ChatSocket:
                 raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
             trigger = frame.get("trigger", "submit-message")
             message_id = frame.get("messageId")
-            turn = await run_in_threadpool(
-                lambda: take_turn(
-                    app.store,
-                    tenant=tenant,
-                    chat_id=chat_id,
-                    actor=who.actor,
-                    responder_actor=app.responder_actor,
-                    messages=messages,
-                    trigger=trigger,
-                    message_id=message_id,
-                    body=body,
+            async with app.resumes.opening(tenant, chat_id):  # a resume meanwhile waits for it
+                turn = await run_in_threadpool(
+                    lambda: take_turn(
+                        app.store,
+                        tenant=tenant,
+                        chat_id=chat_id,
+                        actor=who.actor,
+                        responder_actor=app.responder_actor,
+                        messages=messages,
+                        trigger=trigger,
+                        message_id=message_id,
+                        body=body,
+                    )
                 )
-            )
             if isinstance(turn, Steered):  # sent mid-answer: answered once that answer ends
                 async for _ in waiting(app.store, turn, tick=app.keepalive_seconds):
                     pass
@@ -156,8 +156,7 @@ class ChatSocket:
             await send({"type": "end", "requestId": request_id})
             return
         else:
-            status = await run_in_threadpool(app.store.status, chat_id, tenant=tenant)
-            if status.stream_id is None:
+            if await app.resumes.open_stream_id(chat_id, tenant) is None:
                 await send({"type": "no-active", "requestId": request_id})
                 return
             last = frame.get("lastSequence")
@@ -207,24 +206,11 @@ class ChatSocket:
                 await send(
                     {"type": "chunk", "requestId": request_id, "chunk": chunk, "sequence": sequence}
                 )
-        follower = await run_in_threadpool(
-            app.store.follow, chat_id, tenant=tenant, timeout=app.keepalive_seconds
+        follower = await app.store.follow_async(
+            chat_id, tenant=tenant, timeout=app.keepalive_seconds
         )
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=app.resumes._pump,
-            args=(follower, chat_id, tenant, loop, queue, stop),
-            name="chatledger-websocket",
-            daemon=True,
-        )
-        thread.start()
-        try:
-            while True:
-                item = await queue.get()
-                if item is None:
-                    return
+        async with contextlib.aclosing(app.resumes.followed(follower, chat_id, tenant)) as items:
+            async for item in items:
                 if isinstance(item, FollowedChunk):
                     sequence += 1
                     if sequence > skip:
@@ -232,7 +218,3 @@ class ChatSocket:
                         await send({"type": "chunk", "requestId": request_id, **frame})
                 elif isinstance(item, ChatLedgerError):
                     raise item
-        finally:
-            stop.set()
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(thread.join, 1)
