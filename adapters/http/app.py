@@ -181,19 +181,20 @@ class _ChatApp:
             for m in messages
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
-        turn = await run_in_threadpool(
-            lambda: take_turn(
-                self.store,
-                tenant=tenant,
-                chat_id=chat_id,
-                actor=who.actor,
-                responder_actor=self.responder_actor,
-                messages=messages,
-                trigger=trigger,
-                message_id=message_id,
-                body=body,
+        async with self.resumes.opening(tenant, chat_id):  # a resume meanwhile waits for it
+            turn = await run_in_threadpool(
+                lambda: take_turn(
+                    self.store,
+                    tenant=tenant,
+                    chat_id=chat_id,
+                    actor=who.actor,
+                    responder_actor=self.responder_actor,
+                    messages=messages,
+                    trigger=trigger,
+                    message_id=message_id,
+                    body=body,
+                )
             )
-        )
         if isinstance(turn, Steered):
             return StreamingResponse(
                 self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS

@@ -174,3 +174,47 @@ async def test_a_resume_never_runs_the_projection(sqlite_store: ConversationStor
         resumed = await client.get("/api/chat/c/stream", params={"after": cursors[0]})
     assert sse_events(resumed) == answer[1:]
     assert store.catch_up() == store.head()  # nothing was projected by the resume
+
+
+async def test_a_resume_while_the_turn_is_being_recorded_waits_for_its_stream(
+    sqlite_store: ConversationStore,
+) -> None:
+    """The request's message is committed, its stream not yet open: a resume then is no 204.
+
+    Forced: the real ``open_stream`` is held at its start until the resume
+    has read the status (which shows the message and no stream), as when a
+    loaded server records a turn's steps far apart.
+    """
+    store = sqlite_store
+    at_open, status_read = threading.Event(), threading.Event()
+    release = threading.Event()
+    open_stream, status = store.open_stream, store.status
+
+    def held_open(*args: Any, **kwargs: Any) -> Any:
+        at_open.set()
+        assert release.wait(30)
+        return open_stream(*args, **kwargs)
+
+    def noted_status(*args: Any, **kwargs: Any) -> Any:
+        found = status(*args, **kwargs)
+        status_read.set()
+        return found
+
+    store.open_stream = held_open  # type: ignore[method-assign]
+    store.status = noted_status  # type: ignore[method-assign]
+    app = create_app(store, responder=ScriptedResponder([_text(5)]))
+    body = {"id": "c", "trigger": "submit-message", "messages": [_user_message()]}
+    async with client_of(app) as client:
+        posting = asyncio.create_task(client.post("/api/chat", json=body))
+        assert await asyncio.to_thread(at_open.wait, 30)
+        resuming = asyncio.create_task(client.get("/api/chat/c/stream"))
+        assert await asyncio.to_thread(status_read.wait, 30)
+        assert status("c").stream_id is None  # what the resume saw: a message, no stream
+        release.set()
+        sent, resumed = await posting, await resuming
+    assert resumed.status_code == 200, resumed.status_code
+    assert sse_events(resumed) == sse_events(sent)
+
+
+def _user_message() -> Chunk:
+    return {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
