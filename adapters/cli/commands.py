@@ -278,6 +278,14 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run no continuations here: leave them to 'chatledger worker' processes",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port, each with its own store on the database "
+        "(default: 1; one process serves from one CPU core)",
+    )
+    parser.add_argument(
         "--ai-sdk",
         type=int,
         choices=[6, 7],
@@ -300,6 +308,8 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             "in the process list; put TOKEN=TENANT[:USER] lines in a --token-file, or in "
             "$CHATLEDGER_TOKENS"
         )
+    if args.workers < 1:
+        raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
     responder = _responder(args.responder, args.delay)
     seal_key = integrity.seal_key(args, required=False)  # the verify page checks seals with it
     try:
@@ -324,6 +334,11 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
                 f"reach it reads and writes tenant {args.tenant!r}",
                 file=sys.stderr,
             )
+        if args.workers > 1:
+            print(f"chatledger: {args.workers} server processes", file=out, flush=True)
+            store.close()  # each worker opens its own
+            _serve_workers(args, tokens)
+            return 0
         serve(
             store,
             args.host,
@@ -337,6 +352,27 @@ def _serve(args: argparse.Namespace, out: TextIO) -> int:
             seal_key=seal_key,
         )
     return 0
+
+
+def _serve_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) -> None:
+    """``serve --workers N``: the settings resolved here, N processes built from them."""
+    from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers
+
+    settings = WorkerSettings(
+        url=args.url,
+        tenant=args.tenant,
+        responder=args.responder,
+        delay=args.delay,
+        cipher_key=_cipher_key(args),
+        ai_sdk=args.ai_sdk,
+        tokens=None
+        if tokens is None
+        else {token: [who.tenant, who.user] for token, who in tokens.items()},
+        cors_origins=args.cors_origin or [],
+        allowed_hosts=[args.host, *(args.allowed_host or ())],
+        run_continuations=not args.no_continuations,
+    )
+    serve_workers(settings, args.host, args.port, args.workers, args.log_level)
 
 
 def _responder(spec: str, delay: float) -> Responder:

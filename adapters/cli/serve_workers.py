@@ -1,0 +1,94 @@
+"""``chatledger serve --workers N``: N server processes on one port, each with its own store, one database.
+
+One Python process serves from one core (the interpreter lock), so a node
+with more cores runs several: uvicorn starts N worker processes that share
+the listening socket, and each opens its own ``ConversationStore`` on the
+same database (its own connections, its own ``News`` watcher). Any of them
+can answer any request: a resume reads the log, whichever process writes
+the answer; a stop closes the stream the writing process then notices.
+
+The parent resolves the settings once (tokens included) and hands them to
+the workers in the environment variable ``CHATLEDGER_SERVE_WORKER`` (JSON;
+readable only by the same user, as ``$CHATLEDGER_TOKENS`` is). Each worker
+builds its app from it in ``app()``, the factory uvicorn calls.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+__all__ = ["CONFIG_ENV", "WorkerSettings", "app", "serve_workers"]
+
+CONFIG_ENV = "CHATLEDGER_SERVE_WORKER"
+"""The environment variable carrying the workers' settings (JSON)."""
+
+
+@dataclass
+class WorkerSettings:
+    """What every worker needs to build the same app the parent would."""
+
+    url: str | None
+    tenant: str
+    responder: str
+    delay: float
+    cipher_key: str | None = None
+    ai_sdk: int | None = None
+    tokens: dict[str, list[str | None]] | None = None
+    """token -> [tenant, user]; None: every request is ``tenant`` (``--no-auth``)."""
+    cors_origins: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
+    run_continuations: bool = True
+
+
+def serve_workers(
+    settings: WorkerSettings, host: str, port: int, workers: int, log_level: str
+) -> None:
+    """Run ``workers`` server processes on ``host:port`` until interrupted."""
+    import uvicorn
+
+    os.environ[CONFIG_ENV] = json.dumps(asdict(settings))
+    uvicorn.run(
+        "chatledger.adapters.cli.serve_workers:app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+    )
+
+
+def app() -> Starlette:
+    """The app of one worker process, from ``$CHATLEDGER_SERVE_WORKER`` (uvicorn's factory)."""
+    from chatledger.adapters.cli.commands import _responder
+    from chatledger.adapters.http.app import create_app
+    from chatledger.adapters.http.auth import Identity
+    from chatledger.adapters.http.guard import LOCAL_HOSTS
+    from chatledger.adapters.store import ConversationStore
+
+    settings = WorkerSettings(**json.loads(os.environ[CONFIG_ENV]))
+    store = ConversationStore.open(
+        settings.url, tenant=settings.tenant, cipher_key=settings.cipher_key, ai_sdk=settings.ai_sdk
+    )
+    atexit.register(store.close)  # after uvicorn's shutdown has closed the open answers
+    tokens = (
+        None
+        if settings.tokens is None
+        else {
+            token: Identity(str(tenant), user) for token, (tenant, user) in settings.tokens.items()
+        }
+    )
+    return create_app(
+        store,
+        responder=_responder(settings.responder, settings.delay),
+        tokens=tokens,
+        cors_origins=settings.cors_origins,
+        run_continuations=settings.run_continuations,
+        allowed_hosts=[*LOCAL_HOSTS, *settings.allowed_hosts],
+    )
