@@ -18,11 +18,13 @@ seconds after the posts:
   followers received in the window (what went through the store to a
   resumed client), and those the posting clients received;
 * append-to-follower latency p50 / p99: from the responder yielding a delta
-  to its follower reading it, over the window's deltas;
+  to its follower reading it, over the window's deltas (and to the posting
+  client, which gets each chunk as soon as it is stored, before its commit);
 * first event p50 / p99: from sending the POST to its first event, and from
   sending the resume to its first event;
 * resumes answered 204 (nothing streaming) and failed streams;
-* server CPU (% of one core, all its processes), the most threads it had,
+* server CPU (% of one core, all its processes) and CPU time per followed
+  chunk (a figure less sensitive to a busy machine), the most threads it had,
   and its database connections (PostgreSQL: TCP connections to the server's
   port; SQLite: open descriptors of the database file), the load generator's
   own CPU, and the machine's 1-minute load average before and after.
@@ -86,6 +88,7 @@ class Window:
     follow_deltas: int = 0
     post_deltas: int = 0
     latencies_ms: list[float] = field(default_factory=list)
+    post_latencies_ms: list[float] = field(default_factory=list)
 
     def holds(self, now: float) -> bool:
         return self.start <= now < self.end
@@ -123,14 +126,14 @@ async def _read_events(
         for event in events:
             on_event(now)
             at = event.find(DELTA)
-            if at >= 0:
+            if at >= 0 and window.holds(now):
+                sent = float(event[at + len(DELTA) : event.index(b" ", at + len(DELTA))])
                 if follower:
-                    sent = float(event[at + len(DELTA) : event.index(b" ", at + len(DELTA))])
-                    if window.holds(now):
-                        window.follow_deltas += 1
-                        window.latencies_ms.append((now - sent) * 1000)
-                elif window.holds(now):
+                    window.follow_deltas += 1
+                    window.latencies_ms.append((now - sent) * 1000)
+                else:
                     window.post_deltas += 1
+                    window.post_latencies_ms.append((now - sent) * 1000)
             elif event.endswith(b"[DONE]"):
                 return True
 
@@ -424,6 +427,9 @@ def measure(
         "posted_per_s": window.post_deltas / args.window,
         "latency_p50": percentile(window.latencies_ms, 50),
         "latency_p99": percentile(window.latencies_ms, 99),
+        "post_latency_p50": percentile(window.post_latencies_ms, 50),
+        "post_latency_p99": percentile(window.post_latencies_ms, 99),
+        "cpu_us_per_chunk": server_cpu / max(window.follow_deltas, 1) * 1e6,
         "first_p50": percentile(firsts, 50),
         "first_p99": percentile(firsts, 99),
         "resume_first_p99": percentile(resumes, 99),
@@ -476,8 +482,10 @@ def _row(backend: str, name: str, r: dict[str, Any]) -> str:
     return (
         f"| {backend} | {name} | {r['n']} | {r['offered']:,.0f} | {r['followed_per_s']:,.0f} "
         f"| {r['posted_per_s']:,.0f} | {r['latency_p50']:,.0f} / {r['latency_p99']:,.0f} "
+        f"| {r['post_latency_p50']:,.0f} / {r['post_latency_p99']:,.0f} "
         f"| {r['first_p50']:,.0f} / {r['first_p99']:,.0f} | {r['resume_first_p99']:,.0f} "
-        f"| {r['no_content']} | {r['errors']} | {r['server_cpu']:.0f} | {r['loadgen_cpu']:.0f} "
+        f"| {r['no_content']} | {r['errors']} | {r['server_cpu']:.0f} "
+        f"| {r['cpu_us_per_chunk']:,.0f} | {r['loadgen_cpu']:.0f} "
         f"| {r['threads']} | {r['connections']} | {r['load_before']:.1f} / {r['load_after']:.1f} |"
     )
 
@@ -493,11 +501,12 @@ def main() -> int:
         backends.remove("postgres")
     print(
         "| backend | server | N | offered chunks/s | to followers chunks/s | to posters chunks/s "
-        "| append-to-follower p50 / p99 ms | first event p50 / p99 ms | resume first event p99 ms "
-        "| 204s | failed | server CPU % | load generator CPU % | threads (max) "
+        "| append-to-follower p50 / p99 ms | to poster p50 / p99 ms | first event p50 / p99 ms "
+        "| resume first event p99 ms | 204s | failed | server CPU % "
+        "| server CPU µs per followed chunk | load generator CPU % | threads (max) "
         "| DB connections (max) | load avg before / after |"
     )
-    print("|" + "---|" * 16, flush=True)
+    print("|" + "---|" * 18, flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="chatledger-live-") as tmp:
         folder = Path(tmp)
