@@ -814,12 +814,21 @@ class ConversationStore:
         Awaiting it resolves the stream (raising ``ConversationNotFoundError``
         or ``InvalidInputError`` at once); iterate it with ``async for``, and
         ``await aclose()`` it to stop early. It waits on the event loop and
-        reads the log in a worker thread only when there is news. Details:
+        reads the log in a worker thread only when there is news; a stream
+        whose writer died ends as with ``follow``. Details:
         ``chatledger.adapters.store.follow_async``.
         """
+        tenant = tenant or self.tenant
+
+        def expire(stream_id: str) -> bool:
+            return self.expire_stream(
+                chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
+            )
+
         return await open_follower(
-            self.log, self._news, tenant or self.tenant, chat_id, after=after, timeout=timeout
-        )
+            self.log, self._news, tenant, chat_id, after=after, timeout=timeout,
+            expire=expire, expire_every=renew_every(self.stream_lease_seconds),
+        )  # fmt: skip
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""
