@@ -29,13 +29,15 @@ seconds after the posts:
   port; SQLite: open descriptors of the database file), the load generator's
   own CPU, and the machine's 1-minute load average before and after.
 
-``--server NAME=PYTHON`` (repeatable) runs each measurement with the server
-of another installation too (a virtualenv of an older checkout), in the same
-run, rotating the order: before/after figures from one run.
+``--server "NAME=PYTHON [SERVE ARGS]"`` (repeatable) runs each measurement
+with the server of another installation too (a virtualenv of an older
+checkout), or with other ``chatledger serve`` arguments (``--workers 2``), in
+the same run, rotating the order: before/after figures from one run.
 
     python bench/live_load.py --backend sqlite --streams 10,25,50
     python bench/live_load.py --backend postgres --streams 50 \\
-        --server before=/tmp/base/.venv/bin/python --server after=.venv/bin/python
+        --server before=/tmp/base/.venv/bin/python --server after=.venv/bin/python \
+        --server "2 workers=.venv/bin/python --workers 2"
 """
 
 from __future__ import annotations
@@ -356,9 +358,15 @@ def _loadavg() -> float:
 
 
 def measure(
-    python: str, url: str, sqlite_path: Path | None, n: int, args: argparse.Namespace, folder: Path
+    server_spec: str,
+    url: str,
+    sqlite_path: Path | None,
+    n: int,
+    args: argparse.Namespace,
+    folder: Path,
 ) -> dict[str, Any]:
-    """One run: a fresh server on ``url``, N streams with a follower each."""
+    """One run: a fresh server (``PYTHON [SERVE ARGS]``) on ``url``, N streams with a follower each."""
+    python, *serve_args = server_spec.split()
     port = _free_port()
     env = {
         **os.environ,
@@ -369,7 +377,7 @@ def measure(
     command = [python, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
     command += ["--responder", "live_responder:responder", "--log-level", "warning"]
     command += [flag for flag in ("--no-auth", "--no-continuations") if flag in _serve_help(python)]
-    command += args.serve_arg
+    command += [*serve_args, *args.serve_arg]
     log_file = open(folder / f"server-{port}.log", "wb")  # noqa: SIM115 - closed below
     server = subprocess.Popen(command, env=env, stdout=log_file, stderr=subprocess.STDOUT)
     try:
@@ -460,12 +468,12 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--window", type=float, default=10.0, help="seconds measured")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each measurement")
     parser.add_argument(
-        "--server", action="append", default=[], metavar="NAME=PYTHON",
+        "--server", action="append", default=[], metavar="NAME=PYTHON [SERVE ARGS]",
         help="a server installation to measure (repeatable; default: this one)",
     )  # fmt: skip
     parser.add_argument(
         "--serve-arg", action="append", default=[], metavar="ARG",
-        help="an extra argument for chatledger serve (repeatable), e.g. --serve-arg=--workers=2",
+        help="an extra argument for every chatledger serve (repeatable), e.g. --serve-arg=--workers=2",
     )  # fmt: skip
     parser.add_argument(
         "--profile",
