@@ -35,6 +35,7 @@ checkout), or with other ``chatledger serve`` arguments (``--workers 2``), in
 the same run, rotating the order: before/after figures from one run.
 
     python bench/live_load.py --backend sqlite --streams 10,25,50
+    python bench/live_load.py --streams 50 --profile /tmp/p && python bench/stacks.py /tmp/p/<file>
     python bench/live_load.py --backend postgres --streams 50 \\
         --server before=/tmp/base/.venv/bin/python --server after=.venv/bin/python \
         --server "2 workers=.venv/bin/python --workers 2"
