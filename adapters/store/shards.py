@@ -56,6 +56,7 @@ ROUTED = (
     "ai_sdk_of",
     "history",
     "follow",
+    "follow_async",  # a coroutine: the shard's, awaited by the caller
     "version",
     "conversation",
     "export",
