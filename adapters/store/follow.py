@@ -23,11 +23,12 @@ holds it (where reading resumes). They never expire: the log is append-only.
 **Waiting.** ``timeout`` bounds how long the follower waits with nothing new
 in the conversation's log (a writer's lease renewal is not news); then it
 raises ``FollowTimeoutError``, which carries the cursor to resume from.
-Without it the follower waits until the stream closes. A stream whose writer died closes too: while it waits, a follower
-given ``expire`` (the store's followers are) calls it at once and then every
-``expire_every`` seconds, and ``expire`` closes the stream as ``interrupted``
-once its lease has run out (``chatledger.adapters.store.leases``); the
-follower then reads that close and returns.
+Without it the follower waits until the stream closes. A stream whose writer
+died closes too: while it waits, a follower given ``expire`` (the store's
+followers are) calls it at once and then every ``expire_every`` seconds, and
+``expire`` closes the stream as ``interrupted`` once its lease has run out
+(``chatledger.adapters.store.leases``); the follower then reads that close
+and returns.
 
 **Resources.** The follower reads through the store's own connections. It
 is woken by the store's ``News`` hub (``chatledger.adapters.store.news``):
