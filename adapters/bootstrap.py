@@ -19,7 +19,7 @@ from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_MS, BatchPolicy
 from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds
 from chatledger.domain.limits import Limits
@@ -98,8 +98,8 @@ def open_store(
     url: str | None = None,
     *,
     tenant: str = DEFAULT_TENANT,
-    batch_chunks: int = 64,
-    batch_ms: float = 50,
+    batch_chunks: int = DEFAULT_BATCH_CHUNKS,
+    batch_ms: float = DEFAULT_BATCH_MS,
     limits: Limits | None = None,
     compress: bool = True,
     cipher_key: str | None = None,

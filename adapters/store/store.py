@@ -29,7 +29,13 @@ from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.adapters.store.verify import Progress as VerifyProgress
 from chatledger.adapters.store.verify import Verifier, VerifyReport
-from chatledger.adapters.store.writer import BatchPolicy, Flusher, StreamWriter
+from chatledger.adapters.store.writer import (
+    DEFAULT_BATCH_CHUNKS,
+    DEFAULT_BATCH_MS,
+    BatchPolicy,
+    Flusher,
+    StreamWriter,
+)
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.chunks import SDK_VERSIONS
 from chatledger.domain.continuation import ConversationStatus, status_of
@@ -151,8 +157,8 @@ class ConversationStore:
         url: str | None = None,
         *,
         tenant: str = DEFAULT_TENANT,
-        batch_chunks: int = 64,
-        batch_ms: float = 50,
+        batch_chunks: int = DEFAULT_BATCH_CHUNKS,
+        batch_ms: float = DEFAULT_BATCH_MS,
         limits: Limits | None = None,
         compress: bool = True,
         cipher_key: str | None = None,
@@ -177,6 +183,9 @@ class ConversationStore:
         how long a stream this store opens stays open with nothing written to it: the
         writer renews it while alive, and once a dead writer's lease has run out any
         process closes the stream as ``interrupted`` (docs/behaviour.md §7.1).
+        Chunks are committed when the oldest buffered one is ``batch_ms`` old (what a
+        ``kill -9`` may lose), when ``batch_chunks`` are buffered (a cap), and after
+        boundary chunks (see ``BatchPolicy``).
         """
         # The composition root imports this module; importing it here keeps the cycle lazy.
         from chatledger.adapters.bootstrap import open_store

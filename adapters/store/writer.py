@@ -20,7 +20,24 @@ from chatledger.domain.errors import (
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 from chatledger.domain.limits import Limits
 
-__all__ = ["AT_ONCE", "DEFAULT_SETTLE", "BatchPolicy", "Flusher", "StreamWriter"]
+__all__ = [
+    "AT_ONCE",
+    "DEFAULT_BATCH_CHUNKS",
+    "DEFAULT_BATCH_MS",
+    "DEFAULT_SETTLE",
+    "BatchPolicy",
+    "Flusher",
+    "StreamWriter",
+]
+
+DEFAULT_BATCH_MS = 50
+"""Milliseconds the oldest buffered chunk may wait: the crash window (what ``kill -9`` may lose)."""
+
+DEFAULT_BATCH_CHUNKS = 1024
+"""Most chunks one batch holds. A cap on memory and event size, not the usual commit trigger:
+batches are committed on age (``DEFAULT_BATCH_MS``), so a model streaming at any realistic
+rate commits about every 50 ms, and a reply written faster than that (an import, a replay, a
+fast model) is one commit instead of one per 64 chunks. The crash window is the age either way."""
 
 DEFAULT_SETTLE = 0.005
 """Seconds a batch ended by a boundary chunk waits for the close or the next chunk."""
@@ -32,7 +49,11 @@ once, since the answer may reach another process before the writer's next call."
 
 
 class BatchPolicy:
-    """When buffered chunks are committed: by count, by age, and after boundary chunks.
+    """When buffered chunks are committed: by age, by count (a cap), and after boundary chunks.
+
+    A batch is committed when its oldest chunk is ``max_delay`` old, or when
+    it holds ``max_chunks`` (by default 1,024: a cap, rarely reached, so a
+    fast reply is one commit rather than one per few dozen chunks).
 
     A chunk that asks someone outside to act (``AT_ONCE``: tool input
     available, an approval request) is committed at once, with everything
@@ -48,7 +69,10 @@ class BatchPolicy:
     """
 
     def __init__(
-        self, max_chunks: int = 64, max_delay: float = 0.05, settle: float | None = None
+        self,
+        max_chunks: int = DEFAULT_BATCH_CHUNKS,
+        max_delay: float = DEFAULT_BATCH_MS / 1000,
+        settle: float | None = None,
     ) -> None:
         if max_chunks < 1 or max_delay < 0:
             raise StoreConfigurationError(
