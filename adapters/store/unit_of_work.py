@@ -24,7 +24,14 @@ from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.events import StreamClosed
 from chatledger.domain.limits import check_position
 
-__all__ = ["RETRY_SECONDS", "SNAPSHOT_EVERY", "UnitOfWork", "attempts", "back_off"]
+__all__ = [
+    "RETRY_SECONDS",
+    "SNAPSHOT_CLOSE_AFTER",
+    "SNAPSHOT_EVERY",
+    "UnitOfWork",
+    "attempts",
+    "back_off",
+]
 
 RETRY_SECONDS = 10.0
 """How long a write that keeps losing version clashes tries again before ConcurrentWriteError.
@@ -35,6 +42,15 @@ lasts longer; a fixed number of attempts then runs out while a deadline
 outlasts it (retries are cheap: load, decide, one insert)."""
 SNAPSHOT_EVERY = 16
 """Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
+SNAPSHOT_CLOSE_AFTER = 12
+"""Events since this process's last snapshot of a conversation before a close takes another.
+
+A snapshot holds the whole conversation and replaces the previous one (a
+deleted row: on PostgreSQL a dead tuple until vacuum, on SQLite a free page),
+so one per closed turn costs bytes that grow with the conversation. A close
+snapshots the first time this process closes a stream of the conversation, and
+then when at least this many events (about three turns) came since; loading
+replays at most that many events after the snapshot."""
 
 
 def back_off(attempt: int) -> None:
@@ -64,6 +80,8 @@ class UnitOfWork:
     def __init__(self, log: ConversationLog, cache: ConversationCache | None = None) -> None:
         self.log = log
         self.cache = cache or ConversationCache()
+        self._snapshotted: dict[UUID, int] = {}
+        """Version of the last snapshot this process wrote, per conversation (bounded)."""
         self.settle_writers: Callable[[UUID], None] = _nothing_to_settle
         """Commits what this process's open streams of a conversation hold after a boundary
         chunk (the store sets it to its flusher's ``settle``); called before every decision."""
@@ -90,18 +108,31 @@ class UnitOfWork:
         self.cache.give(conversation_id(state.tenant, state.chat_id), conversation)
 
     def commit(self, conversation: Conversation) -> None:
-        """Save pending events; snapshot after a closed stream, and every so often within one.
+        """Save pending events; snapshot every so often within a stream, and after a closed one.
 
-        Loading then reads one snapshot plus at most a few batches of chunks;
-        only the newest snapshot is kept. ConcurrentWriteError when another
-        writer got there first (nothing was written).
+        A close takes a snapshot when this process has not snapshotted the
+        conversation yet, or ``SNAPSHOT_CLOSE_AFTER`` events came since its
+        last one. Loading then reads one snapshot plus a bounded tail of
+        events; only the newest snapshot is kept. ConcurrentWriteError when
+        another writer got there first (nothing was written).
         """
         pending = conversation.pending_events
+        state = conversation.state
+        key = conversation_id(state.tenant, state.chat_id)
+        last = self._snapshotted.get(key)
         snapshot_due = any(
-            isinstance(event, StreamClosed) or event.originator_version % SNAPSHOT_EVERY == 0
+            event.originator_version % SNAPSHOT_EVERY == 0
+            or (
+                isinstance(event, StreamClosed)
+                and (last is None or event.originator_version - last >= SNAPSHOT_CLOSE_AFTER)
+            )
             for event in pending
         )
         self.log.record(conversation, snapshot=snapshot_due)
+        if snapshot_due:
+            if len(self._snapshotted) >= 10_000:
+                self._snapshotted.clear()  # forgetting only means an earlier snapshot
+            self._snapshotted[key] = conversation.version
 
     def create(self, conversation: Conversation) -> None:
         """Save a new conversation; ConcurrentWriteError if its id is taken."""

@@ -22,10 +22,11 @@ import pytest
 from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.errors import StoreConfigurationError
 from tests.integration.conftest import Backend
-from tests.support.ledger import stored_chunk_count
+from tests.support.ledger import load_with_snapshots, replay_from_scratch, stored_chunk_count
 
 
 def _user(message_id: str) -> dict[str, Any]:
@@ -91,6 +92,31 @@ def test_a_reply_without_tools_is_two_commits_plus_one_per_full_batch(backend: B
         stream.close()
     assert commits[0] == 5
     assert stored_chunk_count(store, "chat") == len(chunks)
+
+
+def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
+    backend: Backend,
+) -> None:
+    """The default batch size is a cap (1,024 chunks), not the usual trigger: a 156-chunk reply
+    written within the batch age is the open (with its user message) and the close, two commits;
+    a reply longer than the cap commits each full batch on count."""
+    store = backend.open(batch_ms=60_000)  # the age never fires here; the count is the default
+    store.start_conversation("chat")
+    with counting_commits(store) as commits:
+        stream = store.open_stream("chat", user_message=_user("u1"))
+        for chunk in _reply(150):
+            stream.append(chunk)
+        stream.close()
+    assert commits[0] == 2
+    cap = store.batch.max_chunks
+    with counting_commits(store) as commits:
+        stream = store.open_stream("chat", user_message=_user("u2"))
+        chunks = _reply(cap + 10)  # one full batch, then the rest with the close
+        for chunk in chunks:
+            stream.append(chunk)
+        stream.close()
+    assert commits[0] == 3
+    assert stored_chunk_count(store, "chat") == len(_reply(150)) + len(chunks)
 
 
 def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend) -> None:
@@ -233,3 +259,38 @@ def test_a_refused_user_message_opens_no_stream(backend: Backend) -> None:
         store.open_stream("chat", user_message=_user("u1"))
     assert store.status("chat").status != "streaming"
     store.open_stream("chat").close()
+
+
+def test_a_close_snapshots_the_first_time_then_once_every_few_turns(backend: Backend) -> None:
+    """A snapshot holds the whole conversation and replaces the last one: one per closed turn
+    costs bytes that grow with the conversation. The first close snapshots, later ones only
+    once ``SNAPSHOT_CLOSE_AFTER`` events came since; loading still equals folding every event."""
+    store = backend.open(batch_ms=60_000)
+    store.start_conversation("chat")
+    taken: list[int] = []
+    real = store.log.record
+
+    def record(conversation: Any, *, snapshot: bool = False) -> None:
+        real(conversation, snapshot=snapshot)
+        if snapshot:
+            taken.append(conversation.version)
+
+    store.log.record = record  # type: ignore[method-assign]
+    closes: list[int] = []
+    for turn in range(8):
+        stream = store.open_stream("chat", user_message=_user(f"u{turn}"))
+        for chunk in _reply(5):
+            stream.append(chunk)
+        stream.close()
+        closes.append(stream.conversation.version)
+    store.log.record = real  # type: ignore[method-assign]
+    assert taken[0] == closes[0]
+    assert set(taken) <= set(closes)
+    assert 1 < len(taken) < len(closes)
+    turn_events = closes[1] - closes[0]
+    assert all(
+        v - max(t for t in taken if t <= v) < SNAPSHOT_CLOSE_AFTER + turn_events for v in closes
+    )
+    replayed, loaded = replay_from_scratch(store, "chat"), load_with_snapshots(store, "chat")
+    assert loaded.version == replayed.version == closes[-1]
+    assert loaded.state.to_json() == replayed.state.to_json()
