@@ -189,6 +189,8 @@ class Runner:
     def __init__(self, args: argparse.Namespace, spec: WorkloadSpec, opener: StoreOpener | None):
         self.args, self.spec, self.opener = args, spec, opener
         self.doc: Doc = {"errors": []}
+        self.points: dict[str, list[list[int]]] = {}
+        """The last store run's commit points per backend (the raw "store cadence" replays them)."""
 
     def guard(self, what: str, fn: Callable[[], None]) -> None:
         """Run one measurement; record (and print) an exception instead of stopping the run."""
@@ -221,7 +223,11 @@ class Runner:
         with self.db(backend) as db:
             log(f"{backend}: store ingest")
             res = ingest_store(self.opener, db.url, self.spec.generate())
-            log(f"{backend}: store {res.chunks_per_s:,.0f} chunks/s")
+            self.points[backend] = res.points
+            log(
+                f"{backend}: store {res.chunks_per_s:,.0f} chunks/s, "
+                f"{res.commits / max(res.turns, 1):.2f} commits/turn"
+            )
             self.add("ingest", backend, "store", _asdict(res))
             if "size" in self.args.only:
                 self.add(
@@ -241,12 +247,13 @@ class Runner:
             with self.db(backend, "raw") as db:
                 log(f"{backend}: raw baseline, commit per {cadence}")
                 convs = self.spec.generate()
+                points = self.points.get(backend) if cadence == "store" else None
                 if db.sqlite_path is not None:
                     sync = self.args.raw_sqlite_synchronous
-                    res = ingest_raw_sqlite(db.sqlite_path, convs, cadence, sync)
+                    res = ingest_raw_sqlite(db.sqlite_path, convs, cadence, sync, points)
                 else:
                     assert db.postgres_url and db.schema
-                    res = ingest_raw_postgres(db.postgres_url, db.schema, convs, cadence)
+                    res = ingest_raw_postgres(db.postgres_url, db.schema, convs, cadence, points)
                 log(f"{backend}: raw/{cadence} {res.chunks_per_s:,.0f} chunks/s")
                 self.add("ingest", backend, f"raw_{cadence}", _asdict(res))
                 if cadence == "turn" and "size" in self.args.only:
@@ -327,6 +334,7 @@ def _asdict(obj: Any) -> Doc:
     out = dataclasses.asdict(obj)
     if isinstance(obj, IngestResult):
         out["chunks_per_s"] = obj.chunks_per_s
+        out.pop("points", None)  # thousands of lists; the commit count says enough
     return out
 
 

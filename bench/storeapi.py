@@ -34,8 +34,15 @@ class Store(Protocol):
     def append_message(self, chat_id: str, message: dict[str, Any], *, actor: str) -> object:
         """Append a whole UIMessage."""
 
-    def open_stream(self, chat_id: str, *, actor: str) -> Stream:
-        """Open a stream writing a new assistant message."""
+    def open_stream(
+        self,
+        chat_id: str,
+        *,
+        actor: str,
+        user_message: dict[str, Any] | None = None,
+        user_actor: str = "system",
+    ) -> Stream:
+        """Open a stream writing a new assistant message (after ``user_message``, same commit)."""
 
     def messages(self, chat_id: str) -> list[dict[str, Any]]:
         """The conversation's current UIMessages."""
