@@ -45,18 +45,29 @@ Runner = Callable[[FreshDb, ps.WriteOrder, list[str]], ps.Timing]
 def _variants() -> list[tuple[str, Runner | None, str | None]]:
     """chatledger with issue 16's commit savings taken back one by one, for before/after ratios.
 
-    "message and open apart": ``append_message`` then ``open_stream`` (two commits);
-    "the old cadence": that, and a commit right after every boundary chunk (``settle=0``).
+    "batches of 64": a batch also commits when 64 chunks are buffered (the default before
+    batches were committed on age); "message and open apart": that, and ``append_message``
+    then ``open_stream`` (two commits); "the old cadence": that, and a commit right after
+    every boundary chunk (``settle=0``). The snapshot policy is today's in all of them.
     """
     return [
         (
+            "chatledger, batches of 64",
+            lambda db, o, s: ps.run_chatledger(db, o, s, batch_chunks=64),
+            None,
+        ),
+        (
             "chatledger, message and open apart",
-            lambda db, o, s: ps.run_chatledger(db, o, s, message_with_open=False),
+            lambda db, o, s: ps.run_chatledger(
+                db, o, s, message_with_open=False, batch_chunks=64
+            ),
             None,
         ),
         (
             "chatledger, the old cadence",
-            lambda db, o, s: ps.run_chatledger(db, o, s, settle=0.0, message_with_open=False),
+            lambda db, o, s: ps.run_chatledger(
+                db, o, s, settle=0.0, message_with_open=False, batch_chunks=64
+            ),
             None,
         ),
     ]
@@ -143,8 +154,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     timing = runner(db, order, samples)
                     kb = _size_kb(db, timing.turns)
                 ms = timing.seconds * 1000 / timing.turns
-                entry[name] = {"ms_turn": ms, "kb_turn": kb, "load_p50": percentile(timing.load_ms, 50)}
-                log(f"{backend} round {r}: {name}: {ms:.2f} ms/turn, {kb:.2f} KB/turn")
+                entry[name] = {
+                    "ms_turn": ms,
+                    "cpu_ms_turn": timing.cpu_seconds * 1000 / timing.turns,
+                    "kb_turn": kb,
+                    "load_p50": percentile(timing.load_ms, 50),
+                }
+                cpu_ms = entry[name]["cpu_ms_turn"]
+                log(f"{backend} round {r}: {name}: {ms:.2f} ms/turn ({cpu_ms:.2f} CPU), {kb:.2f} KB/turn")
             entry["load_after"] = os.getloadavg()
             result["rounds"].append(entry)
     return result
@@ -172,17 +189,26 @@ def markdown(result: dict[str, Any]) -> str:
         lines += [
             f"**{backend}**, {len(rounds)} rounds (1-min load average before->after each: {loads})",
             "",
-            "| store | ms/turn | chatledger / it | KB/turn | load p50 ms |",
-            "|---|---|---|---|---|",
+            "| store | ms/turn | chatledger / it | CPU ms/turn (this process) | chatledger / it, CPU"
+            " | KB/turn | load p50 ms |",
+            "|---|---|---|---|---|---|---|",
         ]
         for name in names:
             ms = [e[name]["ms_turn"] for e in rounds]
             ratio = [e["chatledger"]["ms_turn"] / e[name]["ms_turn"] for e in rounds]
+            cpu = [e[name].get("cpu_ms_turn", 0.0) for e in rounds]
+            cpu_ratio = [
+                e["chatledger"].get("cpu_ms_turn", 0.0) / e[name]["cpu_ms_turn"]
+                for e in rounds
+                if e[name].get("cpu_ms_turn")
+            ]
             kb = [e[name]["kb_turn"] for e in rounds]
             p50 = [e[name]["load_p50"] for e in rounds]
             lines.append(
                 f"| {name} | {_fmt(median(ms))} ({_fmt(min(ms))}-{_fmt(max(ms))}) | "
-                f"{median(ratio):.2f} | {median(kb):.2f} | {median(p50):.2f} |"
+                f"{median(ratio):.2f} | {_fmt(median(cpu))} | "
+                f"{median(cpu_ratio) if cpu_ratio else 0:.2f} | {median(kb):.2f} | "
+                f"{median(p50):.2f} |"
             )
         lines.append("")
     for what, why in result["skipped"].items():

@@ -66,10 +66,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="commit as before issue 16: after every boundary, user message apart from the open",
     )
+    parser.add_argument(
+        "--batch-chunks",
+        type=int,
+        help="BatchPolicy.max_chunks (64: the default before batches were committed on age)",
+    )
     args = parser.parse_args(argv)
     options: dict[str, Any] = (
-        {"settle": 0.0, "message_with_open": False} if args.old_cadence else {}
+        {"settle": 0.0, "message_with_open": False, "batch_chunks": 64} if args.old_cadence else {}
     )
+    if args.batch_chunks is not None:
+        options["batch_chunks"] = args.batch_chunks
     convs = [conversation(i, args.turns) for i in range(args.conversations)]
     order = [(c.chat_id, c.turns[t]) for t in range(args.turns) for c in convs]
     with fresh_db(args.backend, args.postgres_url, name="warm") as db:
