@@ -117,6 +117,7 @@ class Flusher:
     def watch(self, writer: StreamWriter) -> None:
         """Check ``writer`` periodically until it closes."""
         with self._wake:
+            idle = not self._watched
             self._watched.add(writer)
             self._by_key.setdefault(writer.key, set()).add(writer)
             if self._thread is None and not self._stopped:
@@ -124,7 +125,11 @@ class Flusher:
                     target=self._run, name="chatledger-flusher", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            if idle:
+                # Only a thread that waits without a timeout needs waking: a running one
+                # checks every writer within its period anyway. Waking it for every new
+                # stream cost a thread switch per turn (a quarter of open_stream's time).
+                self._wake.notify()
 
     def due_at(self, moment: float) -> None:
         """Check the writers at ``moment`` (``time.monotonic``) if not before (a boundary settles)."""

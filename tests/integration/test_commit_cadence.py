@@ -294,3 +294,24 @@ def test_a_close_snapshots_the_first_time_then_once_every_few_turns(backend: Bac
     replayed, loaded = replay_from_scratch(store, "chat"), load_with_snapshots(store, "chat")
     assert loaded.version == replayed.version == closes[-1]
     assert loaded.state.to_json() == replayed.state.to_json()
+
+
+def test_a_stream_opened_while_the_timer_runs_is_still_committed_on_age(backend: Backend) -> None:
+    """A new stream no longer wakes a running timer thread (it checks every writer within its
+    period): a stream opened while another is watched still has its quiet batch committed."""
+    store = backend.open(batch_chunks=1000, batch_ms=100)
+    reader = backend.other_store(store)
+    for chat in ("first", "second"):
+        store.start_conversation(chat)
+    first = store.open_stream("first", user_message=_user("u1"))
+    first.append({"type": "start"})  # the timer thread now runs, checking on its period
+    second = store.open_stream("second", user_message=_user("u2"))
+    started = time.monotonic()
+    second.append({"type": "start"})
+    second.append({"type": "start-step"})
+    while stored_chunk_count(reader, "second") < 2 and time.monotonic() - started < 5:
+        time.sleep(0.005)
+    assert stored_chunk_count(reader, "second") == 2
+    assert time.monotonic() - started < 1.5
+    first.close()
+    second.close()
