@@ -9,10 +9,26 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
 
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["DEFAULT_URL", "StoreConfig", "parse_url", "resolve_url", "shard_urls"]
+__all__ = [
+    "DEFAULT_URL",
+    "SYNCHRONOUS_COMMIT_MODES",
+    "StoreConfig",
+    "parse_url",
+    "resolve_url",
+    "shard_urls",
+]
 
 DEFAULT_URL = "sqlite:///./chatledger.db"
 """Where the store lives when neither an argument nor ``CHATLEDGER_URL`` says."""
+
+SYNCHRONOUS_COMMIT_MODES = ("on", "remote_apply", "remote_write", "local", "off")
+"""PostgreSQL's ``synchronous_commit`` settings, for ``?synchronous_commit=`` in a store URL.
+
+``on`` (the default) waits for each commit's WAL to reach the disk. ``off``
+returns once the server has the commit: a crash of the writing process
+(``kill -9``) loses nothing committed, a crash of the PostgreSQL server or
+the machine may lose the last few hundred ms of commits (never a partial one),
+as SQLite's ``synchronous=NORMAL`` may on power loss."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,12 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
             f"bad PostgreSQL URL {url!r}: use postgresql://user[:password]@host[:port]/dbname"
         )
     schema = query.get("schema", "public")
+    commit_mode = query.get("synchronous_commit", "on").lower()
+    if commit_mode not in SYNCHRONOUS_COMMIT_MODES:
+        raise StoreConfigurationError(
+            f"bad PostgreSQL URL {url!r}: synchronous_commit must be one of "
+            f"{', '.join(SYNCHRONOUS_COMMIT_MODES)}, not {commit_mode!r}"
+        )
     env = {
         "PERSISTENCE_MODULE": "chatledger.adapters.persistence.recorders:PostgresFactory",
         "POSTGRES_DBNAME": dbname,
@@ -110,6 +132,7 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
         "POSTGRES_PASSWORD": unquote(split.password or ""),
         "POSTGRES_SCHEMA": schema,
         "POSTGRES_CONNECT_TIMEOUT": query.get("connect_timeout", "5"),
+        "POSTGRES_SYNCHRONOUS_COMMIT": commit_mode,
     }
     display = (
         f"postgresql://{env['POSTGRES_USER']}@{split.hostname}:{env['POSTGRES_PORT']}/{dbname}"

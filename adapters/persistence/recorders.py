@@ -256,3 +256,7 @@ class PostgresFactory(postgres.PostgresFactory):
         kwargs = self.datastore.pool.kwargs
         assert isinstance(kwargs, dict)  # eventsourcing gives the pool a plain dict
         kwargs["prepare_threshold"] = None
+        # ?synchronous_commit= in the store URL (see config.SYNCHRONOUS_COMMIT_MODES).
+        mode = self.env.get("POSTGRES_SYNCHRONOUS_COMMIT") or "on"
+        if mode != "on":
+            kwargs["options"] = f"-c synchronous_commit={mode}"
