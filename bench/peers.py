@@ -97,6 +97,11 @@ def _stores(backend: str) -> list[tuple[str, Runner | None, str | None]]:
     return [
         ("chatledger", ps.run_chatledger, None),
         *_variants(),
+        (
+            "chatledger synchronous_commit=off",
+            lambda db, o, s: ps.run_chatledger(db, o, s, "&synchronous_commit=off"),
+            None,
+        ),
         ("SQLAlchemySession", lambda db, o, s: ps.run_sqlalchemy_session(db, o, s, False), sqla),
         (
             "SQLAlchemySession, split",
