@@ -135,8 +135,10 @@ class UnitOfWork:
             self._snapshotted[key] = conversation.version
 
     def create(self, conversation: Conversation) -> None:
-        """Save a new conversation; ConcurrentWriteError if its id is taken."""
+        """Save a new conversation and keep it (its first turn needs no load); ConcurrentWriteError
+        if its id is taken."""
         self.log.record(conversation)
+        self.give_back(conversation)
 
     def act(
         self,

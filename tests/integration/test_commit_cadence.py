@@ -315,3 +315,23 @@ def test_a_stream_opened_while_the_timer_runs_is_still_committed_on_age(backend:
     assert time.monotonic() - started < 1.5
     first.close()
     second.close()
+
+
+def test_a_conversation_just_started_is_written_to_without_loading_it(backend: Backend) -> None:
+    """``start_conversation`` keeps what it saved: the first turn decides on it without reading
+    the log back (two queries on PostgreSQL); a clash with another writer is still caught."""
+    store = backend.open()
+    loads: list[str] = []
+    real = store.log.load
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        loads.append(args[2])
+        return real(*args, **kwargs)
+
+    store.log.load = load  # type: ignore[method-assign]
+    store.start_conversation("chat")
+    with store.open_stream("chat", user_message=_user("u1")) as stream:
+        stream.append({"type": "start"})
+    store.log.load = real  # type: ignore[method-assign]
+    assert loads == []
+    assert [m["role"] for m in store.messages("chat")] == ["user", "assistant"]
