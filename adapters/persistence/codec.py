@@ -25,6 +25,21 @@ from chatledger.domain.snapshot import ConversationSnapshot
 __all__ = ["ChunkCompressor", "PydanticMapper"]
 
 _IDS = {"originator_id", "originator_version"}
+_RAW_JSON = ("chunks",)
+"""Fields that already hold plain JSON values (the chunks as received, checked storable):
+written as they are, since pydantic's per-value type inference over a batch of chunks was
+most of the cost of storing it (200 of 245 us for a 156-chunk batch)."""
+
+
+def _state(event: BaseModel, class_version: int, raw: tuple[str, ...]) -> dict[str, Any]:
+    """The event's stored JSON object: pydantic's JSON form, ``raw`` fields taken as they are."""
+    fields = type(event).model_fields
+    taken = {name: getattr(event, name) for name in raw if name in fields}
+    state = event.model_dump(mode="json", exclude=_IDS | set(taken), exclude_defaults=True)
+    state.update(taken)
+    if class_version > 1:
+        state["class_version"] = class_version
+    return state
 
 
 class PydanticMapper(Mapper[UUID]):
@@ -33,11 +48,11 @@ class PydanticMapper(Mapper[UUID]):
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Serialise with pydantic; defaults are left out to keep rows small."""
         assert isinstance(domain_event, BaseModel), domain_event
-        state = domain_event.model_dump(mode="json", exclude=_IDS, exclude_defaults=True)
         class_version = getattr(type(domain_event), "class_version", 1)
-        if class_version > 1:
-            state["class_version"] = class_version
-        data = _encode(state)
+        try:
+            data = _encode(_state(domain_event, class_version, raw=_RAW_JSON))
+        except (TypeError, ValueError):  # a raw value pydantic alone can serialise
+            data = _encode(_state(domain_event, class_version, raw=()))
         # The hash chain commits to the plain JSON of events (snapshots are not chained).
         digest = b"" if isinstance(domain_event, ConversationSnapshot) else content_digest(data)
         if self.compressor:

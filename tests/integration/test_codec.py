@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from eventsourcing.cryptography import AESCipher
 
+from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend, drop_schema
-from tests.support.ledger import stored_records
+from tests.support.ledger import stored_events, stored_records
 
 
 def test_partial_tool_input_ending_inside_a_surrogate_pair_is_stored_and_reloaded(
@@ -62,3 +66,35 @@ def test_events_can_be_stored_uncompressed_or_encrypted_and_read_back(
     encrypted.close_all()
     if durable_backend.name == "postgres":
         drop_schema(encrypted.url)
+
+
+def test_a_batch_is_stored_as_the_json_pydantic_gives_its_event(durable_backend: Backend) -> None:
+    """Chunks are written as received (no per-value pass through pydantic, which was most of a
+    batch's storing cost); the stored JSON still holds exactly the event's pydantic JSON form,
+    unusual values included."""
+    store = durable_backend.open()
+    store.start_conversation("chat")
+    chunks = [
+        {"type": "start", "messageMetadata": {"n": 1.5, "big": 2**60, "list": [None, True, "é"]}},
+        {"type": "text-start", "id": "t"},
+        {"type": "text-delta", "id": "t", "delta": "caf\u00e9 \U0001f600"},
+        {"type": "text-end", "id": "t"},
+    ]
+    with store.open_stream("chat") as stream:
+        for chunk in chunks:
+            stream.append(chunk)
+    mapper: Any = store.log.mapper
+    events = stored_events(store, "chat")
+    batches = [
+        (json.loads(mapper.content(state)), event)
+        for (_version, _topic, state), event in zip(
+            stored_records(store, "chat"), events, strict=True
+        )
+        if isinstance(event, ChunksReceived)
+    ]
+    assert [chunk for _stored, event in batches for chunk in event.chunks] == chunks
+    for stored, event in batches:
+        expected = event.model_dump(
+            mode="json", exclude={"originator_id", "originator_version"}, exclude_defaults=True
+        )
+        assert stored == expected
