@@ -70,7 +70,7 @@ def _read_until_kill(proc: subprocess.Popen[str], kill_after: int) -> dict[int, 
 
 def _record(line: str, stamps: dict[int, int]) -> None:
     seq, _, ns = line.strip().partition(" ")
-    if seq.isdigit():
+    if seq.isdigit() and ns.isdigit():  # the kill may cut the last line short
         stamps[int(seq)] = int(ns)
 
 
