@@ -23,7 +23,7 @@ from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.domain.errors import StoreConfigurationError
 from tests.integration.conftest import Backend
 from tests.support.ledger import load_with_snapshots, replay_from_scratch, stored_chunk_count
@@ -72,6 +72,13 @@ def counting_commits(store: ConversationStore) -> Iterator[list[int]]:
         log.record = real  # type: ignore[method-assign]
 
 
+def _untimed(max_chunks: int = DEFAULT_BATCH_CHUNKS) -> BatchPolicy:
+    """A policy whose timers never fire in a test: the commits counted are the ones the chunks
+    cause, not ones a 5 ms settle timer adds when a loaded machine pauses the test between two
+    chunks."""
+    return BatchPolicy(max_chunks, 600.0, settle=600.0)
+
+
 def _open(backend: Backend, policy: BatchPolicy) -> ConversationStore:
     """A store with its own batch policy (memory://: a new, separate store)."""
     store = build_store(parse_url(backend.url), batch=policy)
@@ -81,7 +88,7 @@ def _open(backend: Backend, policy: BatchPolicy) -> ConversationStore:
 
 def test_a_reply_without_tools_is_two_commits_plus_one_per_full_batch(backend: Backend) -> None:
     """User message, stream open, the full batches, then finish-step + finish + close at once."""
-    store = backend.open(batch_chunks=64, batch_ms=60_000)
+    store = _open(backend, _untimed(64))
     store.start_conversation("chat")
     with counting_commits(store) as commits:
         store.append_message("chat", _user("u1"))
@@ -100,7 +107,7 @@ def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
     """The default batch size is a cap (1,024 chunks), not the usual trigger: a 156-chunk reply
     written within the batch age is the open (with its user message) and the close, two commits;
     a reply longer than the cap commits each full batch on count."""
-    store = backend.open(batch_ms=60_000)  # the age never fires here; the count is the default
+    store = _open(backend, _untimed())  # the age never fires here; the count is the default
     store.start_conversation("chat")
     with counting_commits(store) as commits:
         stream = store.open_stream("chat", user_message=_user("u1"))
@@ -122,8 +129,9 @@ def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
 def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend) -> None:
     """Tool input available is committed at once; the tool output and the step's end are one
     commit, made before the next step's first plain chunk is taken; the reply's end and the
-    close are one more."""
-    store = backend.open(batch_chunks=1000, batch_ms=60_000)
+    close are one more. (The settle timer is set far off: the test checks what waits for
+    the next chunk, which a 5 ms timer on a loaded machine would commit under its feet.)"""
+    store = _open(backend, _untimed(1000))
     reader = backend.other_store(store)
     store.start_conversation("chat")
     store.append_message("chat", _user("u1"))
@@ -237,7 +245,7 @@ def test_what_this_process_decides_on_sees_a_boundary_not_yet_settled(backend: B
 def test_a_user_message_opened_with_its_stream_is_one_commit(backend: Backend) -> None:
     """``open_stream(user_message=...)``: the user message and the stream open in one
     transaction, so a reply without tools costs four commits in all."""
-    store = backend.open(batch_chunks=64, batch_ms=60_000)
+    store = _open(backend, _untimed(64))
     store.start_conversation("chat")
     with counting_commits(store) as commits:
         stream = store.open_stream("chat", user_message=_user("u1"), user_actor="user:alice")
