@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -245,6 +244,8 @@ class StreamWriter:
         self._committed_at = time.monotonic()
         """When this writer last committed (the open just did): its lease runs from there."""
         self.closed = False
+        self._unreported_end = False
+        """The flusher found the stream closed elsewhere; the caller's next call must say so."""
         flusher.watch(self)
 
     @property
@@ -268,6 +269,7 @@ class StreamWriter:
         """Receive one chunk; returns its position and verdict (refusals are not raised)."""
         with self._lock:
             if self.closed:
+                self._unreported_end = False  # the caller learns it now
                 raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
             if self._stale:
                 self._resync()
@@ -315,8 +317,7 @@ class StreamWriter:
             if not settled and now - self._oldest < self._policy.max_delay:
                 return self._settles_at
             # A failure here surfaces on the writer's next call (it reloads first).
-            with contextlib.suppress(Exception):
-                self.flush()
+            self._flush_quietly()
             return None
 
     def renew_if_idle(self) -> bool:
@@ -332,6 +333,9 @@ class StreamWriter:
                 return False
             try:
                 self._save(lambda conversation: conversation.renew_stream(self.stream_id))
+            except NoOpenStreamError:
+                self._unreported_end = True
+                return False
             except Exception:
                 # Try again in a while (a sixth of the lease), not at every tick of the flusher.
                 self._committed_at = time.monotonic() - self._renew_every / 2
@@ -346,13 +350,31 @@ class StreamWriter:
         with self._lock:
             if self.closed or self._settles_at is None:
                 return
-            with contextlib.suppress(Exception):
-                self.flush()
+            self._flush_quietly()
+
+    def _flush_quietly(self) -> None:
+        """Flush for the flusher thread: failures wait for the writer's next call to be raised."""
+        try:
+            self.flush()
+        except NoOpenStreamError:
+            self._unreported_end = True
+        except Exception:  # the writer is stale now: its next call reloads and raises
+            pass
 
     def close(self, outcome: str = "finished", reason: str | None = None) -> None:
-        """Commit what is left and record how the stream ended."""
+        """Commit what is left and record how the stream ended.
+
+        Closing again does nothing. If the stream was closed elsewhere (a stop
+        through another process, an expired lease) this raises
+        ``NoOpenStreamError``, also when the background flusher was the one to
+        find out and the caller has not been told yet: the chunks it still held
+        were not stored, and the caller must not report the answer as finished.
+        """
         with self._lock:
             if self.closed:
+                if self._unreported_end:
+                    self._unreported_end = False
+                    raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
                 return
             self._save(
                 lambda conversation: conversation.close_stream(
@@ -437,6 +459,8 @@ class StreamWriter:
     ) -> None:
         if exc is None:
             self.close("finished")
+        elif isinstance(exc, NoOpenStreamError):
+            return  # the stream was closed elsewhere: nothing to close, the error goes on
         elif isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
             self.close("aborted", f"{type(exc).__name__}")
         else:

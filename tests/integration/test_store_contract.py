@@ -28,7 +28,7 @@ from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.writer import BatchPolicy
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
-from tests.support.builders import delta, user
+from tests.support.builders import delta, text_chunks, user
 from tests.support.ledger import (
     as_json,
     drop_snapshots,
@@ -751,6 +751,28 @@ def test_a_writer_whose_stream_was_closed_elsewhere_is_refused(backend: Backend)
     (closed,) = other.history("chat", kinds=["stream-closed"])
     assert closed.summary.endswith("closed: interrupted (taken over)")
     assert other.verify("chat").ok
+
+
+def test_closing_a_writer_whose_flusher_found_the_stream_closed_raises(backend: Backend) -> None:
+    """The background flusher, not the writer's caller, learns that the stream was closed
+    elsewhere: the caller's close still says so, so an answer whose last chunks were not stored
+    is never reported as finished (an HTTP turn once ended such an answer as if it had)."""
+    writer = backend.open(batch_chunks=1000, batch_ms=600_000)
+    other = backend.other_store(writer)
+    writer.start_conversation("chat")
+    writer.append_message("chat", user("u1"))
+    stream = writer.open_stream("chat")
+    other.close_stream("chat", stream.stream_id, "aborted", reason="stopped elsewhere")
+    before = as_json(other.messages("chat"))
+    for chunk in text_chunks("t", "buffered, ", "never stored"):
+        stream.append(chunk)
+    stream.append({"type": "finish-step"})  # a boundary: the flusher's settle timer commits it
+    stream.settle()  # what the flusher thread runs (it may have run already): errors stay quiet
+    with pytest.raises(NoOpenStreamError):
+        stream.close("finished")
+    assert as_json(other.messages("chat")) == before
+    (closed,) = other.history("chat", kinds=["stream-closed"])
+    assert closed.summary.endswith("closed: aborted (stopped elsewhere)")
 
 
 def test_a_stream_that_lost_a_race_to_an_approval_commits_its_chunks_exactly_once(
