@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
+from chatledger.adapters.persistence.data_keys import DataKeys
 from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
@@ -39,6 +40,10 @@ def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreP
             raise StoreConfigurationError(
                 f"cannot open the store at {config.display}: {error}"
             ) from error
+        # Before the key check, which may decode the first event (a data key unwraps only
+        # with the right store key; nothing is written before the check passes).
+        datastore = getattr(log.recorder, "datastore", None)
+        log.mapper.data_keys = DataKeys(datastore, config.backend, log.cipher_key)  # type: ignore[attr-defined]
         read_models = open_read_models(log, config.backend, create=create)
     return StoreParts(config, log, read_models, Projector(log, read_models))
 

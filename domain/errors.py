@@ -10,6 +10,7 @@ __all__ = [
     "CipherKeyError",
     "ConcurrentWriteError",
     "ContinuationNotPendingError",
+    "ConversationErasedError",
     "ConversationExistsError",
     "ConversationNotFoundError",
     "FollowTimeoutError",
@@ -65,6 +66,38 @@ class ConversationExistsError(ChatLedgerError):
         self.tenant = tenant
         self.chat_id = chat_id
         super().__init__(f"conversation {chat_id!r} (tenant {tenant!r}) already exists")
+
+
+class ConversationErasedError(ChatLedgerError):
+    """The conversation was erased: its content is gone for good; only its audit timeline remains.
+
+    ``erased_at``, ``actor`` and ``reason`` say when, by whom and why, when
+    known. Its audit timeline (kinds, actors, times) is still readable with
+    ``history``; nothing else of it is.
+    """
+
+    def __init__(
+        self,
+        tenant: str | None,
+        chat_id: str | None,
+        *,
+        erased_at: str | None = None,
+        actor: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.tenant = tenant
+        self.chat_id = chat_id
+        self.erased_at = erased_at
+        self.actor = actor
+        self.reason = reason
+        who = f"conversation {chat_id!r} (tenant {tenant!r})" if chat_id else "the conversation"
+        when = f" on {erased_at}" if erased_at else ""
+        by = f" by {actor!r}" if actor else ""
+        why = f" ({reason})" if reason else ""
+        super().__init__(
+            f"{who} was erased{when}{by}{why}: its content is gone for good; "
+            "only its audit timeline (kinds, actors, times) remains"
+        )
 
 
 class InvalidInputError(ChatLedgerError):

@@ -89,8 +89,9 @@ KINDS: Final = (
     "metadata-set",
     "steering-queued",
     "redacted",
+    "conversation-erased",
 )
-"""Every timeline kind, one per event class, in the order of ``events.py``."""
+"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``erasure.py``)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

@@ -28,7 +28,12 @@ from eventsourcing.persistence import InterfaceError, Notification, OperationalE
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import awaiting_approval, status_of
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import StoredDataError, StoreUnavailableError
+from chatledger.domain.erasure import ConversationErased, erased_entry
+from chatledger.domain.errors import (
+    ConversationErasedError,
+    StoredDataError,
+    StoreUnavailableError,
+)
 from chatledger.domain.events import ConversationEvent, Redacted
 from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import TimelineEntry, compact, describe
@@ -192,7 +197,7 @@ class Projector:
             return False
         first = self.log.recorder.select_notifications(start=0, limit=1)
         try:
-            if first:
+            if first and self.log.mapper.tombstone_of(first[0]) is None:
                 self.log.mapper.to_domain_event(first[0])
         except StoredDataError:
             return True
@@ -234,8 +239,18 @@ class Projector:
         page = Page()
         touched: dict[UUID, Conversation] = {}
         for notification in notifications:
+            tombstone = self.log.mapper.tombstone_of(notification)
+            if tombstone is not None:  # erased: its timeline keeps kind, actor and time
+                self._erased(page, touched, _uuid(notification.originator_id))
+                entry = tombstone.entry(notification.originator_version)
+                page.timeline[_uuid(notification.originator_id)].append(entry)
+                continue
             event: ConversationEvent = self.log.mapper.to_domain_event(notification)
             key = event.originator_id
+            if isinstance(event, ConversationErased):
+                self._erased(page, touched, key)
+                page.timeline[key].append(erased_entry(event))
+                continue
             conversation = touched.get(key) or self._aggregate(key, event.originator_version - 1)
             before = conversation.state if conversation is not None else _NOTHING
             entry = compact(describe(event, before))
@@ -265,10 +280,21 @@ class Projector:
             self._remember(key, conversation)
         return page
 
+    def _erased(self, page: Page, touched: dict[UUID, Conversation], key: UUID) -> None:
+        """The page shows ``key`` erased: no rows of its state, its cached state forgotten."""
+        page.erased.add(key)
+        page.timeline.setdefault(key, [])
+        page.events += 1
+        touched.pop(key, None)
+        self._cache.pop(key, None)
+
     def _retime(self, key: UUID, version: int, conversation: Conversation) -> list[TimelineEntry]:
         """The timeline up to ``version`` again, hiding what the conversation's redactions hide."""
-        events = self.log.events.get(key, lte=version)
         masks = Masks(conversation.state.redactions)
+        try:
+            events = list(self.log.events.get(key, lte=version))
+        except ConversationErasedError:
+            return []  # erased since this page was read: its Erased event purges the rows
         return [compact(entry) for entry in full_timeline(events, None, masks).values()]
 
     def _aggregate(self, key: UUID, version: int) -> Conversation | None:

@@ -148,6 +148,9 @@ class Page:
     """Timeline rows recorded before the page, written again (a redaction hides content in them)."""
     events: int = 0
     """How many events the page held."""
+    erased: set[UUID] = field(default_factory=set)
+    """Conversations the page shows erased: every row of theirs but the timeline's kinds, actors
+    and times is purged (after the page's timeline entries are written)."""
 
 
 @dataclass(frozen=True)

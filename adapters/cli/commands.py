@@ -1,7 +1,7 @@
 """The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify, seal.
 
 The approvals commands (status, inbox, approve, deny, tool-output) are in
-``approvals``. Commands that only read never create a store: they refuse a
+``approvals``; ``erase`` and ``retain`` in ``erasure``. Commands that only read never create a store: they refuse a
 URL where there is none.
 
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from chatledger.adapters.cli import integrity, otel
+from chatledger.adapters.cli import erasure, integrity, otel
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
 from chatledger.adapters.cli.list_command import add_list
@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     integrity.add_export(commands, _subparser, _open_existing)
     otel.add_export_otel(commands, _subparser, _open_existing)
     add_redact(commands, _subparser, _open_existing)
+    erasure.add_erase(commands, _subparser, _open_existing)
+    erasure.add_retain(commands, _subparser, _open_existing)
     return parser
 
 
@@ -121,6 +123,7 @@ def _add_store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
     )
     parser.add_argument(
         "--tenant",
+        action=erasure.TenantAction,  # also records that it was given (retain scopes by it)
         default=argparse.SUPPRESS if suppress else DEFAULT_TENANT,
         help=f"tenant the conversations belong to (default: {DEFAULT_TENANT})",
     )

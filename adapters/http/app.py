@@ -69,11 +69,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
-from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable
+from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable, forbidden
 from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
+from chatledger.adapters.http.operator import OperatorEndpoints
 from chatledger.adapters.http.pages import page_routes
 from chatledger.adapters.http.reads import ReadEndpoints
 from chatledger.adapters.http.requests import (
@@ -133,6 +134,7 @@ class _ChatApp:
         """The answers this process is writing."""
         self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
         self.reads = ReadEndpoints(store, self.identity)
+        self.operators = OperatorEndpoints(store, self.operator, self.limits["operator"])
         self.continuations = (
             ContinuationRunner(
                 store,
@@ -157,10 +159,29 @@ class _ChatApp:
     # -- tenancy ------------------------------------------------------------------
 
     def identity(self, request: Request) -> Identity:
-        """The caller's tenant and user (the store's default tenant when no hook is configured)."""
+        """The caller's tenant and user (the store's default tenant when no hook is configured).
+
+        An operator token is refused here (403): it may call the operator routes only.
+        """
         if self.authenticate is None:
             return Identity(self.store.tenant)
-        return self.authenticate(request)
+        who = self.authenticate(request)
+        if who.operator:
+            raise forbidden(
+                "an operator token may call the operator routes only (erase, export, redact); "
+                "use a tenant's token for this route"
+            )
+        return who
+
+    def operator(self, request: Request) -> Identity:
+        """The caller, who must hold an operator token (else 403; 401 without a known token)."""
+        who = self.authenticate(request) if self.authenticate is not None else None
+        if who is None or not who.operator:
+            raise forbidden(
+                "this route needs an operator token (a token whose tenant is '*': TOKEN=*:USER "
+                "in the token file); tenant tokens may not call it"
+            )
+        return who
 
     # -- POST /api/chat -------------------------------------------------------------
 
@@ -263,6 +284,7 @@ def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, Body
         "approvals": BodyLimits(action, max_items=1_000),
         "tool-outputs": BodyLimits(output),
         "stop": BodyLimits(action, max_items=1_000),
+        "operator": BodyLimits(action, max_items=1_000),
     }
 
 
@@ -369,6 +391,7 @@ def create_app(
         ),
         Route("/api/chats/{chat_id:path}/stop", chat.actions.stop, methods=["POST"]),
         Route("/api/approvals", chat.reads.approvals, methods=["GET"]),
+        *chat.operators.routes(),  # erase, export, redact: operator tokens only (http/operator.py)
         Route("/openapi.json", chat.openapi, methods=["GET"]),
     ]
     routes += page_routes(chat)  # GET /api/chats and the pages at / (adapters/http/pages.py)

@@ -5,6 +5,11 @@ audit names for what the request records: the user when there is one, else
 ``http-client:<tenant>``. ``TokenTable`` is the default hook: bearer tokens,
 each naming ``TENANT`` or ``TENANT:USER`` (``parse_token``). A custom hook is
 any ``Callable[[Request], Identity]`` raising ``unauthorized()`` to refuse.
+
+**Operators.** The tenant ``*`` (``TOKEN=*:USER``) names an operator: such a
+token may call only the operator routes (erase, export, redact a chat of any
+tenant, ``http/operator.py``), and no tenant route; a tenant token may call
+no operator route (403 both ways).
 """
 
 from __future__ import annotations
@@ -17,7 +22,18 @@ from starlette.requests import Request
 
 from chatledger.adapters.http.errors import HTTPProblem
 
-__all__ = ["Authenticate", "Identity", "TokenTable", "parse_token", "unauthorized"]
+__all__ = [
+    "OPERATOR",
+    "Authenticate",
+    "Identity",
+    "TokenTable",
+    "forbidden",
+    "parse_token",
+    "unauthorized",
+]
+
+OPERATOR = "*"
+"""The tenant of an operator token (``TOKEN=*:USER``)."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +46,14 @@ class Identity:
     @property
     def actor(self) -> str:
         """Who the audit names for what this request records."""
+        if self.operator:
+            return self.user or "operator"
         return self.user or f"http-client:{self.tenant}"
+
+    @property
+    def operator(self) -> bool:
+        """Whether this is an operator (tenant ``*``): operator routes only, any tenant's chats."""
+        return self.tenant == OPERATOR
 
 
 Authenticate = Callable[[Request], Identity]
@@ -45,6 +68,11 @@ def unauthorized() -> HTTPProblem:
         "a valid bearer token is required (Authorization: Bearer <token>)",
         headers={"www-authenticate": 'Bearer realm="chatledger"'},
     )
+
+
+def forbidden(message: str) -> HTTPProblem:
+    """The 403 answer for a known caller that may not use this route."""
+    return HTTPProblem(403, "ForbiddenError", message)
 
 
 def parse_token(entry: str) -> tuple[str, Identity]:
@@ -71,7 +99,7 @@ class TokenTable:
     @property
     def tenants(self) -> list[str]:
         """The tenants the tokens give access to."""
-        return sorted({who.tenant for who in self.tokens.values()})
+        return sorted({who.tenant for who in self.tokens.values() if not who.operator})
 
     def __call__(self, request: Request) -> Identity:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")

@@ -1,7 +1,7 @@
 """How the HTTP app answers errors: JSON ``{"error": {"type", "message"}}`` with a fitting status.
 
 chatledger's own errors map to statuses by ``STATUS_OF_ERROR`` (404 unknown
-conversation or tool call, 409 conflicts, 413 oversized input, 422 invalid
+conversation or tool call, 410 erased conversation, 409 conflicts, 413 oversized input, 422 invalid
 input, 503 database unavailable); ``HTTPProblem`` is what the app raises for
 everything else it refuses (401, 400, ...). Anything unexpected is logged and
 answered 500 without details.
@@ -22,6 +22,7 @@ from chatledger.domain.errors import (
     ChatLedgerError,
     ConcurrentWriteError,
     ContinuationNotPendingError,
+    ConversationErasedError,
     ConversationExistsError,
     ConversationNotFoundError,
     FollowTimeoutError,
@@ -42,6 +43,7 @@ log = logging.getLogger("chatledger.http")
 
 STATUS_OF_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (ConversationNotFoundError, 404),
+    (ConversationErasedError, 410),
     (UnknownToolCallError, 404),
     (OversizedInputError, 413),
     (InvalidInputError, 422),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
@@ -17,7 +18,7 @@ from chatledger.domain.timeline import KINDS
 
 __all__ = ["openapi_document"]
 
-_BODY_ROUTES = ("chat", "approvals", "tool-outputs", "stop")
+_BODY_ROUTES = ("chat", "approvals", "tool-outputs", "stop", "operator")
 
 
 def _chat_id_param() -> dict[str, Any]:
@@ -308,5 +309,6 @@ def openapi_document(
                 }
             },
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
+            **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
         },
     }

@@ -18,8 +18,10 @@ from eventsourcing.utils import get_topic, resolve_topic
 from pydantic import BaseModel
 
 from chatledger.adapters.persistence.chain import DigestedStoredEvent, split_link
+from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys
 from chatledger.domain.chain import content_digest
-from chatledger.domain.errors import StoredDataError
+from chatledger.domain.erasure import ConversationErased, Tombstone, is_tombstone, read_tombstone
+from chatledger.domain.errors import ConversationErasedError, StoredDataError
 from chatledger.domain.snapshot import ConversationSnapshot
 
 __all__ = ["ChunkCompressor", "PydanticMapper"]
@@ -43,7 +45,19 @@ def _state(event: BaseModel, class_version: int, raw: tuple[str, ...]) -> dict[s
 
 
 class PydanticMapper(Mapper[UUID]):
-    """Maps pydantic domain events (and snapshots) to stored events and back."""
+    """Maps pydantic domain events (and snapshots) to stored events and back.
+
+    With ``data_keys`` enabled (a store key), a conversation's events and
+    snapshots are encrypted with its own data key (``ENVELOPE``); the
+    ``ConversationErased`` event, which holds no content and must stay
+    readable, with the store's key. Events written before data keys keep
+    the store's cipher. An erased event (a tombstone) decodes to
+    ``ConversationErasedError``; its chain digest stays readable
+    (``chain_digest``).
+    """
+
+    data_keys: DataKeys | None = None
+    """The store's data keys (set when the store is opened)."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Serialise with pydantic; defaults are left out to keep rows small."""
@@ -57,7 +71,12 @@ class PydanticMapper(Mapper[UUID]):
         digest = b"" if isinstance(domain_event, ConversationSnapshot) else content_digest(data)
         if self.compressor:
             data = self.compressor.compress(data)
-        if self.cipher:
+        key = None
+        if self.data_keys is not None and not isinstance(domain_event, ConversationErased):
+            key = self.data_keys.for_write(domain_event.originator_id)  # type: ignore[attr-defined]
+        if key is not None:
+            data = _seal(key, data, domain_event.originator_id)  # type: ignore[attr-defined]
+        elif self.cipher:
             data = self.cipher.encrypt(data)
         return DigestedStoredEvent(
             originator_id=domain_event.originator_id,  # type: ignore[attr-defined]
@@ -67,29 +86,78 @@ class PydanticMapper(Mapper[UUID]):
             digest=digest,
         )
 
-    def content(self, state: bytes) -> bytes:
+    def content(self, state: bytes, conversation: UUID | None = None) -> bytes:
         """A stored event's plain JSON bytes (link stripped, decrypted, decompressed): what its digest covers."""
-        return self.unpack(state)[1]
+        return self.unpack(state, conversation)[1]
 
-    def unpack(self, state: bytes) -> tuple[bytes | None, bytes]:
-        """(the event's link or None, its plain JSON bytes); raises if the state does not decode."""
+    def unpack(self, state: bytes, conversation: UUID | None = None) -> tuple[bytes | None, bytes]:
+        """(the event's link or None, its plain JSON bytes); raises if the state does not decode.
+
+        ``conversation`` (the event's originator id) finds its data key. An
+        erased event raises ConversationErasedError.
+        """
         link, inner = split_link(state)
+        if is_tombstone(inner):
+            raise ConversationErasedError(None, None)
         if link is not None:
             try:
-                return link, self._plain(inner)
+                return link, self._plain(inner, conversation)
             except Exception:
                 # An event encrypted before chains whose ciphertext happens to start like
                 # a link (1 in 256): the cipher refused the stripped bytes, so use them all.
                 if not self.cipher:
                     raise
-        return None, self._plain(state)
+        return None, self._plain(state, conversation)
 
-    def _plain(self, state: bytes) -> bytes:
-        if self.cipher:
+    def chain_digest(self, state: bytes, conversation: UUID) -> tuple[bytes | None, bytes]:
+        """(link or None, the digest its link commits to): from the content, or kept by a tombstone."""
+        link, inner = split_link(state)
+        if is_tombstone(inner):
+            return link, read_tombstone(inner).digest
+        link, content = self.unpack(state, conversation)
+        return link, content_digest(content)
+
+    def tombstone_of(self, stored_event: StoredEvent) -> Tombstone | None:
+        """What the log keeps of an erased event (None for an event that was not erased)."""
+        inner = split_link(stored_event.state)[1]
+        return read_tombstone(inner) if is_tombstone(inner) else None
+
+    def _plain(self, state: bytes, conversation: UUID | None) -> bytes:
+        if state[: len(ENVELOPE)] == ENVELOPE and self.data_keys is not None:
+            opened = self._open(state, conversation)
+            if opened is not None:
+                state = opened
+            elif self.cipher:  # a store-key ciphertext that starts like an envelope
+                state = self.cipher.decrypt(state)
+        elif self.cipher:
             state = self.cipher.decrypt(state)
         if self.compressor:
             state = self.compressor.decompress(state)
         return state
+
+    def _open(self, state: bytes, conversation: UUID | None) -> bytes | None:
+        """Decrypt with the conversation's data key; None if it is not that (legacy ciphertext)."""
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        assert self.data_keys is not None
+        key = self.data_keys.for_read(conversation) if conversation is not None else None
+        if key is None:
+            if self.cipher:
+                return None
+            raise StoredDataError(
+                f"the data key of conversation {conversation} is missing (deleted by hand?)"
+            )
+        body = state[len(ENVELOPE) :]
+        try:
+            return bytes(AESGCM(key).decrypt(body[:_NONCE], body[_NONCE:], _aad(conversation)))
+        except InvalidTag:
+            if self.cipher:
+                return None
+            raise StoredDataError(
+                f"an event of conversation {conversation} does not decrypt with its data key "
+                "(damaged, or moved from another conversation)"
+            ) from None
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         """Decode, upcast old schema versions, and validate with the event's model.
@@ -99,6 +167,8 @@ class PydanticMapper(Mapper[UUID]):
         """
         try:
             return self._decode_event(stored_event)
+        except ConversationErasedError:
+            raise
         except StoredDataError as error:
             raise StoredDataError(f"{_name(stored_event)} cannot be read: {error}") from None
         except Exception as error:  # decryption, decompression, JSON and validation all differ
@@ -108,7 +178,9 @@ class PydanticMapper(Mapper[UUID]):
 
     def _decode_event(self, stored_event: StoredEvent) -> Any:
         cls = resolve_topic(stored_event.topic)
-        data = self.content(stored_event.state)
+        originator = stored_event.originator_id
+        key = originator if isinstance(originator, UUID) else UUID(str(originator))
+        data = self.content(stored_event.state, key)
         state: dict[str, Any] = _decode(data)
         from_version = state.pop("class_version", 1)
         while from_version < getattr(cls, "class_version", 1):
@@ -123,6 +195,21 @@ class PydanticMapper(Mapper[UUID]):
 
 
 _ASCII_JSON = b"\x01"
+_NONCE = 12
+
+
+def _aad(conversation: UUID | None) -> bytes:
+    return b"chatledger-event/1" + (conversation.bytes if conversation else b"")
+
+
+def _seal(key: bytes, data: bytes, conversation: UUID) -> bytes:
+    """``data`` encrypted with a conversation's data key (see ``data_keys``)."""
+    import os
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    nonce = os.urandom(_NONCE)
+    return ENVELOPE + nonce + AESGCM(key).encrypt(nonce, data, _aad(conversation))
 
 
 def _name(stored_event: StoredEvent) -> str:

@@ -114,6 +114,27 @@ class _ListTables:
             body,
         )
 
+    def idle_conversations(
+        self, before: datetime, tenant: str | None
+    ) -> list[tuple[UUID, datetime]]:
+        """(id, last change) of the conversations (of ``tenant``, or all) unchanged since ``before``, oldest first."""
+        where = ["updated_at < ?"]
+        params: list[Any] = [list_time(_utc(before))]
+        if tenant is not None:
+            where.append("tenant = ?")
+            params.append(self.key.tag(tenant))
+        statement = (
+            f"SELECT conversation_id, updated_at FROM {{list}} WHERE {' AND '.join(where)}"
+            " ORDER BY updated_at, conversation_id"
+        )
+        with self._transaction(commit=False) as c:
+            c.execute(self._statement(statement), params)
+            rows = c.fetchall()
+        return [
+            (UUID(row["conversation_id"]), datetime.fromisoformat(row["updated_at"]))
+            for row in rows
+        ]
+
     def list_conversations(self, query: ListQuery) -> ConversationList:
         """One page of the tenant's conversations, newest change first."""
         where = ["tenant = ?"]
@@ -197,6 +218,10 @@ class SQLiteListTables(_ListTables):
     # FTS5 keeps a replaced row's words in its index segments (behind a delete marker)
     # until the segments merge; 'optimize' merges them all now.
     SEARCH_SCRUB = ("INSERT INTO {search} ({search}) VALUES ('optimize')",)
+    LIST_PURGE = (
+        "DELETE FROM {search} WHERE rowid IN (SELECT rowid FROM {list} WHERE conversation_id = ?)",
+        "DELETE FROM {list} WHERE conversation_id = ?",
+    )
 
     def _write_summaries(self, c: Any, summaries: dict[UUID, ConversationSummary]) -> None:
         """Upsert the list rows; the FTS row of each is replaced (SQLite keeps the rowid on upsert)."""
@@ -236,6 +261,8 @@ class PostgresListTables(_ListTables):
         "CREATE INDEX IF NOT EXISTS {list_by_tenant} ON {list} (tenant, updated_at, conversation_id)",
         "CREATE INDEX IF NOT EXISTS {list_search} ON {list} USING GIN (search)",
     )
+
+    LIST_PURGE = ("DELETE FROM {list} WHERE conversation_id = ?",)
 
     def _write_summaries(self, c: Any, summaries: dict[UUID, ConversationSummary]) -> None:
         """Upsert the list rows (PostgreSQL derives the search vector itself)."""

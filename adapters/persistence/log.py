@@ -13,6 +13,7 @@ from chatledger.adapters.persistence.errors import STORAGE_ERRORS
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
     ConcurrentWriteError,
+    ConversationErasedError,
     ConversationNotFoundError,
     StoreUnavailableError,
 )
@@ -68,9 +69,7 @@ class ConversationLog(Application[UUID]):
     def touched_after(self, position: int, limit: int) -> list[tuple[int, UUID]]:
         """(position, conversation id) of the events recorded after ``position`` in the whole store, in order."""
         try:
-            found = self.recorder.select_notifications(
-                position, limit, inclusive_of_start=False
-            )
+            found = self.recorder.select_notifications(position, limit, inclusive_of_start=False)
         except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read the log: {error}") from error
         return [(notification.id, notification.originator_id) for notification in found]
@@ -89,10 +88,22 @@ class ConversationLog(Application[UUID]):
             conversation: Any = self.repository.get(aggregate_id, version=version)
         except AggregateNotFoundError:
             raise ConversationNotFoundError(tenant, chat_id) from None
+        except ConversationErasedError:
+            raise self.erased_error(aggregate_id, tenant, chat_id) from None
         except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read conversation {chat_id!r}: {error}") from error
         assert isinstance(conversation, Conversation)
         return conversation
+
+    def erased_error(
+        self, aggregate_id: UUID, tenant: str, chat_id: str
+    ) -> ConversationErasedError:
+        """The error reads of an erased conversation answer: when, by whom and why, if recorded."""
+        data_keys = getattr(self.mapper, "data_keys", None)
+        erasure = data_keys.erasure(aggregate_id) if data_keys is not None else None
+        if erasure is None:
+            return ConversationErasedError(tenant, chat_id)
+        return erasure.error(tenant, chat_id)
 
     def load_at(self, aggregate_id: UUID, version: int) -> Conversation:
         """The conversation as it stood at ``version`` (for the projector).
@@ -134,6 +145,9 @@ class ConversationLog(Application[UUID]):
             self.save(conversation, **extra)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
+        except ConversationErasedError:
+            state = conversation.state
+            raise self.erased_error(conversation.id, state.tenant, state.chat_id) from None
         except (*STORAGE_ERRORS, ValueError) as error:
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
         if taken is not None and not extra:

@@ -45,6 +45,7 @@ from chatledger.adapters.persistence.conversation_list import (
     SQLiteListTables,
 )
 from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
+from chatledger.domain.erasure import ERASED_KIND, ERASED_SUMMARY
 from chatledger.domain.limits import check_name, check_position
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.read_models import (
@@ -121,6 +122,13 @@ _SELECT_QUARANTINE = (
     "SELECT notification_id, conversation_id, originator_version, topic, error, quarantined_at"
     " FROM {quarantine} ORDER BY notification_id"
 )
+_PURGE = (
+    "DELETE FROM {conversations} WHERE conversation_id = ?",
+    "DELETE FROM {approvals} WHERE conversation_id = ?",
+    "DELETE FROM {continuations} WHERE conversation_id = ?",
+    "DELETE FROM {quarantine} WHERE conversation_id = ?",
+)
+_ERASE_TIMELINE = "UPDATE {timeline} SET summary = ?, details = ?, marks = ? WHERE conversation_id = ? AND kind <> ?"
 _DELETE_APPROVALS = "DELETE FROM {approvals} WHERE conversation_id = ?"
 _INSERT_APPROVAL = "INSERT INTO {approvals} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _DELETE_CONTINUATION = "DELETE FROM {continuations} WHERE conversation_id = ?"
@@ -249,6 +257,27 @@ class _SQLReadModels(ReadModelView):
             self._write_summaries(c, page.summaries)
             if retimed:
                 self._scrub_search(c)
+            for key in page.erased:
+                self.purge(c, key)
+
+    def purge(self, c: Any, conversation_id: UUID) -> None:
+        """In transaction ``c``: delete the conversation's rows; its timeline keeps kinds, actors, times."""
+        key = str(conversation_id)
+        for statement in self.LIST_PURGE:  # type: ignore[attr-defined]
+            c.execute(self._statement(statement), (key,))
+        for statement in _PURGE:
+            c.execute(self._statement(statement), (key,))
+        seal = self.key
+        c.execute(
+            self._statement(_ERASE_TIMELINE),
+            (
+                seal.seal(ERASED_SUMMARY),
+                seal.seal(_json({"erased": True})),
+                seal.seal("[]"),
+                key,
+                ERASED_KIND,
+            ),
+        )
 
     def _entry_rows(self, timelines: dict[UUID, list[TimelineEntry]]) -> list[tuple[Any, ...]]:
         """Timeline rows as stored (content sealed with the store key, if any)."""

@@ -3,6 +3,10 @@
 A snapshot is taken after every closed stream. Writing it (and dropping the
 older one) inside the transaction that records the events saves a commit per
 turn, and a failed save can never leave a snapshot ahead of the log.
+
+``insert_events(..., also=f)`` calls ``f(cursor)`` in the same transaction
+after the inserts: erasure writes its ``ConversationErased`` event and
+purges everything else of the conversation in one commit.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from chatledger.adapters.persistence.chain import (
     postgres_chain_ddl,
     split_link,
     sqlite_chain_ddl,
+)
+from chatledger.adapters.persistence.data_keys import (
+    postgres_data_key_ddl,
+    sqlite_data_key_ddl,
 )
 from chatledger.adapters.persistence.feed import Feed
 from chatledger.domain.errors import StoreConfigurationError
@@ -79,10 +87,13 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's events table, then the chain and seal tables."""
         statements = super().construct_create_table_statements()
-        return [*statements, *sqlite_chain_ddl(self.events_table_name)]
+        return [*statements, *sqlite_chain_ddl(self.events_table_name), *sqlite_data_key_ddl()]
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
         ids = super()._insert_events(c, stored_events, **kwargs)
+        also = kwargs.get("also")
+        if also is not None:
+            also(c)
         snapshot: StoredEvent | None = kwargs.get("snapshot")
         if snapshot is not None:
             table = kwargs["snapshot_table"]
@@ -120,6 +131,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
+        self.sql_create_statements.extend(postgres_data_key_ddl(datastore.schema))
         self._previous = sql.SQL(
             f"SELECT substring(state from 1 for {PREFIX_BYTES}) AS prefix FROM {{}} "
             "WHERE originator_id = %s AND originator_version = %s"
@@ -187,6 +199,9 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
 
     def _insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:
         super()._insert_events(curs, stored_events, **kwargs)
+        also = kwargs.get("also")
+        if also is not None:
+            also(curs)
         snapshot: StoredEvent | None = kwargs.get("snapshot")
         if snapshot is not None:
             table = sql.Identifier(self.datastore.schema, kwargs["snapshot_table"])
@@ -231,6 +246,9 @@ class SQLiteFactory(sqlite.SQLiteFactory):
         def create_connection() -> Any:
             connection = create()
             connection._sqlite_conn.execute(f"PRAGMA synchronous={mode}")
+            # Deleted rows are overwritten with zeros, not left in free pages: an erased
+            # conversation's rows and its data key must not survive in the file.
+            connection._sqlite_conn.execute("PRAGMA secure_delete=ON")
             return connection
 
         pool._create_connection = create_connection  # type: ignore[method-assign]

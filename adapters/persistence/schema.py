@@ -23,6 +23,7 @@ from psycopg import sql
 
 from chatledger.adapters.persistence.chain import TABLES as CHAIN_TABLES
 from chatledger.adapters.persistence.config import StoreConfig
+from chatledger.adapters.persistence.data_keys import TABLES as DATA_KEY_TABLES
 from chatledger.adapters.persistence.read_models import QUARANTINE, SETTINGS, TABLES
 from chatledger.domain.errors import StoreConfigurationError
 
@@ -36,6 +37,7 @@ STORE_TABLES = (
     QUARANTINE,
     SETTINGS,
     *CHAIN_TABLES,
+    *DATA_KEY_TABLES,
 )
 """Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings, chain)."""
 

@@ -21,7 +21,8 @@ def export_bundle(
     """Write the conversation (up to ``at_version``) with its chain and newest covering seal; returns lines written.
 
     InvalidInputError when the store keeps no chain (memory://), the version
-    is past the conversation's end, or no seal covers the conversation yet.
+    is past the conversation's end, or no seal covers the conversation yet;
+    ConversationErasedError for an erased conversation.
     """
     tables = chain_tables(log.recorder, log.config.backend)
     if tables is None:
@@ -30,6 +31,10 @@ def export_bundle(
     events = tables.events(key)
     if not events:
         raise ConversationNotFoundError(tenant, chat_id)
+    data_keys = getattr(log.mapper, "data_keys", None)
+    erasure = data_keys.erasure(key) if data_keys is not None else None
+    if erasure is not None:  # its content is gone: a bundle could hold nothing of it
+        raise erasure.error(tenant, chat_id)
     head = events[-1][0]
     version = head if at_version is None else at_version
     if not 1 <= version <= head:
@@ -59,7 +64,7 @@ def export_bundle(
         )
     ]
     for number, topic, state, position in events[: max(version, sealed.version)]:
-        link, content = log.mapper.unpack(state)
+        link, content = log.mapper.unpack(state, key)
         line: dict[str, Any]
         if number <= version:
             line = {

@@ -20,7 +20,7 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
-from chatledger.domain.chain import ChainReport, EventRow, check_chain, content_digest
+from chatledger.domain.chain import ChainReport, EventRow, check_chain
 from chatledger.domain.errors import InvalidInputError, LogTamperedError
 from chatledger.domain.seal import Seal, SealKey, merkle_root
 from chatledger.domain.seal_check import check_seals, trusted
@@ -258,8 +258,8 @@ def _event_rows(
     name = None
     for version, topic, state, position in tables.events(conversation):
         try:
-            link, content = mapper.unpack(state)
-            digest: bytes | None = content_digest(content)
+            link, digest_or_none = mapper.chain_digest(state, conversation)
+            digest: bytes | None = digest_or_none
         except Exception:  # undecodable: named as changed content
             link, digest = split_link(state)[0], None
         if version == 1:

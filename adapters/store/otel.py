@@ -17,7 +17,11 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.persistence.chain import chain_tables
-from chatledger.domain.errors import InvalidInputError, StoreUnavailableError
+from chatledger.domain.errors import (
+    ConversationErasedError,
+    InvalidInputError,
+    StoreUnavailableError,
+)
 from chatledger.domain.redaction import Masks
 from chatledger.projections.genai_spans import SpanPlan, plan_spans
 
@@ -81,10 +85,13 @@ class OtelExporter:
         self._exporter.shutdown()  # type: ignore[no-untyped-call]
 
     def _plans(self, key: UUID, versions: set[int]) -> list[SpanPlan]:
-        events = self._log.events.get(key, lte=max(versions))
-        masks = None
-        if self._content:  # tool arguments and results: hide what is redacted (now, not then)
-            masks = Masks(self._log.repository.get(key).state.redactions)
+        try:
+            events = list(self._log.events.get(key, lte=max(versions)))
+            masks = None
+            if self._content:  # tool arguments and results: hide what is redacted (now, not then)
+                masks = Masks(self._log.repository.get(key).state.redactions)
+        except ConversationErasedError:
+            return []  # erased: its content must not leave the store any more
         plans = plan_spans(key, events, content=self._content, masks=masks)
         return [plan for plan in plans if plan.finished_at in versions]
 

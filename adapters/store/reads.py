@@ -16,7 +16,7 @@ from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.store.cache import ReadCache
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import conversation_id
-from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.errors import ConversationErasedError, InvalidInputError
 from chatledger.domain.events import ConversationEvent
 from chatledger.domain.limits import check_position
 from chatledger.domain.redaction import Masks
@@ -97,7 +97,10 @@ class Reads:
         self._uow.settle_writers(key)
         self._projector.catch_up()
         if self._view.conversation(key) is None:
-            self._uow.load(tenant, chat_id)  # raises ConversationNotFoundError
+            try:
+                self._uow.load(tenant, chat_id)  # raises ConversationNotFoundError
+            except ConversationErasedError:
+                full = False  # erased: the timeline keeps kinds, actors and times, no content
         entries = self._view.history(key, HistoryQuery(wanted, actor, after, limit))
         batches = {entry.position for entry in entries if entry.details.get("compact")}
         if not full or not batches:

@@ -13,11 +13,12 @@ import copy
 import uuid
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.store import actions, inbox, integrity
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.erasure import Eraser, ErasureReport, RetainProgress, RetentionReport
 from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
@@ -150,6 +151,7 @@ class ConversationStore:
         self._flusher = Flusher(self.batch.max_delay, self.stream_lease_seconds)
         self._uow.settle_writers = self._flusher.settle
         self._news = News(self.log)
+        self._eraser = Eraser(self.log, self.read_models, self.projector, self._forget_one)
 
     @classmethod
     def open(
@@ -917,6 +919,49 @@ class ConversationStore:
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
         return self.log.head()
+
+    def erase(
+        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
+    ) -> ErasureReport:
+        """Erase the conversation for good (e.g. a data-subject request); its audit skeleton stays.
+
+        Its data key is destroyed (crypto-shredding) and, in the same
+        transaction, its events become tombstones, its snapshots and
+        read-model rows are deleted, and a ``ConversationErased`` event
+        records ``actor``, the time and ``reason``. Afterwards every read of
+        it raises ConversationErasedError, except ``history``, which keeps
+        each event's kind, actor and time; ``verify`` still passes. Erasing
+        it again raises ConversationErasedError; the chat id cannot be used
+        again. Not for ``memory://`` stores (StoreConfigurationError).
+        """
+        return self._eraser.erase(tenant or self.tenant, chat_id, actor, reason)
+
+    def retain(
+        self,
+        older_than: timedelta,
+        *,
+        tenant: str | None = None,
+        dry_run: bool = False,
+        actor: str = "system:retention",
+        reason: str | None = None,
+        progress: RetainProgress | None = None,
+    ) -> RetentionReport:
+        """Erase every conversation idle for longer than ``older_than`` (of ``tenant``, or of all tenants).
+
+        Idle means no event since then (as the conversation list shows).
+        ``dry_run`` only lists them. Each is erased as ``erase`` does, by
+        ``actor``, with ``reason`` (default: the retention period).
+        ``progress`` is called with (done, total) after each conversation.
+        """
+        return self._eraser.retain(
+            older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
+            progress=progress,
+        )  # fmt: skip
+
+    def _forget_one(self, key: uuid.UUID) -> None:
+        """Drop what this process caches of one conversation (after erasing it)."""
+        self._uow.cache.take(key)
+        self._reads.forget_cached()
 
     def forget_cached(self) -> None:
         """Drop what this process caches (conversations, message rows); reads go to the database again.

@@ -93,6 +93,8 @@ class VerifyReport:
     problems: list[Problem] = field(default_factory=list)
     coverage: Coverage | None = None
     """Which part of the log the hash chain and the seals cover (None: a memory:// store)."""
+    erased: int = 0
+    """Erased conversations among those checked: their chains verify; they hold nothing else."""
 
     @property
     def ok(self) -> bool:
@@ -167,12 +169,16 @@ class Verifier:
                     "restore?); catching up re-applied the log over them",
                 )
             )
+        erased = _erased(self._log)
         if chat_id is not None:
             found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
             if not self._log.has_events_after(next(iter(found)), 0):
                 raise ConversationNotFoundError(tenant, chat_id)
         else:
-            found = self._scan_log(report, progress)
+            found = self._scan_log(report, progress, erased)
+        # Erased conversations: their chains were checked; nothing else of them is left to compare.
+        report.erased = len(erased if chat_id is None else erased & set(found))
+        found = {key: names for key, names in found.items() if key not in erased}
         inboxes: dict[str, tuple[list[PendingApproval], list[ContinuationRequest]]] = {}
         for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
             if owner not in inboxes:
@@ -213,7 +219,7 @@ class Verifier:
             )
 
     def _scan_log(
-        self, report: VerifyReport, progress: Progress | None
+        self, report: VerifyReport, progress: Progress | None, erased: set[UUID]
     ) -> dict[UUID, tuple[str, str]]:
         """Every conversation in the log, by id: its (tenant, chat id), from its first event."""
         recorder: Any = self._log.recorder
@@ -227,6 +233,8 @@ class Verifier:
         ):
             for notification in page:
                 seen.add(notification.originator_id)
+                if notification.originator_id in erased:
+                    continue
                 if notification.originator_version == 1:
                     try:
                         started = mapper.to_domain_event(notification)
@@ -238,7 +246,7 @@ class Verifier:
             position = page[-1].id
             if progress is not None:
                 progress("log", position, max(head, position))
-        for orphan in sorted(seen - set(found), key=str):
+        for orphan in sorted(seen - set(found) - erased, key=str):
             report.problems.append(
                 Problem(
                     "log",
@@ -352,6 +360,12 @@ class Verifier:
         queued = [c for c in inbox[1] if c.chat_id == chat_id]
         if [c.request_id for c in queued] != ([continuation.request_id] if continuation else []):
             problem("read-model", "the continuation queue differs from the events")
+
+
+def _erased(log: ConversationLog) -> set[UUID]:
+    """The erased conversations of the store (none for memory://)."""
+    data_keys = getattr(log.mapper, "data_keys", None)
+    return data_keys.erased() if data_keys is not None else set()
 
 
 def _quarantine_problems(projector: Projector) -> list[Problem]:

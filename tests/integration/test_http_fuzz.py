@@ -56,7 +56,10 @@ def test_no_5xx_and_every_status_declared(durable_backend: Backend, with_tokens:
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     sent = 0
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 20  # every route but /openapi.json itself
+    described = sum(
+        len(item) for path, item in schema.raw_schema["paths"].items() if path != "/openapi.json"
+    )
+    assert len(operations) == described >= 20  # every route but /openapi.json itself
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 

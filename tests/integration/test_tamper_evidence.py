@@ -15,6 +15,7 @@ from chatledger import ConversationStore
 from chatledger.adapters.persistence.chain import split_link
 from chatledger.adapters.responders import demo
 from chatledger.adapters.store.integrity import IntegrityReport, check_integrity
+from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import LogTamperedError
 from chatledger.domain.seal import SealKey
 from tests.integration.conftest import Backend
@@ -300,7 +301,7 @@ def test_an_event_encrypted_before_chains_that_starts_like_a_link_still_loads(
         expected = store.messages("old")
     tamperer = Tamperer(durable_backend.url)
     _, state = tamperer.state("old", 2)
-    content = mapper.content(state)
+    content = mapper.content(state, conversation_id("default", "old"))  # its data key decrypts it
     packed = mapper.compressor.compress(content)
     while (legacy := mapper.cipher.encrypt(packed))[0] != 0xFF:  # about 256 tries
         pass

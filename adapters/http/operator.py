@@ -1,0 +1,164 @@
+"""The operator routes: erase a conversation, export its verifiable bundle (operator tokens only).
+
+An operator token names the tenant ``*`` (``TOKEN=*:USER`` in the token
+file or ``$CHATLEDGER_TOKENS``; ``http/auth.py``). It reaches the chats of
+every tenant, named by a ``tenant`` field (erase: in the JSON body; export:
+a query parameter; default: the store's default tenant), and nothing else:
+tenant tokens get 403 here, operator tokens 403 on the tenant routes.
+Without tokens configured the operator routes answer 403 to everyone.
+
+* ``POST /api/chat/{id}/erase`` ``{"reason": ..., "tenant": ...}``: erases
+  the conversation (``store.erase``) as the token's user; 200 with what was
+  erased, 404 unknown, 410 already erased.
+* ``GET /api/chat/{id}/export[?tenant=T&atVersion=N]``: the bundle
+  ``chatledger export`` writes (JSON Lines), to check with
+  ``chatledger verify-export``; 410 for an erased conversation, 422 when no
+  seal covers it yet.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from chatledger.adapters.http.auth import Identity
+from chatledger.adapters.http.requests import BodyLimits, int_param, read_body, string_field
+from chatledger.adapters.store import ConversationStore
+
+__all__ = ["OperatorEndpoints", "operator_paths"]
+
+BUNDLE_MEDIA_TYPE = "application/x-ndjson"
+
+
+class OperatorEndpoints:
+    """The operator routes on one store; ``operator`` authenticates and refuses non-operators."""
+
+    def __init__(
+        self, store: ConversationStore, operator: Callable[[Request], Identity], limits: BodyLimits
+    ) -> None:
+        self.store = store
+        self.operator = operator
+        self.limits = limits
+
+    def routes(self) -> list[Route]:
+        """The routes to mount."""
+        return [
+            Route("/api/chat/{chat_id:path}/erase", self.erase, methods=["POST"]),
+            Route("/api/chat/{chat_id:path}/export", self.export, methods=["GET"]),
+        ]
+
+    def _tenant(self, given: str | None) -> str:
+        return given or self.store.tenant
+
+    async def erase(self, request: Request) -> Response:
+        """``POST /api/chat/{id}/erase``: erase the conversation for good."""
+        who = self.operator(request)
+        body = await read_body(request, self.limits)
+        reason = string_field(body, "reason")
+        tenant = self._tenant(string_field(body, "tenant", required=False))
+        chat_id = request.path_params["chat_id"]
+        report = await run_in_threadpool(
+            lambda: self.store.erase(chat_id, actor=who.actor, reason=reason or "", tenant=tenant)
+        )
+        return JSONResponse(
+            {
+                "erased": {
+                    "chatId": chat_id,
+                    "tenant": report.tenant,
+                    "events": report.events,
+                    "erasedAt": report.erased_at.isoformat(),
+                    "actor": report.actor,
+                    "reason": report.reason,
+                }
+            }
+        )
+
+    async def export(self, request: Request) -> Response:
+        """``GET /api/chat/{id}/export``: the conversation's verifiable bundle (JSON Lines)."""
+        self.operator(request)
+        tenant = self._tenant(request.query_params.get("tenant") or None)
+        chat_id = request.path_params["chat_id"]
+        at_version = int_param(request, "atVersion", minimum=1)
+        out = io.StringIO()
+        await run_in_threadpool(
+            lambda: self.store.export(chat_id, out, tenant=tenant, at_version=at_version)
+        )
+        return Response(out.getvalue(), media_type=BUNDLE_MEDIA_TYPE)
+
+
+def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAPI paths of the operator routes (``error``: the error response object)."""
+    chat_id = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
+    tenant = {
+        "name": "tenant",
+        "in": "query",
+        "required": False,
+        "description": "the chat's tenant (default: the store's default tenant)",
+        "schema": {"type": "string"},
+    }
+    errors = {code: error for code in ("400", "401", "403", "404", "410", "422", "503")}
+    return {
+        "/api/chat/{id}/erase": {
+            "post": {
+                "summary": "Operator: erase the conversation for good (crypto-shredding); "
+                "its audit timeline keeps kinds, actors and times",
+                "parameters": [chat_id],
+                "requestBody": {
+                    "required": True,
+                    "description": f"JSON, at most {limits.max_bytes} bytes",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "reason": {"type": "string", "minLength": 1},
+                                    "tenant": {"type": "string", "minLength": 1},
+                                },
+                                "required": ["reason"],
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "{erased: {chatId, tenant, events, erasedAt, actor, reason}}",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    **errors,
+                    "409": error,
+                    "413": error,
+                    "415": error,
+                },
+            }
+        },
+        "/api/chat/{id}/export": {
+            "get": {
+                "summary": "Operator: the conversation's verifiable bundle (chatledger-export/1, "
+                "JSON Lines; check it with chatledger verify-export)",
+                "parameters": [
+                    chat_id,
+                    tenant,
+                    {
+                        "name": "atVersion",
+                        "in": "query",
+                        "required": False,
+                        "description": "export versions 1..N only",
+                        "schema": {"type": "integer", "minimum": 1},
+                    },
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the bundle",
+                        "content": {BUNDLE_MEDIA_TYPE: {"schema": {"type": "string"}}},
+                    },
+                    **errors,
+                },
+            }
+        },
+    }

@@ -1,0 +1,71 @@
+"""The SQL of erasure on the log's own tables: tombstones in place of events, snapshots deleted, files compacted.
+
+Used by ``chatledger.adapters.store.erasure`` inside the transaction that
+appends the ``ConversationErased`` event (``insert_events(..., also=...)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from psycopg import sql
+
+__all__ = ["LogPurge"]
+
+
+class LogPurge:
+    """Overwrites one conversation's events and deletes its snapshots (SQLite or PostgreSQL)."""
+
+    def __init__(self, log: Any) -> None:
+        self._log = log
+        self.backend: str = log.config.backend
+
+    def _statement(self, template: str) -> Any:
+        recorder = self._log.recorder
+        snapshots = self._log.snapshots.recorder.events_table_name
+        if self.backend == "postgres":
+            schema = recorder.datastore.schema
+            return sql.SQL(template.replace("?", "%s")).format(
+                events=sql.Identifier(schema, recorder.events_table_name),
+                snapshots=sql.Identifier(schema, snapshots),
+            )
+        return template.format(events=recorder.events_table_name, snapshots=snapshots)
+
+    def _id(self, key: UUID) -> Any:
+        return key if self.backend == "postgres" else key.hex
+
+    def replace(self, c: Any, key: UUID, states: Sequence[tuple[int, bytes]]) -> None:
+        """In transaction ``c``: store ``states`` (version, bytes) in place of the conversation's events."""
+        c.executemany(
+            self._statement(
+                "UPDATE {events} SET state = ? WHERE originator_id = ? AND originator_version = ?"
+            ),
+            [(state, self._id(key), version) for version, state in states],
+        )
+
+    def drop_snapshots(self, c: Any, key: UUID) -> None:
+        """In transaction ``c``: delete every snapshot of the conversation."""
+        c.execute(
+            self._statement("DELETE FROM {snapshots} WHERE originator_id = ?"), (self._id(key),)
+        )
+
+    def compact(self) -> None:
+        """SQLite: drop deleted text from the full-text index and checkpoint the WAL into the file.
+
+        Deleted rows are zeroed (``secure_delete``), but FTS5 keeps deleted
+        words in its index segments until they are merged, and the WAL holds
+        old page images until a checkpoint. PostgreSQL keeps dead row
+        versions until VACUUM (see the README): nothing is done there.
+        """
+        if self.backend != "sqlite":
+            return
+        datastore = self._log.recorder.datastore
+        with datastore.transaction(commit=True) as c:
+            c.execute(
+                "INSERT INTO chatledger_conversation_search(chatledger_conversation_search) "
+                "VALUES ('optimize')"
+            )
+        with datastore.get_connection(commit=True) as connection:
+            connection._sqlite_conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,293 @@
+"""Erasing a conversation (``store.erase``) and retention (``store.retain``).
+
+Erasure happens in one transaction, so a conversation's content becomes
+unreadable everywhere at once:
+
+1. each stored event is replaced by its tombstone (its chain link, the
+   digest the link commits to, and the kind, actor and time of its audit
+   entry: ``chatledger.domain.erasure``);
+2. its snapshots are deleted;
+3. its data key is deleted (crypto-shredding: any other copy of its
+   ciphertext can no longer be decrypted) and the erasure is registered;
+4. its read-model rows are deleted, and its timeline rows lose their
+   summaries and details (kinds, actors and times stay);
+5. a ``ConversationErased`` event (who, when, why) is appended, chained
+   after the tombstones, so ``verify`` still passes and names nothing.
+
+A conversation written meanwhile makes the append clash: everything is
+read again and erased with the new events. Afterwards this process forgets
+what it cached of the conversation, the read models catch up (other
+processes purge their copies when they reach the ``ConversationErased``
+event), and on SQLite the full-text index is optimised and the WAL
+checkpointed, so no deleted text is left in the file.
+
+Retention erases every conversation (of a tenant, or all) whose last event
+is older than a cutoff, as found in the conversation list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError, StoredEvent
+
+from chatledger.adapters.persistence.chain import MAGIC, chain_tables, split_link
+from chatledger.adapters.persistence.data_keys import DataKeys, Erasure
+from chatledger.adapters.persistence.purge import LogPurge
+from chatledger.adapters.store.unit_of_work import attempts
+from chatledger.domain.aggregate import conversation_id
+from chatledger.domain.chain import content_digest
+from chatledger.domain.conversation import ConversationState
+from chatledger.domain.erasure import ConversationErased, tombstone_bytes
+from chatledger.domain.errors import (
+    ConcurrentWriteError,
+    ConversationErasedError,
+    ConversationNotFoundError,
+    InvalidInputError,
+    StoreConfigurationError,
+)
+from chatledger.domain.events import ConversationStarted
+from chatledger.domain.limits import check_name, check_text
+from chatledger.domain.timeline import TimelineEntry, describe
+
+__all__ = ["Eraser", "ErasureReport", "IdleConversation", "RetentionReport"]
+
+_NOTHING = ConversationState(tenant="", chat_id="")
+
+
+@dataclass(frozen=True)
+class ErasureReport:
+    """What ``erase`` did."""
+
+    tenant: str
+    chat_id: str | None
+    """None when erased by retention in a store whose read models keep no readable chat id."""
+    events: int
+    """Events erased (versions 1 to ``events``); the ``ConversationErased`` event follows them."""
+    erased_at: datetime
+    actor: str
+    reason: str
+    unreadable: int = 0
+    """Events that no longer decoded before the erasure (``verify`` keeps naming them as changed)."""
+
+
+@dataclass(frozen=True)
+class IdleConversation:
+    """A conversation retention found idle."""
+
+    conversation: UUID
+    tenant: str | None
+    chat_id: str | None
+    updated_at: datetime
+    """Its last change."""
+
+
+@dataclass
+class RetentionReport:
+    """What ``retain`` found and did."""
+
+    cutoff: datetime
+    """Conversations unchanged since before this moment were idle."""
+    dry_run: bool
+    idle: list[IdleConversation] = field(default_factory=list)
+    """Every idle conversation found (erased unless ``dry_run``)."""
+    erased: list[ErasureReport] = field(default_factory=list)
+    failed: list[tuple[IdleConversation, str]] = field(default_factory=list)
+    """Idle conversations that could not be erased, and why."""
+
+
+RetainProgress = Callable[[int, int], None]
+"""Called after each conversation with (done, total)."""
+
+
+class Eraser:
+    """Erases conversations of one store (SQLite or PostgreSQL)."""
+
+    def __init__(self, log: Any, view: Any, projector: Any, forget: Callable[[UUID], None]) -> None:
+        self._log = log
+        self._view = view
+        self._projector = projector
+        self._forget = forget
+        self._purge = LogPurge(log)
+
+    def _parts(self) -> tuple[Any, DataKeys]:
+        tables = chain_tables(self._log.recorder, self._log.config.backend)
+        data_keys = getattr(self._log.mapper, "data_keys", None)
+        if tables is None or data_keys is None:
+            raise StoreConfigurationError(
+                "erasure needs a SQLite or PostgreSQL store (a memory:// store keeps nothing to erase)"
+            )
+        return tables, data_keys
+
+    def erase(self, tenant: str, chat_id: str, actor: str, reason: str) -> ErasureReport:
+        """Erase one conversation; see the module docstring and ``ConversationStore.erase``."""
+        check_name("tenant", tenant)
+        check_name("chat id", chat_id)
+        report = self.erase_key(conversation_id(tenant, chat_id), actor, reason, (tenant, chat_id))
+        self.compact()
+        return report
+
+    def erase_key(
+        self, key: UUID, actor: str, reason: str, names: tuple[str, str] | None = None
+    ) -> ErasureReport:
+        """Erase the conversation ``key`` (``names``: its tenant and chat id, for errors)."""
+        check_name("actor", actor)
+        check_text("reason", reason)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidInputError(
+                "reason must say why the conversation is erased (a request or ticket, a rule)"
+            )
+        tables, data_keys = self._parts()
+        tenant, chat_id = names if names is not None else (None, None)
+        for _ in attempts():
+            erasure = data_keys.erasure(key)
+            if erasure is not None:
+                raise erasure.error(tenant, chat_id)
+            rows = tables.events(key)
+            if not rows:
+                raise ConversationNotFoundError(tenant or "?", chat_id or str(key))
+            plan = _plan(self._log.mapper, key, rows)
+            now = datetime.now(UTC)
+            head = rows[-1][0]
+            event = ConversationErased(
+                originator_id=key,
+                originator_version=head + 1,
+                timestamp=now,
+                actor=actor,
+                reason=reason,
+                events=head,
+                tenant=plan.tenant or tenant or "",
+            )
+            stored = self._log.mapper.to_stored_event(event)
+            record = Erasure(key, event.tenant, head + 1, now.isoformat(), actor, reason)
+
+            def purge(c: Any, plan: _Plan = plan, record: Erasure = record) -> None:
+                self._purge.replace(c, key, plan.states)
+                self._purge.drop_snapshots(c, key)
+                data_keys.record_erasure(c, record)
+                self._view.purge(c, key)
+
+            try:
+                self._log.recorder.insert_events([stored], also=purge)
+            except IntegrityError:
+                continue  # written meanwhile: read the new events and erase them too
+            break
+        else:
+            raise ConcurrentWriteError(chat_id or str(key))
+        data_keys.forget(key)
+        self._forget(key)
+        self._projector.catch_up()
+        return ErasureReport(
+            event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable
+        )
+
+    def idle(self, cutoff: datetime, tenant: str | None) -> list[IdleConversation]:
+        """The conversations (of ``tenant``, or all) unchanged since ``cutoff``, oldest first."""
+        if tenant is not None:
+            check_name("tenant", tenant)
+        self._projector.catch_up()
+        found = []
+        for key, updated_at in self._view.idle_conversations(cutoff, tenant):
+            owner, chat = _names(self._log, key)
+            found.append(IdleConversation(key, owner, chat, updated_at))
+        return found
+
+    def retain(
+        self,
+        older_than: timedelta,
+        *,
+        tenant: str | None,
+        dry_run: bool,
+        actor: str,
+        reason: str | None,
+        progress: RetainProgress | None = None,
+    ) -> RetentionReport:
+        """Erase (or with ``dry_run`` only list) conversations idle for longer than ``older_than``."""
+        if not isinstance(older_than, timedelta) or older_than <= timedelta(0):
+            raise InvalidInputError(
+                f"older_than must be a positive duration (e.g. 90d), not {older_than!r}"
+            )
+        cutoff = datetime.now(UTC) - older_than
+        report = RetentionReport(cutoff, dry_run, self.idle(cutoff, tenant))
+        why = reason or f"retention: idle for more than {_days(older_than)}"
+        if not dry_run:
+            self._parts()
+            check_name("actor", actor)
+        for done, idle in enumerate(report.idle, start=1):
+            if not dry_run:
+                try:
+                    names = (idle.tenant, idle.chat_id) if idle.tenant and idle.chat_id else None
+                    report.erased.append(self.erase_key(idle.conversation, actor, why, names))
+                except ConversationErasedError:
+                    pass  # erased meanwhile by someone else: nothing left to do
+                except (ConversationNotFoundError, ConcurrentWriteError) as error:
+                    report.failed.append((idle, str(error)))
+            if progress is not None:
+                progress(done, len(report.idle))
+        if report.erased:
+            self.compact()
+        return report
+
+    def compact(self) -> None:
+        """SQLite: leave no deleted text in the file (see ``LogPurge.compact``)."""
+        self._purge.compact()
+
+
+@dataclass
+class _Plan:
+    """The tombstones of a conversation's events, and the names its first event gives."""
+
+    states: list[tuple[int, bytes]] = field(default_factory=list)
+    tenant: str | None = None
+    chat_id: str | None = None
+    unreadable: int = 0
+
+
+def _plan(mapper: Any, key: UUID, rows: list[tuple[int, str, bytes, int]]) -> _Plan:
+    """Each event's tombstone: its link, the digest the link commits to, its timeline skeleton."""
+    plan = _Plan()
+    conversation: Any = None
+    for version, topic, state, _ in rows:
+        link = split_link(state)[0]
+        try:
+            link, content = mapper.unpack(state, key)
+            digest = content_digest(content)
+            event = mapper.to_domain_event(StoredEvent(key, version, topic, state))
+        except Exception:  # damaged before the erasure: erased anyway, verify still names it
+            plan.unreadable += 1
+            name = topic.rsplit(":", 1)[-1]
+            entry = TimelineEntry(
+                version, datetime.now(UTC), None, "unreadable", "", {"event": name}
+            )
+            digest = bytes(32)
+        else:
+            if isinstance(event, ConversationStarted):
+                plan.tenant, plan.chat_id = event.tenant, event.chat_id
+            entry = describe(event, conversation.state if conversation is not None else _NOTHING)
+            with suppress(Exception):  # an event that no longer applies: the skeleton is enough
+                conversation = event.mutate(conversation)
+        prefix = MAGIC + link if link is not None else b""
+        plan.states.append((version, prefix + tombstone_bytes(digest, entry)))
+    return plan
+
+
+def _names(log: Any, key: UUID) -> tuple[str | None, str | None]:
+    """(tenant, chat id) from the conversation's first event, or (None, None) if it does not decode."""
+    try:
+        found = log.select_events(key, lte=1)
+        started = log.decode(found[0]) if found else None
+    except Exception:  # erased or damaged: named by its id
+        return None, None
+    if isinstance(started, ConversationStarted):
+        return started.tenant, started.chat_id
+    return None, None
+
+
+def _days(span: timedelta) -> str:
+    days = span.total_seconds() / 86400
+    return f"{days:g} days" if days >= 1 else f"{span.total_seconds():g} seconds"
