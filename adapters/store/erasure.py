@@ -206,13 +206,14 @@ class Eraser:
         actor: str,
         reason: str | None,
         progress: RetainProgress | None = None,
+        now: datetime | None = None,
     ) -> RetentionReport:
-        """Erase (or with ``dry_run`` only list) conversations idle for longer than ``older_than``."""
+        """Erase (or with ``dry_run`` only list) conversations idle for longer than ``older_than`` before ``now``."""
         if not isinstance(older_than, timedelta) or older_than <= timedelta(0):
             raise InvalidInputError(
                 f"older_than must be a positive duration (e.g. 90d), not {older_than!r}"
             )
-        cutoff = datetime.now(UTC) - older_than
+        cutoff = (now or datetime.now(UTC)) - older_than
         report = RetentionReport(cutoff, dry_run, self.idle(cutoff, tenant))
         why = reason or f"retention: idle for more than {_days(older_than)}"
         if not dry_run:

@@ -945,6 +945,7 @@ class ConversationStore:
         actor: str = "system:retention",
         reason: str | None = None,
         progress: RetainProgress | None = None,
+        now: datetime | None = None,
     ) -> RetentionReport:
         """Erase every conversation idle for longer than ``older_than`` (of ``tenant``, or of all tenants).
 
@@ -952,10 +953,11 @@ class ConversationStore:
         ``dry_run`` only lists them. Each is erased as ``erase`` does, by
         ``actor``, with ``reason`` (default: the retention period).
         ``progress`` is called with (done, total) after each conversation.
+        ``now`` is the moment idleness is measured from (default: the current time).
         """
         return self._eraser.retain(
             older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
-            progress=progress,
+            progress=progress, now=now,
         )  # fmt: skip
 
     def _forget_one(self, key: uuid.UUID) -> None:
