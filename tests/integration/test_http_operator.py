@@ -1,0 +1,106 @@
+"""The operator routes (``http/operator.py``): erase and export for operator tokens only, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatledger.adapters.http.app import create_app
+from chatledger.adapters.responders.scripted import demo_responder
+from chatledger.domain.bundle import verify_bundle
+from chatledger.domain.seal import SealKey
+from tests.integration.conftest import Backend
+from tests.integration.http_support import client_of, error_of, user
+
+pytestmark = pytest.mark.anyio
+
+TOKENS = {"tok-acme": "acme:alice", "tok-globex": "globex:bob", "tok-ops": "*:olga"}
+SEAL = SealKey.from_text("an operator secret of thirty-two bytes")
+
+
+def _store(backend: Backend):  # type: ignore[no-untyped-def]
+    store = backend.open()
+    for tenant, chat in (("acme", "a1"), ("globex", "g1")):
+        store.start_conversation(chat, tenant=tenant)
+        store.append_message(chat, user("u1", f"secret of {tenant}"), tenant=tenant)
+    return store
+
+
+async def test_tenant_tokens_cannot_erase_or_export_any_chat(durable_backend: Backend) -> None:
+    """403 for a tenant token on its own chat and on another tenant's; the chats stay readable."""
+    store = _store(durable_backend)
+    app = create_app(store, responder=demo_responder(), tokens=TOKENS)
+    for token, tenant in (("tok-acme", "acme"), ("tok-globex", "globex")):
+        async with client_of(app, token) as client:
+            for chat, owner in (("a1", "acme"), ("g1", "globex")):
+                body = {"reason": "mine now", "tenant": owner}
+                error_of(
+                    await client.post(f"/api/chat/{chat}/erase", json=body), 403, "ForbiddenError"
+                )
+                export = await client.get(f"/api/chat/{chat}/export", params={"tenant": owner})
+                error_of(export, 403, "ForbiddenError")
+            # another tenant's chat is unknown on the tenant routes
+            other = "g1" if tenant == "acme" else "a1"
+            error_of(
+                await client.get(f"/api/chats/{other}/messages"), 404, "ConversationNotFoundError"
+            )
+    assert store.messages("a1", tenant="acme") and store.messages("g1", tenant="globex")
+
+
+async def test_an_operator_erases_and_exports_across_tenants_and_nothing_else(
+    durable_backend: Backend,
+) -> None:
+    """An operator token erases (as its user), exports a verifiable bundle; tenant routes refuse it."""
+    store = _store(durable_backend)
+    app = create_app(store, responder=demo_responder(), tokens=TOKENS)
+    async with client_of(app, "tok-ops") as ops, client_of(app, "tok-acme") as acme:
+        error_of(await ops.get("/api/chats/a1/messages"), 403, "ForbiddenError")
+        error_of(await ops.get("/api/approvals"), 403, "ForbiddenError")
+        error_of(await ops.get("/api/chat/g1/export?tenant=globex"), 422, "InvalidInputError")
+        error_of(
+            await ops.post("/api/chat/a1/erase", json={"tenant": "acme"}),
+            422,
+            "InvalidRequestError",
+        )
+        error_of(
+            await ops.post("/api/chat/a1/erase", json={"reason": "r"}),
+            404,
+            "ConversationNotFoundError",
+        )  # the default tenant has no a1
+
+        erased = await ops.post("/api/chat/a1/erase", json={"tenant": "acme", "reason": "ticket 7"})
+        assert erased.status_code == 200, erased.text
+        assert erased.json()["erased"] | {"erasedAt": None} == {
+            "chatId": "a1",
+            "tenant": "acme",
+            "events": 2,
+            "erasedAt": None,
+            "actor": "olga",
+            "reason": "ticket 7",
+        }
+        error_of(await acme.get("/api/chats/a1/messages"), 410, "ConversationErasedError")
+        history = (await acme.get("/api/chats/a1/history")).json()["entries"]
+        assert [(e["kind"], e["actor"]) for e in history][-1] == ("conversation-erased", "olga")
+        again = await ops.post("/api/chat/a1/erase", json={"tenant": "acme", "reason": "again"})
+        error_of(again, 410, "ConversationErasedError")
+        error_of(await ops.get("/api/chat/a1/export?tenant=acme"), 410, "ConversationErasedError")
+
+        store.seal(SEAL)
+        bundle = await ops.get("/api/chat/g1/export", params={"tenant": "globex"})
+        assert bundle.status_code == 200, bundle.text
+        assert bundle.headers["content-type"].startswith("application/x-ndjson")
+        assert verify_bundle(bundle.content, SEAL).ok
+    assert store.messages("g1", tenant="globex")
+
+
+async def test_without_tokens_the_operator_routes_are_closed(durable_backend: Backend) -> None:
+    """No token table: nobody is an operator (403), even from localhost."""
+    store = _store(durable_backend)
+    app = create_app(store, responder=demo_responder())
+    async with client_of(app) as client:
+        error_of(
+            await client.post("/api/chat/a1/erase", json={"tenant": "acme", "reason": "r"}),
+            403,
+            "ForbiddenError",
+        )
+        error_of(await client.get("/api/chat/a1/export?tenant=acme"), 403, "ForbiddenError")
+    assert store.messages("a1", tenant="acme")
