@@ -893,6 +893,8 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     for line in report.coverage.lines() if report.coverage else ():
         print(line, file=out)
     checked = f"{_count(report.conversations, 'conversation')}, {_count(report.events, 'event')}"
+    if report.erased:
+        checked += f" (and the chains of {_count(report.erased, 'erased conversation')})"
     if report.ok:
         print(f"verified {checked}: everything agrees with the event log", file=out)
         return 0

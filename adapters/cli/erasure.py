@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from chatledger.adapters.cli.integrity import parse_duration
@@ -97,6 +97,13 @@ def add_retain(
         help="who the erasures are recorded as (default: system:retention)",
     )
     parser.add_argument("--reason", help="why (default: the retention period)")
+    parser.add_argument(
+        "--as-of",
+        type=_moment,
+        metavar="TIME",
+        help="measure idleness from this ISO 8601 time instead of now (e.g. with --dry-run: "
+        "what retention will erase by then)",
+    )
 
     def run(args: argparse.Namespace, out: TextIO) -> int:
         from tqdm import tqdm
@@ -124,6 +131,7 @@ def add_retain(
                 actor=args.actor,
                 reason=args.reason,
                 progress=progress,
+                now=args.as_of,
             )
         cutoff = report.cutoff.isoformat(timespec="seconds")
         for idle in report.idle:
@@ -151,3 +159,14 @@ def add_retain(
         return 1 if report.failed else 0
 
     parser.set_defaults(command=run)
+
+
+def _moment(text: str) -> datetime:
+    """An ISO 8601 time (UTC when it names no zone), for argparse."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not an ISO 8601 time: {text!r} (e.g. 2026-12-01 or 2026-12-01T08:00:00+00:00)"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
