@@ -265,3 +265,64 @@ def test_a_memory_store_refuses_to_erase() -> None:
         chat = fill(store, "J")
         with pytest.raises(StoreConfigurationError, match="SQLite or PostgreSQL"):
             store.erase(chat, actor="operator:olga", reason="r")
+
+
+def test_events_encrypted_before_data_keys_load_verify_and_are_erased(
+    durable_backend: Backend,
+) -> None:
+    """A store from before data keys: its store-key events still load and verify; erase purges them too."""
+    key = AESCipher.create_key(32)
+    old = durable_backend.open(cipher_key=key)
+    data_keys = old.log.mapper.data_keys  # type: ignore[attr-defined]
+    old.log.mapper.data_keys = None  # type: ignore[attr-defined]  # writes as a store without them did
+    chat = fill(old, "K")
+    expected = old.messages(chat)
+    old.log.mapper.data_keys = data_keys  # type: ignore[attr-defined]
+    old.close()
+    tamperer = Tamperer(durable_backend.url)
+    assert tamperer.run("SELECT COUNT(*) FROM chatledger_conversation_keys") == [(0,)]
+
+    store = durable_backend.open(cipher_key=key)
+    assert store.messages(chat) == expected
+    store.append_message(
+        chat, {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "CANARYKTEXT again"}]}
+    )
+    assert tamperer.run("SELECT COUNT(*) FROM chatledger_conversation_keys") == [(1,)]
+    assert store.messages(chat, at_version=store.version(chat))[-1]["id"] == "u2"
+    assert store.verify().ok
+    store.erase(chat, actor="operator:olga", reason="r")
+    assert store.verify().ok
+    assert tamperer.run("SELECT COUNT(*) FROM chatledger_conversation_keys") == [(0,)]
+    states = tamperer.run(f"SELECT state FROM {tamperer.events}")
+    assert all(b"erased/1" in bytes(state) for (state,) in states[:-1])
+
+
+def test_a_write_between_reading_and_erasing_is_erased_too(
+    durable_backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer commits after erase read the events: the erase clashes, reads again, erases all."""
+    from chatledger.adapters.store import erasure
+
+    store, writer = durable_backend.open(), durable_backend.open()
+    chat = fill(store, "L")
+    planned = erasure._plan
+    interleaved: list[int] = []
+
+    def plan_then_write(*args: Any) -> Any:
+        found = planned(*args)
+        if not interleaved:  # the gate: exactly one write lands between the read and the erase
+            writer.append_message(
+                chat,
+                {"id": "late", "role": "user", "parts": [{"type": "text", "text": "CANARYLTEXT"}]},
+            )
+            interleaved.append(writer.version(chat))
+        return found
+
+    monkeypatch.setattr(erasure, "_plan", plan_then_write)
+    report = store.erase(chat, actor="operator:olga", reason="r")
+
+    assert report.events == interleaved[0]  # the late event was read again and erased
+    assert [e.kind for e in store.history(chat)][-2:] == ["message-appended", "conversation-erased"]
+    assert store.verify().ok
+    with pytest.raises(ConversationErasedError):
+        writer.messages(chat)
