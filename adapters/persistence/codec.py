@@ -8,6 +8,7 @@ other tools can read it once decompressed.
 from __future__ import annotations
 
 import json
+import os
 import zlib
 from typing import Any
 from uuid import UUID
@@ -138,7 +139,6 @@ class PydanticMapper(Mapper[UUID]):
     def _open(self, state: bytes, conversation: UUID | None) -> bytes | None:
         """Decrypt with the conversation's data key; None if it is not that (legacy ciphertext)."""
         from cryptography.exceptions import InvalidTag
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
         assert self.data_keys is not None
         key = self.data_keys.for_read(conversation) if conversation is not None else None
@@ -150,7 +150,7 @@ class PydanticMapper(Mapper[UUID]):
             )
         body = state[len(ENVELOPE) :]
         try:
-            return bytes(AESGCM(key).decrypt(body[:_NONCE], body[_NONCE:], _aad(conversation)))
+            return bytes(key.decrypt(body[:_NONCE], body[_NONCE:], _aad(conversation)))
         except InvalidTag:
             if self.cipher:
                 return None
@@ -202,14 +202,10 @@ def _aad(conversation: UUID | None) -> bytes:
     return b"chatledger-event/1" + (conversation.bytes if conversation else b"")
 
 
-def _seal(key: bytes, data: bytes, conversation: UUID) -> bytes:
-    """``data`` encrypted with a conversation's data key (see ``data_keys``)."""
-    import os
-
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
+def _seal(key: Any, data: bytes, conversation: UUID) -> bytes:
+    """``data`` encrypted with a conversation's data key (an AES-GCM object; see ``data_keys``)."""
     nonce = os.urandom(_NONCE)
-    return ENVELOPE + nonce + AESGCM(key).encrypt(nonce, data, _aad(conversation))
+    return ENVELOPE + nonce + key.encrypt(nonce, data, _aad(conversation))
 
 
 def _name(stored_event: StoredEvent) -> str:

@@ -114,7 +114,8 @@ class DataKeys:
         self.datastore = datastore
         self.enabled = bool(store_key) and backend in ("sqlite", "postgres")
         """Whether events are encrypted with data keys (a store key on SQLite or PostgreSQL)."""
-        self._cache: OrderedDict[UUID, bytes] = OrderedDict()
+        self._cache: OrderedDict[UUID, Any] = OrderedDict()
+        """Each conversation's data key, as a ready AES-GCM object (forgotten on erase)."""
         self._lock = threading.Lock()
         if self.enabled:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -147,8 +148,8 @@ class DataKeys:
 
     # -- data keys ----------------------------------------------------------------------
 
-    def for_write(self, conversation: UUID) -> bytes | None:
-        """The conversation's data key, made on first use (None without a store key).
+    def for_write(self, conversation: UUID) -> Any:
+        """The conversation's data key (an AES-GCM object), made on first use (None without a store key).
 
         Two processes making the first key of one conversation agree on one
         (first insert wins). An erased conversation gets none:
@@ -183,20 +184,21 @@ class DataKeys:
         assert key is not None
         return key
 
-    def for_read(self, conversation: UUID) -> bytes | None:
-        """The conversation's data key, or None (no store key, erased, or written before data keys)."""
+    def for_read(self, conversation: UUID) -> Any:
+        """The conversation's data key (an AES-GCM object), or None (no store key, erased, or
+        written before data keys)."""
         if not self.enabled:
             return None
         return self._cached(conversation) or self._load(conversation)
 
-    def _cached(self, conversation: UUID) -> bytes | None:
+    def _cached(self, conversation: UUID) -> Any:
         with self._lock:
             key = self._cache.get(conversation)
             if key is not None:
                 self._cache.move_to_end(conversation)
             return key
 
-    def _load(self, conversation: UUID) -> bytes | None:
+    def _load(self, conversation: UUID) -> Any:
         row = self._one(
             "SELECT wrapped FROM {keys} WHERE originator_id = ?", (self.db_id(conversation),)
         )
@@ -216,11 +218,14 @@ class DataKeys:
                 f"the data key of conversation {conversation} cannot be unwrapped with the store's "
                 "key (damaged, or copied from another conversation or store)"
             ) from None
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        aead = AESGCM(key)
         with self._lock:
-            self._cache[conversation] = key
+            self._cache[conversation] = aead
             while len(self._cache) > 10_000:
                 self._cache.popitem(last=False)
-        return key
+        return aead
 
     def forget(self, conversation: UUID) -> None:
         """Drop the conversation's key from this process's memory (after erasing it)."""
