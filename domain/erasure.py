@@ -106,7 +106,10 @@ def read_tombstone(inner: bytes) -> Tombstone:
     digest = bytes(inner[start : start + _DIGEST])
     skeleton = json.loads(bytes(inner[start + _DIGEST :]).decode("utf-8"))
     return Tombstone(
-        digest, str(skeleton["kind"]), skeleton.get("actor"), datetime.fromisoformat(skeleton["time"])
+        digest,
+        str(skeleton["kind"]),
+        skeleton.get("actor"),
+        datetime.fromisoformat(skeleton["time"]),
     )
 
 

@@ -29,9 +29,13 @@
 * JSON endpoints for messages, status, the audit history, model messages,
   the approvals inbox, approvals and tool outputs; ``GET /openapi.json``
   describes them all.
+* Operator routes (``http/operator.py``), for operator tokens only
+  (``TOKEN=*:USER``): ``POST /api/chat/{id}/erase`` and
+  ``GET /api/chat/{id}/export`` on any tenant's chat.
 
 Errors are JSON ``{"error": {"type": <class name>, "message": ...}}``: 404
-unknown conversation or tool call, 409 conflicts (a stream already open, an
+unknown conversation or tool call, 410 erased conversation, 403 a route the
+token may not call, 409 conflicts (a stream already open, an
 answer that contradicts the recorded one, nothing to continue), 413 oversized
 input, 422 invalid input, 401 without a known token, 503 database
 unavailable.
