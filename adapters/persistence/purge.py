@@ -51,6 +51,24 @@ class LogPurge:
             self._statement("DELETE FROM {snapshots} WHERE originator_id = ?"), (self._id(key),)
         )
 
+    def zero_deletes(self, c: Any) -> int | None:
+        """SQLite, in transaction ``c``: overwrite what the erasure deletes with zeros (``secure_delete``).
+
+        Whatever ``SQLITE_SECURE_DELETE`` says for the store's other writes.
+        Returns the connection's setting, for ``restore_deletes``.
+        """
+        if self.backend != "sqlite":
+            return None
+        c.execute("PRAGMA secure_delete")
+        before = int(c.fetchone()[0])
+        c.execute("PRAGMA secure_delete=ON")
+        return before
+
+    def restore_deletes(self, c: Any, before: int | None) -> None:
+        """Undo ``zero_deletes``: the connection's own setting again."""
+        if before is not None:  # PRAGMA secure_delete=2 would read as ON: name it
+            c.execute(f"PRAGMA secure_delete={('OFF', 'ON', 'FAST')[before]}")
+
     def compact(self) -> None:
         """SQLite: drop deleted text from the full-text index and checkpoint the WAL into the file.
 

@@ -229,6 +229,12 @@ class SQLiteFactory(sqlite.SQLiteFactory):
     survives a crash of the process (``kill -9``); a power loss may roll back
     the last commits. FULL also survives that, at the cost of an fsync per
     commit.
+
+    ``PRAGMA secure_delete`` is ON (``SQLITE_SECURE_DELETE`` ON, FAST or OFF,
+    to measure its cost; many SQLite builds, Debian's among them, default to
+    ON anyway): deleted content is overwritten with zeros, so an erased
+    conversation leaves no text, and no copy of its data key, in free pages.
+    The erasure's own transaction turns it ON whatever the setting.
     """
 
     application_recorder_class = SQLiteConversationRecorder
@@ -240,6 +246,11 @@ class SQLiteFactory(sqlite.SQLiteFactory):
             raise StoreConfigurationError(
                 f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}"
             )
+        secure = (self.env.get("SQLITE_SECURE_DELETE") or "ON").upper()
+        if secure not in ("ON", "OFF", "FAST"):
+            raise StoreConfigurationError(
+                f"SQLITE_SECURE_DELETE must be ON, OFF or FAST, not {secure!r}"
+            )
         pool = self.datastore.pool
         create = pool._create_connection
 
@@ -248,7 +259,7 @@ class SQLiteFactory(sqlite.SQLiteFactory):
             connection._sqlite_conn.execute(f"PRAGMA synchronous={mode}")
             # Deleted rows are overwritten with zeros, not left in free pages: an erased
             # conversation's rows and its data key must not survive in the file.
-            connection._sqlite_conn.execute("PRAGMA secure_delete=ON")
+            connection._sqlite_conn.execute(f"PRAGMA secure_delete={secure}")
             return connection
 
         pool._create_connection = create_connection  # type: ignore[method-assign]

@@ -167,10 +167,14 @@ class Eraser:
             record = Erasure(key, event.tenant, head + 1, now.isoformat(), actor, reason)
 
             def purge(c: Any, plan: _Plan = plan, record: Erasure = record) -> None:
-                self._purge.replace(c, key, plan.states)
-                self._purge.drop_snapshots(c, key)
-                data_keys.record_erasure(c, record)
-                self._view.purge(c, key)
+                before = self._purge.zero_deletes(c)
+                try:
+                    self._purge.replace(c, key, plan.states)
+                    self._purge.drop_snapshots(c, key)
+                    data_keys.record_erasure(c, record)
+                    self._view.purge(c, key)
+                finally:
+                    self._purge.restore_deletes(c, before)
 
             try:
                 self._log.recorder.insert_events([stored], also=purge)

@@ -131,10 +131,20 @@ def test_erase_leaves_nothing_of_the_chat_in_the_database(
         assert traces(raw_database(backend), "A") == canaries("A")
     store.seal(SEAL)
 
+    wrapped = Tamperer(backend.url).run("SELECT wrapped FROM chatledger_conversation_keys")
+    assert len(wrapped) == (2 if keyed else 0)  # a data key per conversation, with a store key
+
     report = store.erase(gone, actor="operator:olga", reason="GDPR request 42")
 
     assert (report.events, report.actor, report.chat_id) == (len(before), "operator:olga", gone)
     assert traces(raw_database(backend), "A") == []
+    left = raw_database(backend)
+    kept_keys = [
+        bytes(w) for (w,) in wrapped if bytes(w) in left or bytes(w).hex().encode() in left
+    ]
+    assert (
+        len(kept_keys) == len(wrapped) // 2
+    )  # the erased chat's wrapped key is gone, bytes and all
     if not keyed:
         assert traces(raw_database(backend), "B") == canaries("B")
     assert store.messages(kept) == kept_messages
