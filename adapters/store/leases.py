@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import Conversation
+from chatledger.domain.errors import ConversationErasedError
 from chatledger.projections.listing import MAX_LIMIT, ConversationList, ListQuery
 
 __all__ = ["Clock", "expire_stream", "expire_streams", "process_name"]
@@ -92,15 +93,19 @@ def expire_streams(
             ListQuery(tenant, None, "streaming", quiet_since, None, MAX_LIMIT, cursor)
         )
         for summary in page.conversations:
-            if expire_stream(
-                uow,
-                tenant,
-                summary.chat_id,
-                clock=clock,
-                default_lease_seconds=default_lease_seconds,
-                actor=actor,
-                noticed_by=noticed_by,
-            ):
+            try:
+                expired = expire_stream(
+                    uow,
+                    tenant,
+                    summary.chat_id,
+                    clock=clock,
+                    default_lease_seconds=default_lease_seconds,
+                    actor=actor,
+                    noticed_by=noticed_by,
+                )
+            except ConversationErasedError:
+                continue  # erased since the list was read: no stream left to close
+            if expired:
                 closed.append(summary.chat_id)
         cursor = page.next_cursor
         if cursor is None:
