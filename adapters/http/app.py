@@ -30,8 +30,9 @@
   the approvals inbox, approvals and tool outputs; ``GET /openapi.json``
   describes them all.
 * Operator routes (``http/operator.py``), for operator tokens only
-  (``TOKEN=*:USER``): ``POST /api/chat/{id}/erase`` and
-  ``GET /api/chat/{id}/export`` on any tenant's chat.
+  (``TOKEN=*:USER``): ``POST /api/chat/{id}/erase``,
+  ``POST /api/chat/{id}/redact`` and ``GET /api/chat/{id}/export`` on any
+  tenant's chat.
 
 Errors are JSON ``{"error": {"type": <class name>, "message": ...}}``: 404
 unknown conversation or tool call, 410 erased conversation, 403 a route the

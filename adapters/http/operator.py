@@ -1,4 +1,4 @@
-"""The operator routes: erase a conversation, export its verifiable bundle (operator tokens only).
+"""The operator routes: erase, redact, export a conversation (operator tokens only).
 
 An operator token names the tenant ``*`` (``TOKEN=*:USER`` in the token
 file or ``$CHATLEDGER_TOKENS``; ``http/auth.py``). It reaches the chats of
@@ -10,6 +10,10 @@ Without tokens configured the operator routes answer 403 to everyone.
 * ``POST /api/chat/{id}/erase`` ``{"reason": ..., "tenant": ...}``: erases
   the conversation (``store.erase``) as the token's user; 200 with what was
   erased, 404 unknown, 410 already erased.
+* ``POST /api/chat/{id}/redact`` ``{"reason", "toolCallId" | "messageId",
+  "fields", "tenant"}``: hides a tool call's input/output or a message's
+  parts from every view (``store.redact``); 200 ``{"redacted": true}``, or
+  ``false`` when it already was; 404 unknown chat or call, 422 bad fields.
 * ``GET /api/chat/{id}/export[?tenant=T&atVersion=N]``: the bundle
   ``chatledger export`` writes (JSON Lines), to check with
   ``chatledger verify-export``; 410 for an erased conversation, 422 when no
@@ -28,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from chatledger.adapters.http.auth import Identity
+from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import BodyLimits, int_param, read_body, string_field
 from chatledger.adapters.store import ConversationStore
 
@@ -50,6 +55,7 @@ class OperatorEndpoints:
         """The routes to mount."""
         return [
             Route("/api/chat/{chat_id:path}/erase", self.erase, methods=["POST"]),
+            Route("/api/chat/{chat_id:path}/redact", self.redact, methods=["POST"]),
             Route("/api/chat/{chat_id:path}/export", self.export, methods=["GET"]),
         ]
 
@@ -78,6 +84,33 @@ class OperatorEndpoints:
                 }
             }
         )
+
+    async def redact(self, request: Request) -> Response:
+        """``POST /api/chat/{id}/redact``: hide a tool call's input/output or a message's parts."""
+        who = self.operator(request)
+        body = await read_body(request, self.limits)
+        reason = string_field(body, "reason")
+        tenant = self._tenant(string_field(body, "tenant", required=False))
+        tool_call_id = string_field(body, "toolCallId", required=False)
+        message_id = string_field(body, "messageId", required=False)
+        fields = body.get("fields")
+        if fields is not None and (
+            not isinstance(fields, list) or not all(isinstance(f, str) and f for f in fields)
+        ):
+            raise invalid("'fields' must be a list of non-empty strings (e.g. [\"input\"])")
+        chat_id = request.path_params["chat_id"]
+        changed = await run_in_threadpool(
+            lambda: self.store.redact(
+                chat_id,
+                tool_call_id=tool_call_id,
+                message_id=message_id,
+                fields=fields,
+                actor=who.actor,
+                reason=reason or "",
+                tenant=tenant,
+            )
+        )
+        return JSONResponse({"redacted": changed})
 
     async def export(self, request: Request) -> Response:
         """``GET /api/chat/{id}/export``: the conversation's verifiable bundle (JSON Lines)."""
@@ -128,6 +161,43 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
                 "responses": {
                     "200": {
                         "description": "{erased: {chatId, tenant, events, erasedAt, actor, reason}}",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    **errors,
+                    "409": error,
+                    "413": error,
+                    "415": error,
+                },
+            }
+        },
+        "/api/chat/{id}/redact": {
+            "post": {
+                "summary": "Operator: hide one tool call's input/output or one message's parts "
+                "from every view ([redacted]); the log keeps the original",
+                "parameters": [chat_id],
+                "requestBody": {
+                    "required": True,
+                    "description": f"JSON, at most {limits.max_bytes} bytes; exactly one of "
+                    "toolCallId (fields: input, output) and messageId (fields: part kinds)",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "reason": {"type": "string", "minLength": 1},
+                                    "tenant": {"type": "string", "minLength": 1},
+                                    "toolCallId": {"type": "string", "minLength": 1},
+                                    "messageId": {"type": "string", "minLength": 1},
+                                    "fields": {"type": "array", "items": {"type": "string"}},
+                                },
+                                "required": ["reason"],
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "{redacted}: false when it already was",
                         "content": {"application/json": {"schema": {"type": "object"}}},
                     },
                     **errors,

@@ -336,3 +336,14 @@ def test_a_write_between_reading_and_erasing_is_erased_too(
     assert store.verify().ok
     with pytest.raises(ConversationErasedError):
         writer.messages(chat)
+
+
+def test_a_redacted_chat_is_erased_and_still_verifies(durable_backend: Backend) -> None:
+    """Redaction then erasure: the Redacted event is erased too; the chain and the timeline hold."""
+    store = durable_backend.open()
+    chat = fill(store, "M")
+    store.redact(chat, message_id="u-M", fields=["text"], actor="operator:olga", reason="password")
+    store.erase(chat, actor="operator:olga", reason="account closed")
+    assert [e.kind for e in store.history(chat)][-2:] == ["redacted", "conversation-erased"]
+    assert store.verify().ok
+    assert traces(raw_database(durable_backend), "M") == []

@@ -104,3 +104,30 @@ async def test_without_tokens_the_operator_routes_are_closed(durable_backend: Ba
         )
         error_of(await client.get("/api/chat/a1/export?tenant=acme"), 403, "ForbiddenError")
     assert store.messages("a1", tenant="acme")
+
+
+async def test_an_operator_redacts_across_tenants_and_tenant_tokens_cannot(
+    durable_backend: Backend,
+) -> None:
+    """Redact: 403 for tenant tokens (own chat or another's); the operator's redaction shows to the tenant."""
+    store = _store(durable_backend)
+    app = create_app(store, responder=demo_responder(), tokens=TOKENS)
+    body = {"tenant": "acme", "messageId": "u1", "fields": ["text"], "reason": "pasted a password"}
+    async with client_of(app, "tok-ops") as ops, client_of(app, "tok-acme") as acme:
+        async with client_of(app, "tok-globex") as globex:
+            for client in (acme, globex):
+                error_of(await client.post("/api/chat/a1/redact", json=body), 403, "ForbiddenError")
+        assert (await acme.get("/api/chats/a1/messages")).json()["messages"][0]["parts"] == [
+            {"type": "text", "text": "secret of acme"}
+        ]
+        bad = await ops.post("/api/chat/a1/redact", json={**body, "fields": "text"})
+        error_of(bad, 422, "InvalidRequestError")
+        done = await ops.post("/api/chat/a1/redact", json=body)
+        assert done.status_code == 200, done.text
+        assert done.json() == {"redacted": True}
+        assert (await ops.post("/api/chat/a1/redact", json=body)).json() == {"redacted": False}
+        shown = (await acme.get("/api/chats/a1/messages")).json()["messages"][0]["parts"]
+        assert "secret of acme" not in str(shown) and "[redacted]" in str(shown)
+        history = (await acme.get("/api/chats/a1/history")).json()["entries"]
+        assert (history[-1]["kind"], history[-1]["actor"]) == ("redacted", "olga")
+    assert "secret of globex" in str(store.messages("g1", tenant="globex"))
