@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from chatledger.adapters.persistence.conversation_list import list_time
+from chatledger.adapters.store.erasure import RetentionReport
 from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError
@@ -62,6 +64,7 @@ ROUTED = (
     "export",
     "expire_stream",
     "redact",
+    "erase",
 )
 """The methods about one conversation: each goes to the conversation's shard."""
 
@@ -190,6 +193,27 @@ class ShardedStore(ConversationStore):
     def expire_streams(self, **options: Any) -> list[str]:
         """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
         return [chat for s in self.shards for chat in s.expire_streams(**options)]
+
+    def retain(self, older_than: timedelta, **options: Any) -> RetentionReport:
+        """Retention in every shard, measured from one moment; one report for all of them."""
+        options.setdefault("now", datetime.now(UTC))
+        progress = options.pop("progress", None)
+        merged: RetentionReport | None = None
+        for store in self.shards:
+            offset = len(merged.idle) if merged is not None else 0
+
+            def shifted(done: int, total: int, offset: int = offset) -> None:
+                if progress is not None:
+                    progress(offset + done, offset + total)
+
+            report = store.retain(older_than, progress=shifted, **options)
+            if merged is None:
+                merged = RetentionReport(report.cutoff, report.dry_run)
+            merged.idle += report.idle
+            merged.erased += report.erased
+            merged.failed += report.failed
+        assert merged is not None
+        return merged
 
     def catch_up(self, **options: Any) -> int:
         """Bring every shard's read models up to date; the events applied in all."""

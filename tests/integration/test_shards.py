@@ -115,3 +115,31 @@ def test_a_sharded_url_names_each_database_once(postgres_server: str) -> None:
     twice = urlunsplit(urlsplit(postgres_server)._replace(path="/a,a"))
     with pytest.raises(StoreConfigurationError, match="list each database once"):
         ConversationStore.open(twice)
+
+
+def test_erase_and_retention_across_shards(three_databases: str) -> None:
+    """erase goes to the chat's shard; retain erases the idle chats of every shard, in one report."""
+    from datetime import UTC, datetime, timedelta
+
+    from chatledger import ConversationErasedError
+
+    with ConversationStore.open(three_databases) as store:
+        chats = _one_chat_per_shard("default", 3)
+        for chat in chats:
+            store.start_conversation(chat)
+        cutoff = datetime.now(UTC)
+        fresh = next(c for c in (f"fresh-{n}" for n in range(100)) if c not in chats)
+        store.start_conversation(fresh)
+        store.erase(chats[0], actor="ops:olga", reason="request")
+        with pytest.raises(ConversationErasedError):
+            store.messages(chats[0])
+        seen: list[tuple[int, int]] = []
+        report = store.retain(
+            timedelta(days=1),
+            now=cutoff + timedelta(days=1),
+            progress=lambda d, t: seen.append((d, t)),
+        )
+        assert sorted(r.chat_id or "" for r in report.erased) == sorted(chats[1:])
+        assert seen[-1] == (2, 2)
+        assert store.messages(fresh) == []
+        assert store.verify().ok
