@@ -164,9 +164,7 @@ def _agents_items(turn: Turn) -> tuple[list[Any], list[list[Any]]]:
                 "id": turn.message_id,
                 "role": "assistant",
                 "status": "completed",
-                "content": [
-                    {"type": "output_text", "text": turn.assistant_text, "annotations": []}
-                ],
+                "content": [{"type": "output_text", "text": turn.assistant_text, "annotations": []}],
             }
         ]
     )
