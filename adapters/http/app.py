@@ -207,7 +207,9 @@ class _ChatApp:
             for m in messages
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
-        async with self.resumes.opening(tenant, chat_id):  # a resume meanwhile waits for it
+        async with self.resumes.opening(
+            tenant, chat_id
+        ) as opening:  # a resume meanwhile waits for it
             turn = await run_in_threadpool(
                 lambda: take_turn(
                     self.store,
@@ -221,6 +223,8 @@ class _ChatApp:
                     body=body,
                 )
             )
+            if not isinstance(turn, Steered):  # its stream is open now
+                opening.stream_id = turn.writer.stream_id
         if isinstance(turn, Steered):
             return StreamingResponse(
                 self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS

@@ -47,9 +47,17 @@ from chatledger.adapters.store.follow_async import AsyncFollower
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
 from chatledger.domain.message_replay import replay_chunks
 
-__all__ = ["Resumes", "message_replay"]
+__all__ = ["Opening", "Resumes", "message_replay"]
 
 log = logging.getLogger("chatledger.http")
+
+
+class Opening:
+    """A request of this process recording a turn; ``stream_id`` once it opened the answer's stream."""
+
+    def __init__(self) -> None:
+        self.done = asyncio.Event()
+        self.stream_id: str | None = None
 
 
 class Resumes:
@@ -58,11 +66,11 @@ class Resumes:
     def __init__(self, store: ConversationStore, *, keepalive_seconds: float) -> None:
         self.store = store
         self.keepalive_seconds = keepalive_seconds
-        self._opening: dict[tuple[str, str], list[asyncio.Event]] = {}
+        self._opening: dict[tuple[str, str], list[Opening]] = {}
         """Requests of this process recording a turn (whose stream is about to open), by chat."""
 
     @contextlib.asynccontextmanager
-    async def opening(self, tenant: str, chat_id: str) -> AsyncIterator[None]:
+    async def opening(self, tenant: str, chat_id: str) -> AsyncIterator[Opening]:
         """Around recording a request that opens an answer's stream (``take_turn``).
 
         A turn is recorded in steps: the client's message is committed, then
@@ -70,25 +78,33 @@ class Resumes:
         and no stream, and answer 204 for an answer about to stream (under
         load, when the steps are far apart, a client resuming at once lost its
         answer). Resumes of this chat wait for the recording to end instead.
+        Set ``stream_id`` on the ``Opening`` once the stream is open.
         """
         key = (tenant, chat_id)
-        done = asyncio.Event()
-        self._opening.setdefault(key, []).append(done)
+        opening = Opening()
+        self._opening.setdefault(key, []).append(opening)
         try:
-            yield
+            yield opening
         finally:
-            done.set()
+            opening.done.set()
             waiting = self._opening[key]
-            waiting.remove(done)
+            waiting.remove(opening)
             if not waiting:
                 del self._opening[key]
 
     async def open_stream_id(self, chat_id: str, tenant: str) -> str | None:
-        """The stream open now, after any turn this process is opening on the chat has opened."""
+        """The stream open now, or the one a turn this process was opening on the chat opened.
+
+        The latter may have closed by the time it is known (a short answer):
+        it is still the answer the client asked for, replayed from the log.
+        """
         opening = list(self._opening.get((tenant, chat_id), ()))  # taken before the status
         status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
         if status.stream_id is None and opening:  # begun before the status was read: wait
-            await asyncio.gather(*(done.wait() for done in opening))
+            await asyncio.gather(*(each.done.wait() for each in opening))
+            opened = [each.stream_id for each in opening if each.stream_id is not None]
+            if opened:
+                return opened[-1]
             status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
         return status.stream_id
 

@@ -125,7 +125,9 @@ class ChatSocket:
                 raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
             trigger = frame.get("trigger", "submit-message")
             message_id = frame.get("messageId")
-            async with app.resumes.opening(tenant, chat_id):  # a resume meanwhile waits for it
+            async with app.resumes.opening(
+                tenant, chat_id
+            ) as opening:  # a resume meanwhile waits for it
                 turn = await run_in_threadpool(
                     lambda: take_turn(
                         app.store,
@@ -139,6 +141,8 @@ class ChatSocket:
                         body=body,
                     )
                 )
+                if not isinstance(turn, Steered):  # its stream is open now
+                    opening.stream_id = turn.writer.stream_id
             if isinstance(turn, Steered):  # sent mid-answer: answered once that answer ends
                 async for _ in waiting(app.store, turn, tick=app.keepalive_seconds):
                     pass
