@@ -64,6 +64,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -90,7 +91,7 @@ from chatledger.adapters.http.requests import (
 from chatledger.adapters.http.resume import Resumes
 from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS
 from chatledger.adapters.http.steering import Steered, answer_steered, waiting
-from chatledger.adapters.http.turns import TurnRunner, open_turn
+from chatledger.adapters.http.turns import Turn, TurnRunner, open_turn
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
@@ -193,7 +194,6 @@ class _ChatApp:
     async def chat(self, request: Request) -> Response:
         """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
         who = self.identity(request)
-        tenant = who.tenant
         body = await read_body(request, self.limits["chat"])
         chat_id = string_field(body, "id")
         assert chat_id is not None
@@ -207,13 +207,33 @@ class _ChatApp:
             for m in messages
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
-        async with self.resumes.opening(
-            tenant, chat_id
-        ) as opening:  # a resume meanwhile waits for it
+        turn = await self.take_turn(who, chat_id, messages, trigger, message_id, body)
+        if isinstance(turn, Steered):
+            return StreamingResponse(
+                self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS
+            )
+        return self.runner.response(turn)
+
+    async def take_turn(
+        self,
+        who: Identity,
+        chat_id: str,
+        messages: list[Any],
+        trigger: str,
+        message_id: str | None,
+        body: dict[str, Any],
+    ) -> Turn | Steered:
+        """Record what a send (POST or WebSocket) added and open its answer's stream.
+
+        The chat is marked as opening meanwhile: a resume that arrives between
+        the client's message and the stream's open waits for the stream
+        instead of answering that nothing is streaming.
+        """
+        async with self.resumes.opening(who.tenant, chat_id) as opening:
             turn = await run_in_threadpool(
                 lambda: take_turn(
                     self.store,
-                    tenant=tenant,
+                    tenant=who.tenant,
                     chat_id=chat_id,
                     actor=who.actor,
                     responder_actor=self.responder_actor,
@@ -225,11 +245,7 @@ class _ChatApp:
             )
             if not isinstance(turn, Steered):  # its stream is open now
                 opening.stream_id = turn.writer.stream_id
-        if isinstance(turn, Steered):
-            return StreamingResponse(
-                self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS
-            )
-        return self.runner.response(turn)
+        return turn
 
     async def steered_events(self, steered: Steered) -> AsyncIterator[str]:
         """The answer to a message sent mid-answer: once that answer ends, its own, if it needs one."""

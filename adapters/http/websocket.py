@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from chatledger.adapters.http.chat import take_turn
 from chatledger.adapters.http.errors import HTTPProblem
 from chatledger.adapters.http.outbox import Outbox
 from chatledger.adapters.http.resume import message_replay
@@ -125,24 +124,7 @@ class ChatSocket:
                 raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
             trigger = frame.get("trigger", "submit-message")
             message_id = frame.get("messageId")
-            async with app.resumes.opening(
-                tenant, chat_id
-            ) as opening:  # a resume meanwhile waits for it
-                turn = await run_in_threadpool(
-                    lambda: take_turn(
-                        app.store,
-                        tenant=tenant,
-                        chat_id=chat_id,
-                        actor=who.actor,
-                        responder_actor=app.responder_actor,
-                        messages=messages,
-                        trigger=trigger,
-                        message_id=message_id,
-                        body=body,
-                    )
-                )
-                if not isinstance(turn, Steered):  # its stream is open now
-                    opening.stream_id = turn.writer.stream_id
+            turn = await app.take_turn(who, chat_id, messages, trigger, message_id, body)
             if isinstance(turn, Steered):  # sent mid-answer: answered once that answer ends
                 async for _ in waiting(app.store, turn, tick=app.keepalive_seconds):
                     pass
