@@ -1,8 +1,12 @@
-"""The ``chatledger`` command line: serve, demo, show, ingest, audit, convert, rebuild, project, verify, seal.
+"""The ``chatledger`` command line: the parser, and demo, show, ingest, audit, convert, rebuild, project, verify.
 
-The approvals commands (status, inbox, approve, deny, tool-output) are in
-``approvals``; ``erase`` and ``retain`` in ``erasure``. Commands that only read never create a store: they refuse a
-URL where there is none.
+The other commands live in modules named after them: ``serve`` (the HTTP
+server), ``worker``, ``approvals`` (status, inbox, approve, deny,
+tool-output), ``list_command``, ``integrity`` (seal, export, verify-export),
+``otel``, ``redact`` and ``erasure`` (erase, retain); what they share (the
+store options, opening the store, ``CommandError``, responders) is in
+``common``. Commands that only read never create a store: they refuse a URL
+where there is none.
 
 Every command takes ``--url`` (default: ``$CHATLEDGER_URL``, else
 ``sqlite:///./chatledger.db``) and ``--tenant``, before or after the command
@@ -14,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import signal
@@ -30,12 +33,21 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from chatledger.adapters.cli import erasure, integrity, otel
 from chatledger.adapters.cli.approvals import add_approval_commands
 from chatledger.adapters.cli.chunk_files import read_chunks
+from chatledger.adapters.cli.common import (
+    PROG,
+    CommandError,
+    add_store_options,
+    open_existing,
+    open_store,
+    subparser,
+)
 from chatledger.adapters.cli.list_command import add_list
 from chatledger.adapters.cli.messages import describe
 from chatledger.adapters.cli.redact import add_redact
 from chatledger.adapters.cli.render import render_ingest, render_messages
+from chatledger.adapters.cli.serve import add_serve
+from chatledger.adapters.cli.worker import add_worker
 from chatledger.adapters.responders.demo import record_demo
-from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.domain.errors import (
     ChatLedgerError,
     ConversationExistsError,
@@ -47,16 +59,9 @@ if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts
 
 __all__ = ["build_parser", "main"]
 
-_PROG = "chatledger"
-DEFAULT_TENANT = "default"
-"""The store's default tenant (``chatledger.adapters.store.DEFAULT_TENANT``, kept equal by a test)."""
 FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses")
 """The converter's formats (``chatledger.domain.convert.FORMATS``, kept equal by a test)."""
 T = TypeVar("T")
-
-
-class CommandError(Exception):
-    """A command cannot run as asked (unreadable file, empty input): one line, exit 1."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args, sys.stdout)
     except (ChatLedgerError, CommandError) as error:
-        print(f"{_PROG}: error: {describe(error, args.url)}", file=sys.stderr)
+        print(f"{PROG}: error: {describe(error, args.url)}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. `chatledger show c | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps the interpreter's final flush quiet
@@ -82,14 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every command."""
     parser = argparse.ArgumentParser(
-        prog=_PROG,
+        prog=PROG,
         description="chatledger: an event-sourced store of AI chat conversations "
         "with tool calls and approvals.",
-        epilog=f"Run '{_PROG} COMMAND --help' for a command's options.",
+        epilog=f"Run '{PROG} COMMAND --help' for a command's options.",
     )
-    _add_store_options(parser, suppress=False)
+    add_store_options(parser, suppress=False)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    _add_serve(commands)
+    add_serve(commands)
     _add_demo(commands)
     _add_show(commands)
     _add_ingest(commands)
@@ -98,330 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rebuild(commands)
     _add_project(commands)
     _add_verify(commands)
-    from chatledger.adapters.cli.worker import add_worker  # it uses this module's helpers
-
-    add_worker(commands, _subparser)
-    add_approval_commands(commands, _subparser, _open_existing)
-    add_list(commands, _subparser, _open_existing, _iso_time)
-    integrity.add_seal(commands, _subparser, _open_existing)
-    integrity.add_export(commands, _subparser, _open_existing)
-    otel.add_export_otel(commands, _subparser, _open_existing)
-    add_redact(commands, _subparser, _open_existing)
-    erasure.add_erase(commands, _subparser, _open_existing)
-    erasure.add_retain(commands, _subparser, _open_existing)
+    add_worker(commands, subparser)
+    add_approval_commands(commands, subparser, open_existing)
+    add_list(commands, subparser, open_existing, _iso_time)
+    integrity.add_seal(commands, subparser, open_existing)
+    integrity.add_export(commands, subparser, open_existing)
+    otel.add_export_otel(commands, subparser, open_existing)
+    add_redact(commands, subparser, open_existing)
+    erasure.add_erase(commands, subparser, open_existing)
+    erasure.add_retain(commands, subparser, open_existing)
     return parser
-
-
-def _add_store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    # The options are accepted before and after the command name; on the
-    # command they default to SUPPRESS so they do not erase the global value.
-    parser.add_argument(
-        "--url",
-        default=argparse.SUPPRESS if suppress else None,
-        help="store URL: sqlite:///path/file.db, postgresql://user@host:5432/db or memory:// "
-        "(default: $CHATLEDGER_URL, else sqlite:///./chatledger.db)",
-    )
-    parser.add_argument(
-        "--tenant",
-        action=erasure.TenantAction,  # also records that it was given (retain scopes by it)
-        default=argparse.SUPPRESS if suppress else DEFAULT_TENANT,
-        help=f"tenant the conversations belong to (default: {DEFAULT_TENANT})",
-    )
-    parser.add_argument(
-        "--cipher-key-file",
-        metavar="FILE",
-        default=argparse.SUPPRESS if suppress else None,
-        help="file holding the store's encryption key (default: $CHATLEDGER_CIPHER_KEY, else "
-        "the file $CHATLEDGER_CIPHER_KEY_FILE names; never give the key itself on the command "
-        "line, where every local user can read it)",
-    )
-
-
-def _subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    help_: str,
-    description: str,
-    epilog: str | None = None,
-) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=help_, description=description, epilog=epilog)
-    _add_store_options(parser, suppress=True)
-    return parser
-
-
-def _open(args: argparse.Namespace) -> ConversationStore:
-    from chatledger.adapters.store import ConversationStore
-
-    ai_sdk = getattr(args, "ai_sdk", None)  # serve --ai-sdk; else $CHATLEDGER_AI_SDK, else 7
-    lease = getattr(args, "stream_lease_seconds", None)  # serve/worker; else the environment
-    if lease is not None:
-        from chatledger.domain.lease import check_lease_seconds
-
-        check_lease_seconds(lease, "--stream-lease-seconds")
-    return ConversationStore.open(
-        args.url,
-        tenant=args.tenant,
-        cipher_key=_cipher_key(args),
-        ai_sdk=ai_sdk,
-        stream_lease_seconds=lease,
-    )
-
-
-def add_stream_lease_option(parser: argparse.ArgumentParser) -> None:
-    """``--stream-lease-seconds``, for the commands that write answers (serve, worker)."""
-    parser.add_argument(
-        "--stream-lease-seconds",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="how long an answer's stream stays open with nothing written to it: a live "
-        "writer renews it, and the stream of a writer that died (a killed server) is closed "
-        "as 'interrupted' once it runs out, so resumes end and new turns are accepted "
-        "(default: $CHATLEDGER_STREAM_LEASE_SECONDS, else 30)",
-    )
-
-
-def _cipher_key(args: argparse.Namespace) -> str | None:
-    """The key in ``--cipher-key-file``, if given (the store falls back to the environment)."""
-    path = getattr(args, "cipher_key_file", None)
-    if not path:
-        return None
-    try:
-        return Path(path).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise CommandError(f"cannot read the cipher key file {path!r}: {error}") from None
-
-
-def _open_existing(args: argparse.Namespace) -> ConversationStore:
-    """The store for a command that only reads: refused, creating nothing, when it is not there."""
-    from chatledger.adapters.store.existing import open_existing
-
-    return open_existing(args.url, tenant=args.tenant, cipher_key=_cipher_key(args))
-
-
-# -- serve ------------------------------------------------------------------------
-
-
-def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
-        commands,
-        "serve",
-        "serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
-        "Run the HTTP server until interrupted: POST /api/chat streams answers the way the AI "
-        "SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
-        "/api/chat/ID/stream resumes an open answer from the log; JSON endpoints answer "
-        "approvals and tool outputs and read messages, status, the audit history, the approvals "
-        "inbox and model messages. /openapi.json describes them all. Several servers may share "
-        "one PostgreSQL database.",
-        epilog="Example: chatledger serve --port 8000 --token-file tokens.txt "
-        "--responder myapp.bot:agent",
-    )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)"
-    )
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
-    parser.add_argument(
-        "--token",
-        action="append",
-        metavar="TOKEN=TENANT",
-        help="refused: a token on the command line is visible to every local user; "
-        "use --token-file or $CHATLEDGER_TOKENS",
-    )
-    parser.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help="bearer tokens, one a line: TOKEN=TENANT or TOKEN=TENANT:USER (the user is the "
-        "recorded actor); also $CHATLEDGER_TOKENS, comma-separated. Default: "
-        "$CHATLEDGER_TOKEN_FILE, else ./chatledger.tokens, generated with one token for "
-        "--tenant at first start",
-    )
-    parser.add_argument(
-        "--no-auth",
-        action="store_true",
-        help="serve every request as --tenant without a token (anyone who can reach the "
-        "server can use it)",
-    )
-    parser.add_argument(
-        "--cors-origin",
-        action="append",
-        metavar="ORIGIN",
-        help="let browser pages from ORIGIN call the server, e.g. http://localhost:3000 "
-        "(repeatable; '*' for any)",
-    )
-    parser.add_argument(
-        "--responder",
-        default="demo",
-        metavar="demo|MODULE:NAME",
-        help="what answers: 'demo' (the recorded demo turn; the default), or a Python object "
-        "MODULE:NAME that is a responder, a pydantic_ai.Agent, or a function returning one",
-    )
-    parser.add_argument(
-        "--delay",
-        type=float,
-        default=0.05,
-        metavar="SECONDS",
-        help="pause between the demo responder's chunks, to look like a model (default: 0.05)",
-    )
-    parser.add_argument(
-        "--log-level",
-        default="info",
-        choices=["critical", "error", "warning", "info", "debug"],
-        help="server log level (default: info)",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="NAME",
-        help="a Host name the server answers to besides localhost and --host, e.g. "
-        "chat.example.com behind a proxy (repeatable; '*' for any)",
-    )
-    parser.add_argument(
-        "--no-continuations",
-        action="store_true",
-        help="run no continuations here: leave them to 'chatledger worker' processes",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="server processes sharing the port, each with its own store on the database "
-        "(default: 1; one process serves from one CPU core)",
-    )
-    parser.add_argument(
-        "--ai-sdk",
-        type=int,
-        choices=[6, 7],
-        default=None,
-        help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else 7); "
-        "a conversation keeps the version it started with",
-    )
-    add_stream_lease_option(parser)
-    integrity.add_key_option(parser)  # the verify page checks the newest seal with it
-    parser.set_defaults(command=_serve)
-
-
-def _serve(args: argparse.Namespace, out: TextIO) -> int:
-    from chatledger.adapters.cli.tokens import TokenError, serve_tokens
-    from chatledger.adapters.http.app import serve
-
-    if args.token:
-        raise CommandError(
-            "--token is refused: a token on the command line is visible to every local user "
-            "in the process list; put TOKEN=TENANT[:USER] lines in a --token-file, or in "
-            "$CHATLEDGER_TOKENS"
-        )
-    if args.workers < 1:
-        raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
-    responder = _responder(args.responder, args.delay)
-    seal_key = integrity.seal_key(args, required=False)  # the verify page checks seals with it
-    try:
-        tokens = serve_tokens(
-            args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr
-        )
-    except TokenError as error:
-        raise CommandError(str(error)) from None
-    with _open(args) as store:
-        where = store.config.display
-        base = f"http://{args.host}:{args.port}"
-        tenants = ", ".join(sorted({t.tenant for t in tokens.values()})) if tokens else args.tenant
-        print(
-            f"chatledger serving {where} at {base} (tenants: {tenants}); "
-            f"API description at {base}/openapi.json; Ctrl-C to stop",
-            file=out,
-            flush=True,
-        )
-        if tokens is None and args.host not in ("127.0.0.1", "localhost", "::1"):
-            print(
-                f"{_PROG}: warning: listening on {args.host} with --no-auth: anyone who can "
-                f"reach it reads and writes tenant {args.tenant!r}",
-                file=sys.stderr,
-            )
-        if args.workers > 1:
-            print(f"chatledger: {args.workers} server processes", file=out, flush=True)
-            store.close()  # each worker opens its own
-            _serve_workers(args, tokens)
-            return 0
-        serve(
-            store,
-            args.host,
-            args.port,
-            responder=responder,
-            tokens=tokens,
-            cors_origins=args.cors_origin or (),
-            log_level=args.log_level,
-            run_continuations=not args.no_continuations,
-            allowed_hosts=args.allowed_host or (),
-            seal_key=seal_key,
-        )
-    return 0
-
-
-def _serve_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) -> None:
-    """``serve --workers N``: the settings resolved here, N processes built from them."""
-    from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers
-
-    settings = WorkerSettings(
-        url=args.url,
-        tenant=args.tenant,
-        responder=args.responder,
-        delay=args.delay,
-        cipher_key=_cipher_key(args),
-        ai_sdk=args.ai_sdk,
-        tokens=None
-        if tokens is None
-        else {token: [who.tenant, who.user] for token, who in tokens.items()},
-        cors_origins=args.cors_origin or [],
-        allowed_hosts=[args.host, *(args.allowed_host or ())],
-        run_continuations=not args.no_continuations,
-    )
-    serve_workers(settings, args.host, args.port, args.workers, args.log_level)
-
-
-def _responder(spec: str, delay: float) -> Responder:
-    """The responder named by ``--responder``: ``demo`` or ``MODULE:NAME``."""
-    if spec == "demo":
-        return demo_responder(delay=delay)
-    module_name, colon, name = spec.partition(":")
-    if not colon or not module_name or not name:
-        raise CommandError(f"--responder takes 'demo' or MODULE:NAME, got {spec!r}")
-    try:
-        found: object = importlib.import_module(module_name)
-        for attribute in name.split("."):
-            found = getattr(found, attribute)
-    except (ImportError, AttributeError) as error:
-        raise CommandError(f"--responder {spec}: cannot import it ({error})") from error
-    if not hasattr(found, "respond") and callable(found) and not _is_agent(found):
-        try:
-            found = found()
-        except Exception as error:
-            raise CommandError(
-                f"--responder {spec}: calling it to make the responder failed: "
-                f"{type(error).__name__}: {error}"
-            ) from error
-    if _is_agent(found):
-        from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
-
-        found = PydanticAIResponder(found)  # type: ignore[arg-type]
-    if not isinstance(found, Responder):
-        raise CommandError(
-            f"--responder {spec}: {type(found).__name__} is not a responder (it needs a "
-            "respond(request) method yielding UI message chunks) nor a pydantic_ai.Agent"
-        )
-    return found
-
-
-def _is_agent(value: object) -> bool:
-    """Whether ``value`` is a ``pydantic_ai.Agent`` (without importing Pydantic AI if it is absent)."""
-    module = sys.modules.get("pydantic_ai")
-    return module is not None and isinstance(value, module.Agent)
 
 
 # -- demo -------------------------------------------------------------------------
 
 
 def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "demo",
         "record a demo conversation with a denied tool call and print it",
@@ -437,7 +135,7 @@ def _add_demo(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
     chat_id = args.chat or f"demo-{uuid.uuid4().hex[:8]}"
-    with _open(args) as store:
+    with open_store(args) as store:
         result = record_demo(store, chat_id)
         messages = store.messages(chat_id)
         where = store.config.display
@@ -447,7 +145,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
     if result.refused:
         summary += f"; {len(result.refused)} refused: " + "; ".join(result.refused)
     print(summary, file=out)
-    print(f"Show it again with: {_PROG} show {chat_id} --url {where}", file=out)
+    print(f"Show it again with: {PROG} show {chat_id} --url {where}", file=out)
     return 0
 
 
@@ -455,7 +153,7 @@ def _demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "show",
         "print a conversation's messages",
@@ -481,7 +179,7 @@ def _add_show(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _show(args: argparse.Namespace, out: TextIO) -> int:
-    with _open_existing(args) as store:
+    with open_existing(args) as store:
         version = _version_within(store, args.chat, args.at_version)
         messages = store.messages(args.chat, at_version=args.at_version, at_time=args.at_time)
     if args.json:
@@ -536,7 +234,7 @@ def _iso_time(text: str) -> datetime:
 
 
 def _add_ingest(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "ingest",
         "write a recorded stream (JSON Lines or SSE) into a conversation",
@@ -570,7 +268,7 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
     if not records:
         raise CommandError(f"{args.file} holds no chunks")
     outcome = _capture_outcome(record.chunk for record in records)
-    with _open(args) as store:
+    with open_store(args) as store:
         if args.create:
             with contextlib.suppress(ConversationExistsError):
                 store.start_conversation(args.chat, actor=args.actor)
@@ -596,9 +294,7 @@ def _ingest(args: argparse.Namespace, out: TextIO) -> int:
             if report.refused
             else "no chunk was applied"
         )
-        print(
-            f"{_PROG}: error: {args.file}: {what}; what was received is recorded", file=sys.stderr
-        )
+        print(f"{PROG}: error: {args.file}: {what}; what was received is recorded", file=sys.stderr)
         return 1
     return 0
 
@@ -626,12 +322,12 @@ def _progress(items: Iterable[T], total: int, what: str) -> Iterable[T]:
     """``items`` with a progress bar on stderr when there are many and stderr is a terminal."""
     from tqdm import tqdm
 
-    if total < _PROGRESS_FROM:
+    if total < PROGRESS_FROM:
         return items
     return tqdm(items, total=total, desc=what, unit=" chunks", file=sys.stderr, disable=None)
 
 
-_PROGRESS_FROM = 1_000
+PROGRESS_FROM = 1_000
 
 
 def _read_text(name: str) -> str:
@@ -649,7 +345,7 @@ def _read_text(name: str) -> str:
 
 
 def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "audit",
         "print a conversation's audit timeline",
@@ -674,7 +370,7 @@ def _add_audit(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _audit(args: argparse.Namespace, out: TextIO) -> int:
-    with _open_existing(args) as store:
+    with open_existing(args) as store:
         try:
             entries = store.history(args.chat, kinds=args.kind, actor=args.actor, full=args.jsonl)
         except ValueError as error:
@@ -700,7 +396,7 @@ def _audit(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "convert",
         "print a conversation as a model API's messages",
@@ -730,7 +426,7 @@ def _add_convert(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _convert(args: argparse.Namespace, out: TextIO) -> int:
-    with _open_existing(args) as store:
+    with open_existing(args) as store:
         _version_within(store, args.chat, args.at_version)
         converted = store.model_messages(
             args.chat,
@@ -747,7 +443,7 @@ def _convert(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _add_rebuild(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "rebuild",
         "drop the read models and rebuild them from the event log",
@@ -767,7 +463,7 @@ def _add_rebuild(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _rebuild(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
-    with _open(args) as store:
+    with open_store(args) as store:
         head = store.head()
         with tqdm(
             total=head, unit=" events", desc="rebuilding", file=sys.stderr, disable=None
@@ -798,7 +494,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 
 def _add_project(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "project",
         "keep the read models up to date (run it as a process of its own)",
@@ -821,7 +517,7 @@ def _add_project(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _project(args: argparse.Namespace, out: TextIO) -> int:
-    with _open(args) as store:
+    with open_store(args) as store:
         if args.once:
             print(f"applied {_count(store.catch_up(), 'event')}", file=out)
             return 0
@@ -843,7 +539,7 @@ def _project(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _add_verify(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = _subparser(
+    parser = subparser(
         commands,
         "verify",
         "check the store against its event log (exit 1 on any disagreement)",
@@ -866,7 +562,7 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from tqdm import tqdm
 
     key = integrity.seal_key(args, required=False)
-    with _open_existing(args) as store:
+    with open_existing(args) as store:
         bars: dict[str, tqdm[Any]] = {}
 
         def progress(stage: str, done: int, total: int) -> None:

@@ -66,7 +66,7 @@ def serve_workers(
 
 def app() -> Starlette:
     """The app of one worker process, from ``$CHATLEDGER_SERVE_WORKER`` (uvicorn's factory)."""
-    from chatledger.adapters.cli.commands import _responder
+    from chatledger.adapters.cli.common import load_responder
     from chatledger.adapters.http.app import create_app
     from chatledger.adapters.http.auth import Identity
     from chatledger.adapters.http.guard import LOCAL_HOSTS
@@ -86,7 +86,7 @@ def app() -> Starlette:
     )
     return create_app(
         store,
-        responder=_responder(settings.responder, settings.delay),
+        responder=load_responder(settings.responder, settings.delay),
         tokens=tokens,
         cors_origins=settings.cors_origins,
         run_continuations=settings.run_continuations,

@@ -16,6 +16,8 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from chatledger.adapters.cli.common import add_stream_lease_option, load_responder, open_store
+
 if TYPE_CHECKING:  # imported when the command runs, so `chatledger --help` starts fast
     from chatledger.adapters.responders.scripted import Responder
     from chatledger.adapters.store import ConversationStore
@@ -77,17 +79,13 @@ def add_worker(
         action="store_true",
         help="run the requests waiting now, wait for their answers, and exit",
     )
-    from chatledger.adapters.cli.commands import add_stream_lease_option
-
     add_stream_lease_option(parser)
     parser.set_defaults(command=_worker)
 
 
 def _worker(args: argparse.Namespace, out: TextIO) -> int:
-    from chatledger.adapters.cli.commands import _open, _responder
-
-    responder = _responder(args.responder, args.delay)
-    with _open(args) as store:
+    responder = load_responder(args.responder, args.delay)
+    with open_store(args) as store:
         print(
             f"chatledger worker on {store.config.display} (tenant: {args.tenant}); Ctrl-C to stop",
             file=out,

@@ -430,7 +430,7 @@ def test_serve_refuses_bad_options_in_one_line(
 
 def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
     """``--responder MODULE:NAME`` takes a responder object or a function returning one."""
-    from chatledger.adapters.cli.commands import _responder
+    from chatledger.adapters.cli.common import load_responder
     from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
     from chatledger.adapters.responders.scripted import DemoResponder, ScriptedResponder
 
@@ -444,13 +444,13 @@ def test_serve_loads_a_responder_by_name(tmp_path: Path) -> None:
     )
     sys.path.insert(0, str(tmp_path))
     try:
-        made = _responder("my_bot:make", 0.0)
+        made = load_responder("my_bot:make", 0.0)
         assert isinstance(made, ScriptedResponder) and made.actor == "agent:made"
-        loaded = _responder("my_bot:bot", 0.0)
+        loaded = load_responder("my_bot:bot", 0.0)
         assert isinstance(loaded, ScriptedResponder) and loaded.scripts == [[{"type": "start"}]]
-        wrapped = _responder("my_bot:agent", 0.0)
+        wrapped = load_responder("my_bot:agent", 0.0)
         assert isinstance(wrapped, PydanticAIResponder) and wrapped.agent.name == "ops"
-        demo = _responder("demo", 0.25)
+        demo = load_responder("demo", 0.25)
         assert isinstance(demo, DemoResponder) and demo.delay == 0.25
     finally:
         sys.path.remove(str(tmp_path))

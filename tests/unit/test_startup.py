@@ -54,9 +54,9 @@ def test_every_public_name_is_there_on_first_use() -> None:
 
 
 def test_the_cli_constants_match_the_library() -> None:
-    from chatledger.adapters.cli import worker
+    from chatledger.adapters.cli import common, worker
     from chatledger.adapters.store.continuations import LEASE_SECONDS
 
-    assert commands.DEFAULT_TENANT == DEFAULT_TENANT
+    assert common.DEFAULT_TENANT == DEFAULT_TENANT
     assert tuple(commands.FORMATS) == tuple(FORMATS)
     assert worker.LEASE_SECONDS == LEASE_SECONDS

@@ -1,0 +1,196 @@
+"""``chatledger serve``: the HTTP server, in one process or several (``--workers``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from chatledger.adapters.cli import integrity
+from chatledger.adapters.cli.common import (
+    PROG,
+    CommandError,
+    add_stream_lease_option,
+    cipher_key,
+    load_responder,
+    open_store,
+    subparser,
+)
+
+# -- serve ------------------------------------------------------------------------
+
+
+def add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparser(
+        commands,
+        "serve",
+        "serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
+        "Run the HTTP server until interrupted: POST /api/chat streams answers the way the AI "
+        "SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
+        "/api/chat/ID/stream resumes an open answer from the log; JSON endpoints answer "
+        "approvals and tool outputs and read messages, status, the audit history, the approvals "
+        "inbox and model messages. /openapi.json describes them all. Several servers may share "
+        "one PostgreSQL database.",
+        epilog="Example: chatledger serve --port 8000 --token-file tokens.txt "
+        "--responder myapp.bot:agent",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN=TENANT",
+        help="refused: a token on the command line is visible to every local user; "
+        "use --token-file or $CHATLEDGER_TOKENS",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="bearer tokens, one a line: TOKEN=TENANT or TOKEN=TENANT:USER (the user is the "
+        "recorded actor); also $CHATLEDGER_TOKENS, comma-separated. Default: "
+        "$CHATLEDGER_TOKEN_FILE, else ./chatledger.tokens, generated with one token for "
+        "--tenant at first start",
+    )
+    parser.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="serve every request as --tenant without a token (anyone who can reach the "
+        "server can use it)",
+    )
+    parser.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="let browser pages from ORIGIN call the server, e.g. http://localhost:3000 "
+        "(repeatable; '*' for any)",
+    )
+    parser.add_argument(
+        "--responder",
+        default="demo",
+        metavar="demo|MODULE:NAME",
+        help="what answers: 'demo' (the recorded demo turn; the default), or a Python object "
+        "MODULE:NAME that is a responder, a pydantic_ai.Agent, or a function returning one",
+    )
+    parser.add_argument(
+        "--delay",
+        type=float,
+        default=0.05,
+        metavar="SECONDS",
+        help="pause between the demo responder's chunks, to look like a model (default: 0.05)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level (default: info)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name the server answers to besides localhost and --host, e.g. "
+        "chat.example.com behind a proxy (repeatable; '*' for any)",
+    )
+    parser.add_argument(
+        "--no-continuations",
+        action="store_true",
+        help="run no continuations here: leave them to 'chatledger worker' processes",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port, each with its own store on the database "
+        "(default: 1; one process serves from one CPU core)",
+    )
+    parser.add_argument(
+        "--ai-sdk",
+        type=int,
+        choices=[6, 7],
+        default=None,
+        help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else 7); "
+        "a conversation keeps the version it started with",
+    )
+    add_stream_lease_option(parser)
+    integrity.add_key_option(parser)  # the verify page checks the newest seal with it
+    parser.set_defaults(command=serve_command)
+
+
+def serve_command(args: argparse.Namespace, out: TextIO) -> int:
+    from chatledger.adapters.cli.tokens import TokenError, serve_tokens
+    from chatledger.adapters.http.app import serve
+
+    if args.token:
+        raise CommandError(
+            "--token is refused: a token on the command line is visible to every local user "
+            "in the process list; put TOKEN=TENANT[:USER] lines in a --token-file, or in "
+            "$CHATLEDGER_TOKENS"
+        )
+    if args.workers < 1:
+        raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
+    responder = load_responder(args.responder, args.delay)
+    seal_key = integrity.seal_key(args, required=False)  # the verify page checks seals with it
+    try:
+        tokens = serve_tokens(
+            args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr
+        )
+    except TokenError as error:
+        raise CommandError(str(error)) from None
+    with open_store(args) as store:
+        where = store.config.display
+        base = f"http://{args.host}:{args.port}"
+        tenants = ", ".join(sorted({t.tenant for t in tokens.values()})) if tokens else args.tenant
+        print(
+            f"chatledger serving {where} at {base} (tenants: {tenants}); "
+            f"API description at {base}/openapi.json; Ctrl-C to stop",
+            file=out,
+            flush=True,
+        )
+        if tokens is None and args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(
+                f"{PROG}: warning: listening on {args.host} with --no-auth: anyone who can "
+                f"reach it reads and writes tenant {args.tenant!r}",
+                file=sys.stderr,
+            )
+        if args.workers > 1:
+            print(f"chatledger: {args.workers} server processes", file=out, flush=True)
+            store.close()  # each worker opens its own
+            serve_in_workers(args, tokens)
+            return 0
+        serve(
+            store,
+            args.host,
+            args.port,
+            responder=responder,
+            tokens=tokens,
+            cors_origins=args.cors_origin or (),
+            log_level=args.log_level,
+            run_continuations=not args.no_continuations,
+            allowed_hosts=args.allowed_host or (),
+            seal_key=seal_key,
+        )
+    return 0
+
+
+def serve_in_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) -> None:
+    """``serve --workers N``: the settings resolved here, N processes built from them."""
+    from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers
+
+    settings = WorkerSettings(
+        url=args.url,
+        tenant=args.tenant,
+        responder=args.responder,
+        delay=args.delay,
+        cipher_key=cipher_key(args),
+        ai_sdk=args.ai_sdk,
+        tokens=None
+        if tokens is None
+        else {token: [who.tenant, who.user] for token, who in tokens.items()},
+        cors_origins=args.cors_origin or [],
+        allowed_hosts=[args.host, *(args.allowed_host or ())],
+        run_continuations=not args.no_continuations,
+    )
+    serve_workers(settings, args.host, args.port, args.workers, args.log_level)
