@@ -121,12 +121,23 @@ def running_server(
     otherwise); ``tokens`` go in ``$CHATLEDGER_TOKENS`` (by default the token
     ``token-node`` is tenant ``node-tenant``).
     """
+    with server_process(url, *(options or ("--delay", "0.02")), tokens=tokens) as (_, base):
+        yield base
+
+
+@contextmanager
+def server_process(
+    url: str, *options: str, tokens: str | None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``chatledger serve --url URL OPTIONS`` on a free port: yields the process and its base URL.
+
+    The process is stopped at the end unless the test already ended it (a kill).
+    """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
-    command += ["--log-level", "warning"]
-    command += options or ("--delay", "0.02")
+    command += ["--log-level", "warning", *options]
     env = {
         k: v
         for k, v in os.environ.items()
@@ -150,11 +161,12 @@ def running_server(
                 output = process.communicate(timeout=5)[0] if process.poll() is not None else ""
                 pytest.fail(f"the server did not start:\n{output}")
             time.sleep(0.05)
-        yield base
+        yield process, base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

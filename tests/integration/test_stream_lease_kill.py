@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +27,7 @@ import pytest
 
 from chatledger import ConversationStore
 from tests.integration.conftest import Backend
-from tests.integration.http_support import send_body, user
+from tests.integration.http_support import send_body, server_process, user
 from tests.support.hanging_responder import PARTIAL
 
 LEASE = "3"
@@ -49,39 +46,9 @@ class Server:
 @contextmanager
 def _server(url: str) -> Iterator[Server]:
     """``chatledger serve`` with the hanging responder and a short stream lease, on a free port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
-    command += ["--log-level", "warning", "--responder", RESPONDER]
-    command += ["--stream-lease-seconds", LEASE]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_TOKEN")}
-    env["CHATLEDGER_TOKENS"] = f"{TOKEN}={TENANT}"
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/openapi.json", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.communicate(timeout=5)[0] if process.poll() is not None else ""
-                pytest.fail(f"the server did not start:\n{output}")
-            time.sleep(0.05)
+    options = ("--responder", RESPONDER, "--stream-lease-seconds", LEASE)
+    with server_process(url, *options, tokens=f"{TOKEN}={TENANT}") as (process, base):
         yield Server(process, base)
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @dataclass
