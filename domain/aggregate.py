@@ -95,6 +95,10 @@ class ReceivedChunk(NamedTuple):
     """Why it was refused."""
 
 
+_new_tuple: Any = tuple.__new__
+"""Makes a ``ReceivedChunk`` without the named tuple's Python-level ``__new__`` (once per chunk)."""
+
+
 class Conversation(BaseAggregate[UUID]):
     """One conversation's event-sourced aggregate."""
 
@@ -246,7 +250,22 @@ class Conversation(BaseAggregate[UUID]):
         return True
 
     def receive(self, stream_id: str, chunk: Any, *, limits: Limits) -> ReceivedChunk:
-        """Check and fold one chunk now; it is recorded at the next ``flush()``."""
+        """Check and fold one chunk now; it is recorded at the next ``flush()``.
+
+        The common chunk (a bare text or reasoning delta of an open part) takes
+        ``OpenStream.receive_plain_delta``; anything else ``receive_checked``,
+        with the same result.
+        """
+        stream = self.state.stream
+        if stream is not None and stream.stream_id == stream_id:
+            position = stream.receive_plain_delta(chunk, limits)
+            if position is not None:
+                self.buffer.append((chunk, time.time(), Verdict.APPLIED, None))
+                return _new_tuple(ReceivedChunk, (position, Verdict.APPLIED, None))
+        return self.receive_checked(stream_id, chunk, limits=limits)
+
+    def receive_checked(self, stream_id: str, chunk: Any, *, limits: Limits) -> ReceivedChunk:
+        """``receive`` by the general path, for any chunk: the reference its fast path agrees with."""
         self._require_stream(stream_id)
         state = self.state
         stream = state.stream

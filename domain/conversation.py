@@ -7,6 +7,7 @@ tests and the conformance suite can drive it directly.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import Any
 from chatledger.domain._fold_v7 import part_for_approval
 from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
-from chatledger.domain.limits import chunk_cost, json_size
+from chatledger.domain.limits import Limits, chunk_cost, json_size
 from chatledger.domain.replay import approval_response_is_replay, is_replay
 from chatledger.domain.tool_parts import is_tool_part
 
@@ -77,6 +78,51 @@ class OpenStream:
             **({"renewedAt": self.renewed_at.isoformat()} if self.renewed_at else {}),
             **({"leaseSeconds": self.lease_seconds} if self.lease_seconds is not None else {}),
         }
+
+    def receive_plain_delta(self, chunk: Any, limits: Limits) -> int | None:
+        """The common chunk in one step: a bare text or reasoning delta of an open part.
+
+        Most of a stream is such chunks. This checks, counts and folds one with
+        the same result as the general path (``Limits.chunk_cost``, ``check_chunk``,
+        the message size check, ``ConversationState.receive_chunk``) and returns
+        its position. For anything else, including every chunk the general path
+        would refuse, it returns None and changes nothing: the caller then takes
+        the general path, which decides.
+        """
+        if type(chunk) is not dict or len(chunk) != 3:
+            return None
+        kind = chunk.get("type")
+        if type(kind) is not str:
+            return None
+        fold = self.fold
+        if kind == "text-delta":
+            active = fold.active_text
+        elif kind == "reasoning-delta":
+            active = fold.active_reasoning
+        else:
+            return None
+        delta = chunk.get("delta")
+        key = chunk.get("id")
+        if type(delta) is not str or type(key) is not str:
+            return None
+        if not delta.isascii() and _SURROGATE.search(delta) is not None:
+            return None  # no UTF-8 form: refused there (an open part's id always has one)
+        size = len(delta)
+        if (
+            _DELTA_JSON + _MOST_BYTES * (size + len(key)) > limits.max_chunk_bytes
+            or self.message_bytes + size > limits.max_message_bytes
+        ):
+            return None  # near a limit: the general path measures it exactly
+        # (``fold.retracted`` is empty here: ``receive_chunk`` clears it where it is set.)
+        index = active.get(key)
+        if index is None:
+            return None  # no open part of that id: refused there
+        position = self.next_seq
+        self.next_seq = position + 1
+        fold.message["parts"][index]["text"] += delta
+        self.step_chunks.append((position, None))
+        self.message_bytes += size
+        return position
 
 
 @dataclass
@@ -378,6 +424,13 @@ class ConversationState:
             state.stream.lease_seconds = stream.get("leaseSeconds")
         return state
 
+
+_DELTA_JSON = len('{"type":"reasoning-delta","id":"","delta":""}')
+"""Bytes of a bare delta chunk's JSON besides its id and text."""
+_MOST_BYTES = 6
+"""Most bytes one character takes in UTF-8 JSON (a control character is ``\\u00XX``)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate (a str holds no pairs): a string with one has no UTF-8 form."""
 
 _STEPLESS = frozenset({"start", "finish", "finish-step", "message-metadata", "error", "abort"})
 """Chunks that add nothing a ``reset-step`` takes back."""

@@ -192,17 +192,6 @@ class Limits:
         if type(chunk) is not dict and not isinstance(chunk, Mapping):
             return 0  # the schema check refuses it with a better reason
         kind = chunk.get("type")
-        if len(chunk) == 3 and (kind == "text-delta" or kind == "reasoning-delta"):
-            # Hot path (most chunks): a plain ASCII delta of sane size is storable and small.
-            delta, key = chunk.get("delta"), chunk.get("id")
-            if (
-                type(delta) is str
-                and type(key) is str
-                and delta.isascii()
-                and key.isascii()
-                and len(delta) + len(key) + 256 < self.max_chunk_bytes
-            ):
-                return len(delta)
         kind_name = kind if isinstance(kind, str) else None
         try:
             size = json_size(chunk, max_depth=self.max_depth)
