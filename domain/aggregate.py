@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import NAMESPACE_URL, UUID, uuid5
@@ -95,7 +95,7 @@ class ReceivedChunk(NamedTuple):
     """Why it was refused."""
 
 
-_new_tuple: Any = tuple.__new__
+_received: Callable[[type[ReceivedChunk], tuple[int, Verdict, None]], ReceivedChunk] = tuple.__new__
 """Makes a ``ReceivedChunk`` without the named tuple's Python-level ``__new__`` (once per chunk)."""
 
 
@@ -261,7 +261,7 @@ class Conversation(BaseAggregate[UUID]):
             position = stream.receive_plain_delta(chunk, limits)
             if position is not None:
                 self.buffer.append((chunk, time.time(), Verdict.APPLIED, None))
-                return _new_tuple(ReceivedChunk, (position, Verdict.APPLIED, None))
+                return _received(ReceivedChunk, (position, Verdict.APPLIED, None))
         return self.receive_checked(stream_id, chunk, limits=limits)
 
     def receive_checked(self, stream_id: str, chunk: Any, *, limits: Limits) -> ReceivedChunk:
