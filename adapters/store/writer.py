@@ -277,14 +277,16 @@ class StreamWriter:
             if self._settles_at is not None and not boundary:
                 self.flush()  # a boundary's batch is committed before the next step goes on
             received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
-            self._unsaved.append(chunk)
+            unsaved = self._unsaved
+            unsaved.append(chunk)
             now = time.monotonic()
-            if len(self._unsaved) == 1:
+            policy = self._policy
+            if len(unsaved) == 1:
                 self._oldest = now
             if (
-                len(self._unsaved) >= self._policy.max_chunks
-                or now - self._oldest >= self._policy.max_delay
-                or (boundary and (self._policy.settle <= 0 or chunk.get("type") in AT_ONCE))
+                len(unsaved) >= policy.max_chunks
+                or now - self._oldest >= policy.max_delay
+                or (boundary and (policy.settle <= 0 or chunk.get("type") in AT_ONCE))
             ):
                 self.flush()
             elif boundary and self._settles_at is None:
