@@ -123,13 +123,17 @@ def _check_names(fields: Mapping[str, Any], where: str) -> str | None:
     return None
 
 
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+"""``json.dumps`` with these options, without building an encoder per call."""
+
+
 def json_size(value: Any, *, max_depth: int = 100) -> int:
     """Bytes of ``value`` as compact UTF-8 JSON; NotStorableError if it has no such form."""
     if not _shallow_enough(value, max_depth):
         raise NotStorableError(f"nested more than {max_depth} levels deep")
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        return len(text.encode())
+        text = _COMPACT_JSON(value)
+        return len(text) if text.isascii() else len(text.encode())
     except UnicodeEncodeError:
         raise NotStorableError(
             "a string holds a lone UTF-16 surrogate, which UTF-8 cannot store"
