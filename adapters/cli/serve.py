@@ -122,6 +122,7 @@ def add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 def serve_command(args: argparse.Namespace, out: TextIO) -> int:
     from chatledger.adapters.cli.tokens import TokenError, serve_tokens
     from chatledger.adapters.http.app import serve
+    from chatledger.adapters.http.server_options import server_options
 
     if args.token:
         raise CommandError(
@@ -145,7 +146,8 @@ def serve_command(args: argparse.Namespace, out: TextIO) -> int:
         tenants = ", ".join(sorted({t.tenant for t in tokens.values()})) if tokens else args.tenant
         print(
             f"chatledger serving {where} at {base} (tenants: {tenants}); "
-            f"API description at {base}/openapi.json; Ctrl-C to stop",
+            f"API description at {base}/openapi.json; {server_options().describe()}; "
+            "Ctrl-C to stop",
             file=out,
             flush=True,
         )

@@ -53,6 +53,9 @@ def serve_workers(
     """Run ``workers`` server processes on ``host:port`` until interrupted."""
     import uvicorn
 
+    from chatledger.adapters.http.server_options import server_options
+
+    options = server_options()
     os.environ[CONFIG_ENV] = json.dumps(asdict(settings))
     uvicorn.run(
         "chatledger.adapters.cli.serve_workers:app",
@@ -61,6 +64,8 @@ def serve_workers(
         port=port,
         workers=workers,
         log_level=log_level,
+        loop=options.loop,
+        http=options.http,
     )
 
 

@@ -462,6 +462,8 @@ def serve(
     """
     import uvicorn
 
+    from chatledger.adapters.http.server_options import server_options
+
     app = create_app(
         store_or_url,
         responder=responder or demo_responder(delay=0.05),
@@ -471,4 +473,7 @@ def serve(
         allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
         seal_key=seal_key,
     )
-    uvicorn.run(app, host=host, port=port, log_level=log_level)
+    options = server_options()
+    uvicorn.run(
+        app, host=host, port=port, log_level=log_level, loop=options.loop, http=options.http
+    )
