@@ -56,6 +56,8 @@ class Outbox:
 
     async def wait(self, timeout: float) -> bool:
         """Wait until something can be taken; False after ``timeout`` seconds of nothing."""
+        if self._ready.is_set():  # the common case under load: no timer, no task
+            return True
         try:
             await asyncio.wait_for(self._ready.wait(), timeout)
         except TimeoutError:

@@ -139,26 +139,35 @@ class Resumes:
             async for item in items:
                 if item is KEEP_ALIVE:
                     yield KEEP_ALIVE
-                elif isinstance(item, FollowedChunk):
-                    yield sse_event(item.chunk, item.cursor)
+                elif isinstance(item, list):  # what one read of the log found: one write
+                    yield "".join([sse_event(each.chunk, each.cursor) for each in item])
                 else:
                     yield sse_event({"type": "error", "errorText": str(item)})
         yield DONE
 
     async def followed(
         self, follower: AsyncFollower, chat_id: str, tenant: str
-    ) -> AsyncGenerator[FollowedChunk | str | ChatLedgerError, None]:
+    ) -> AsyncGenerator[list[FollowedChunk] | str | ChatLedgerError, None]:
         """The followed chunks as the client must get them, ``KEEP_ALIVE`` when quiet, then the end.
 
-        A ``ChatLedgerError`` that stops the follower is the last item. Close
+        The chunks come in lists, each what one read of the log found (never
+        empty): a client gets them in one write, not one write each. A
+        ``ChatLedgerError`` that stops the follower is the last item. Close
         the iterator (``contextlib.aclosing``) to stop early.
         """
         try:
             while True:
                 try:
-                    async for item in follower:
-                        sent = await self._as_sent(item, chat_id, tenant)
-                        if sent is not None:
+                    async for first in follower:
+                        sent = []
+                        for item in (first, *follower.take_ready()):
+                            if depends_on_message(item.chunk):
+                                shown = await self._as_sent(item, chat_id, tenant)
+                                if shown is not None:
+                                    sent.append(shown)
+                            else:  # the common case, sent as it is
+                                sent.append(item)
+                        if sent:
                             yield sent
                     return
                 except FollowTimeoutError as idle:
@@ -176,14 +185,12 @@ class Resumes:
     async def _as_sent(
         self, item: FollowedChunk, chat_id: str, tenant: str
     ) -> FollowedChunk | None:
-        """A followed chunk as the client must get it (``http_sse.resumed``), or None to leave it out.
+        """A followed chunk that ``depends_on_message`` as the client must get it, or None to leave it out.
 
         The message it depends on comes from the conversation's aggregate
         (the log), not the read models: a resume never waits for (or does)
         the projection of every other conversation.
         """
-        if not depends_on_message(item.chunk):
-            return item  # the common case needs no read of the messages
         stored = await run_in_threadpool(self._messages, chat_id, tenant)
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
         sent = resumed(item.chunk, message)

@@ -46,9 +46,13 @@ KEEP_ALIVE = ": keep-alive\n\n"
 """An SSE comment sent when a stream stays quiet (proxies close idle connections)."""
 
 
+_to_json = json.JSONEncoder(separators=(",", ":")).encode
+"""``json.dumps(chunk, separators=(",", ":"))`` without building an encoder per call (per chunk)."""
+
+
 def sse_event(chunk: Any, event_id: str | None = None) -> str:
     """One SSE event carrying ``chunk`` as JSON (ASCII: any string survives)."""
-    data = json.dumps(chunk, separators=(",", ":"))
+    data = _to_json(chunk)
     return f"id: {event_id}\ndata: {data}\n\n" if event_id else f"data: {data}\n\n"
 
 

@@ -35,7 +35,6 @@ from chatledger.adapters.http.errors import HTTPProblem
 from chatledger.adapters.http.outbox import Outbox
 from chatledger.adapters.http.resume import message_replay
 from chatledger.adapters.http.steering import Steered, answer_steered, waiting
-from chatledger.adapters.store.follow import FollowedChunk
 from chatledger.domain.errors import ChatLedgerError
 
 if TYPE_CHECKING:
@@ -197,10 +196,11 @@ class ChatSocket:
         )
         async with contextlib.aclosing(app.resumes.followed(follower, chat_id, tenant)) as items:
             async for item in items:
-                if isinstance(item, FollowedChunk):
-                    sequence += 1
-                    if sequence > skip:
-                        frame = {"chunk": item.chunk, "sequence": sequence}
-                        await send({"type": "chunk", "requestId": request_id, **frame})
+                if isinstance(item, list):
+                    for followed in item:
+                        sequence += 1
+                        if sequence > skip:
+                            frame = {"chunk": followed.chunk, "sequence": sequence}
+                            await send({"type": "chunk", "requestId": request_id, **frame})
                 elif isinstance(item, ChatLedgerError):
                     raise item

@@ -127,6 +127,16 @@ class AsyncFollower(AsyncIterator[FollowedChunk]):
             await self._fill(self._reader)
         return self._ready.popleft()
 
+    def take_ready(self) -> list[FollowedChunk]:
+        """The chunks already read and not yet yielded, taken at once (no read, no wait).
+
+        After ``__anext__`` returned a chunk, these are the rest of its page:
+        a server sends them to its client in one write instead of one each.
+        """
+        ready = list(self._ready)
+        self._ready.clear()
+        return ready
+
     async def _fill(self, reader: StreamReader) -> None:
         """Read what is new, after waiting for news unless more is known to be there."""
         if self._subscription is None:

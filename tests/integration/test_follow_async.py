@@ -90,6 +90,24 @@ async def test_follow_async_yields_what_follow_yields_live_until_the_close(
     assert [item.chunk for item in rest] == _text(40)[10:]
 
 
+async def test_take_ready_takes_the_rest_of_the_read_in_order(durable_backend: Backend) -> None:
+    """After a chunk, ``take_ready`` gives the rest of what that read found, then nothing is lost."""
+    store = durable_backend.open()
+    _new_chat(store, "c")
+    stream = store.open_stream("c")
+    for chunk in _text(5):
+        stream.append(chunk)
+    stream.flush()
+    follower = await store.follow_async("c")
+    first = await follower.__anext__()
+    rest = follower.take_ready()
+    assert [first.chunk, *(item.chunk for item in rest)] == _text(5)  # one read: every chunk
+    assert follower.take_ready() == []
+    stream.append({"type": "start-step"})
+    stream.close()
+    assert [item.chunk async for item in follower] == [{"type": "start-step"}]
+
+
 async def test_follow_async_errors_are_raised_when_awaited(durable_backend: Backend) -> None:
     """Unknown chat and foreign cursors fail at once; a quiet stream times out with its cursor."""
     store = durable_backend.open()
