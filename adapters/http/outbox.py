@@ -56,10 +56,11 @@ class Outbox:
 
     async def wait(self, timeout: float) -> bool:
         """Wait until something can be taken; False after ``timeout`` seconds of nothing."""
-        if self._ready.is_set():  # the common case under load: no timer, no task
+        if self._ready.is_set():  # the common case under load: no timer
             return True
         try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            async with asyncio.timeout(timeout):  # no task per wait, as wait_for makes on 3.11
+                await self._ready.wait()
         except TimeoutError:
             return False
         return True
