@@ -1,8 +1,7 @@
 """The event loop and HTTP parser ``chatledger serve`` runs uvicorn with: the fast ones when installed.
 
-uvloop and httptools are dependencies (where they build: uvloop has no
-Windows build), and they cost about a fifth less server CPU per streamed
-chunk than asyncio's own loop and h11. They are chosen here by name rather
+uvloop and httptools are dependencies (uvloop has no Windows build): they
+are the cheaper loop and parser per event. They are chosen here by name rather
 than left to uvicorn's ``auto``, so the startup line can say which are in use
 and an installation without them falls back visibly.
 """
