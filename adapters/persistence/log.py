@@ -152,3 +152,22 @@ class ConversationLog(Application[UUID]):
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune
+
+    def record_many(self, conversations: list[Conversation]) -> None:
+        """Save the pending events of several conversations in one transaction (no snapshots).
+
+        One ``insert_events`` call: the recorders chain each conversation's
+        events from its own previous link, encrypt each with its own data key
+        (the mapper does, event by event), and wake listeners once after the
+        commit. Either every conversation's events are recorded or none is: a
+        version clash of any of them (another process wrote it meanwhile)
+        becomes ConcurrentWriteError, an erased one ConversationErasedError,
+        any other database failure StoreUnavailableError. After a failure
+        every conversation given is ahead of the log: reload each.
+        """
+        try:
+            self.save(*conversations)
+        except IntegrityError:
+            raise ConcurrentWriteError(", ".join(c.state.chat_id for c in conversations)) from None
+        except (*STORAGE_ERRORS, ValueError) as error:
+            raise StoreUnavailableError(f"the writes were not recorded: {error}") from error

@@ -116,23 +116,37 @@ class UnitOfWork:
         events; only the newest snapshot is kept. ConcurrentWriteError when
         another writer got there first (nothing was written).
         """
-        pending = conversation.pending_events
         state = conversation.state
         key = conversation_id(state.tenant, state.chat_id)
-        last = self._snapshotted.get(key)
-        snapshot_due = any(
-            event.originator_version % SNAPSHOT_EVERY == 0
-            or (
-                isinstance(event, StreamClosed)
-                and (last is None or event.originator_version - last >= SNAPSHOT_CLOSE_AFTER)
-            )
-            for event in pending
-        )
+        snapshot_due = self.snapshot_due(conversation)
         self.log.record(conversation, snapshot=snapshot_due)
         if snapshot_due:
             if len(self._snapshotted) >= 10_000:
                 self._snapshotted.clear()  # forgetting only means an earlier snapshot
             self._snapshotted[key] = conversation.version
+
+    def snapshot_due(self, conversation: Conversation) -> bool:
+        """Whether committing the conversation's pending events takes a snapshot (see ``commit``)."""
+        state = conversation.state
+        last = self._snapshotted.get(conversation_id(state.tenant, state.chat_id))
+        return any(
+            event.originator_version % SNAPSHOT_EVERY == 0
+            or (
+                isinstance(event, StreamClosed)
+                and (last is None or event.originator_version - last >= SNAPSHOT_CLOSE_AFTER)
+            )
+            for event in conversation.pending_events
+        )
+
+    def commit_many(self, conversations: list[Conversation]) -> None:
+        """Save the pending events of several conversations in one transaction.
+
+        For batches none of which is due a snapshot (``snapshot_due``): commit
+        those alone. Either all are recorded or none (ConcurrentWriteError if
+        any of them was written elsewhere meanwhile); after a failure reload
+        each of them.
+        """
+        self.log.record_many(conversations)
 
     def create(self, conversation: Conversation) -> None:
         """Save a new conversation and keep it (its first turn needs no load); ConcurrentWriteError

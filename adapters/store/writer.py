@@ -90,13 +90,25 @@ class BatchPolicy:
 
 
 class Flusher:
-    """One background thread per store that commits batches whose oldest chunk is too old.
+    """One background thread per store that commits the due batches of all its open streams, together.
 
-    ``append()`` already commits on age when chunks keep coming; this covers a
-    model that goes quiet, so at most ``max_delay`` of chunks is ever at risk.
-    It also commits a batch ended by a boundary chunk once it has settled
-    (``due_at`` wakes it at that moment), and renews the lease of a writer
-    that has committed nothing for a while (``StreamWriter.renew_if_idle``).
+    It ticks every ``max_delay / 2``. At each tick it takes every writer
+    whose oldest buffered chunk would be ``max_delay`` old before the next
+    tick, whose batch ended by a boundary chunk has settled (``due_at``
+    wakes it at that moment), or whose lease needs renewing
+    (``StreamWriter.renew_if_idle``), and records all their events in ONE
+    transaction (*group commit*): at N live streams the process commits
+    about 2 / ``max_delay`` times a second instead of N times that. A batch
+    due a snapshot is committed on its own (with its snapshot). If the
+    group's transaction fails (another process wrote one of the
+    conversations meanwhile, or the database failed), each member is
+    committed through its own path (reload, re-apply, commit), so one bad
+    member costs the others one retry, never their chunks.
+
+    ``append()`` still commits by itself when its oldest chunk reaches
+    ``max_delay`` (the flusher fell behind, or the writer was busy at the
+    tick), so at most ``max_delay`` of chunks is ever at risk, as before. A
+    writer busy in a call of its own at the tick is left to that call.
     """
 
     def __init__(
@@ -112,6 +124,8 @@ class Flusher:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopped = False
+        self.group = True
+        """Commit the due batches of all writers in one transaction (False: one each, as before)."""
 
     def watch(self, writer: StreamWriter) -> None:
         """Check ``writer`` periodically until it closes."""
@@ -189,9 +203,47 @@ class Flusher:
                     self._next = None
                 checked = now
                 writers = list(self._watched)
-            pending = [moment for writer in writers if (moment := writer.flush_if_due())]
-            if pending:
-                self.due_at(min(pending))  # a boundary that had not settled yet
+            pending = self._commit_due(writers, now)
+            if pending is not None:
+                self.due_at(pending)  # a boundary that had not settled yet
+
+    def commit_due(self, now: float | None = None) -> float | None:
+        """One tick now: commit what is due of every watched writer (as of ``now``, a
+        ``time.monotonic`` moment); returns when a boundary still waiting to settle is due."""
+        with self._wake:
+            writers = list(self._watched)
+        return self._commit_due(writers, time.monotonic() if now is None else now)
+
+    def _commit_due(self, writers: list[StreamWriter], now: float) -> float | None:
+        if not self.group:
+            pending = [moment for writer in writers if (moment := writer.flush_if_due(now))]
+            return min(pending, default=None)
+        members: list[tuple[StreamWriter, str]] = []
+        pending = []
+        try:
+            for writer in writers:
+                # Never wait for a writer: one busy in a call of its own commits what is due
+                # itself. Not waiting also means no lock order to keep between writers.
+                if not writer._lock.acquire(blocking=False):
+                    continue
+                kind: str | None = None
+                try:
+                    kind, moment = writer._join_group(now, self._period)
+                    if moment is not None:
+                        pending.append(moment)
+                except Exception:  # e.g. a fold that failed: reload at the writer's next call
+                    writer._stale = True
+                finally:
+                    if kind is None:
+                        writer._lock.release()
+                if kind is not None:
+                    members.append((writer, kind))
+            if members:
+                commit_group(members)
+        finally:
+            for writer, _ in members:
+                writer._lock.release()
+        return min(pending, default=None)
 
 
 class StreamWriter:
@@ -303,18 +355,18 @@ class StreamWriter:
             self._unsaved = []
             self._settles_at = None
 
-    def flush_if_due(self) -> float | None:
-        """Flusher: commit if the oldest buffered chunk is ``max_delay`` old, or a boundary settled.
+    def flush_if_due(self, now: float | None = None) -> float | None:
+        """Commit alone if the oldest buffered chunk is ``max_delay`` old, or a boundary settled.
 
         Returns when a boundary still waiting to settle is due (None if none is).
         """
         with self._lock:
             if not self._unsaved:
-                self.renew_if_idle()
+                self.renew_if_idle(now)
                 return None
             if self.closed:
                 return None
-            now = time.monotonic()
+            now = time.monotonic() if now is None else now
             settled = self._settles_at is not None and now >= self._settles_at
             if not settled and now - self._oldest < self._policy.max_delay:
                 return self._settles_at
@@ -322,7 +374,7 @@ class StreamWriter:
             self._flush_quietly()
             return None
 
-    def renew_if_idle(self) -> bool:
+    def renew_if_idle(self, now: float | None = None) -> bool:
         """Renew the stream's lease if nothing was committed for a third of it; whether it did.
 
         A failure is not raised here (the flusher calls it): a stream closed
@@ -331,18 +383,74 @@ class StreamWriter:
         with self._lock:
             if self.closed or self._unsaved:
                 return False
-            if time.monotonic() - self._committed_at < self._renew_every:
+            if (time.monotonic() if now is None else now) - self._committed_at < self._renew_every:
                 return False
+            return self._renew_quietly()
+
+    def _renew_quietly(self) -> bool:
+        """Commit a ``StreamRenewed`` alone; whether it did (failures wait for the next call)."""
+        try:
+            self._save(lambda conversation: conversation.renew_stream(self.stream_id))
+        except NoOpenStreamError:
+            self._unreported_end = True
+            return False
+        except Exception:
+            # Try again in a while (a sixth of the lease), not at every tick of the flusher.
+            self._committed_at = time.monotonic() - self._renew_every / 2
+            return False
+        return True
+
+    # -- group commit (the flusher holds the writer's lock through these) -----------------
+
+    def _join_group(self, now: float, ahead: float) -> tuple[str | None, float | None]:
+        """Record what is due for the flusher's group transaction: ("batch" or "renew", None) if it
+        joins, else (None, when a boundary still waiting to settle is due).
+
+        A batch is due when its oldest chunk would be ``max_delay`` old within
+        ``ahead`` (the flusher's next tick), or when its boundary settled. A
+        batch due a snapshot, and a writer left stale by a failed commit,
+        commit alone here instead (through ``flush``, which reloads first).
+        """
+        if self.closed:
+            return None, None
+        if not self._unsaved:
+            if now - self._committed_at < self._renew_every:
+                return None, None
+            if self._stale:
+                self._renew_quietly()
+                return None, None
             try:
-                self._save(lambda conversation: conversation.renew_stream(self.stream_id))
+                self._conversation.renew_stream(self.stream_id)
             except NoOpenStreamError:
-                self._unreported_end = True
-                return False
-            except Exception:
-                # Try again in a while (a sixth of the lease), not at every tick of the flusher.
-                self._committed_at = time.monotonic() - self._renew_every / 2
-                return False
-            return True
+                self._renew_quietly()  # the usual path sees to it
+                return None, None
+            return "renew", None
+        settled = self._settles_at is not None and now >= self._settles_at
+        if not settled and now + ahead - self._oldest < self._policy.max_delay:
+            return None, self._settles_at
+        if self._stale:
+            self._flush_quietly()
+            return None, None
+        self._conversation.flush()
+        if self._uow.snapshot_due(self._conversation):
+            self._flush_quietly()  # records nothing more; commits the batch with its snapshot
+            return None, None
+        return "batch", None
+
+    def _group_committed(self, kind: str) -> None:
+        """The group's transaction holds what ``_join_group`` recorded."""
+        self._committed_at = time.monotonic()
+        if kind == "batch":
+            self._unsaved = []
+            self._settles_at = None
+
+    def _group_failed(self, kind: str) -> None:
+        """The group's transaction failed: commit through this writer's own path (reload, re-apply)."""
+        self._stale = True  # the conversation holds events the log does not
+        if kind == "batch":
+            self._flush_quietly()
+        else:
+            self._renew_quietly()
 
     def settle(self) -> None:
         """Commit now if the buffered batch ends with a boundary chunk (see ``Flusher.settle``).
@@ -467,3 +575,23 @@ class StreamWriter:
             self.close("aborted", f"{type(exc).__name__}")
         else:
             self.close("errored", f"{type(exc).__name__}: {exc}")
+
+
+def commit_group(members: list[tuple[StreamWriter, str]]) -> None:
+    """Commit the events ``_join_group`` recorded on each member, one transaction per unit of work.
+
+    The caller holds every member's lock. On any failure of a group, each
+    of its members commits on its own (``_group_failed``).
+    """
+    groups: dict[int, list[tuple[StreamWriter, str]]] = {}
+    for member in members:
+        groups.setdefault(id(member[0]._uow), []).append(member)
+    for group in groups.values():
+        try:
+            group[0][0]._uow.commit_many([writer._conversation for writer, _ in group])
+        except Exception:
+            for writer, kind in group:
+                writer._group_failed(kind)
+        else:
+            for writer, kind in group:
+                writer._group_committed(kind)
