@@ -27,7 +27,12 @@ seconds after the posts:
   chunk (a figure less sensitive to a busy machine), the most threads it had,
   and its database connections (PostgreSQL: TCP connections to the server's
   port; SQLite: open descriptors of the database file), the load generator's
-  own CPU, and the machine's 1-minute load average before and after.
+  own CPU, and the machine's 1-minute load average before and after;
+* PostgreSQL: transactions committed per second in the whole database
+  (``pg_stat_database.xact_commit``: reads and NOTIFYs too, and anything
+  else using that database; point ``--postgres-url`` at a database of its
+  own), and the transactions per second that inserted the store's events
+  (distinct ``xmin`` of the rows written in the window).
 
 ``--server "NAME=PYTHON [SERVE ARGS]"`` (repeatable) runs each measurement
 with the server of another installation too (a virtualenv of an older
@@ -56,7 +61,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
+import psycopg
 from backends import BACKENDS, DEFAULT_POSTGRES_URL, fresh_db, postgres_available
 from stats import percentile
 
@@ -326,6 +333,34 @@ class Sampler:
             await asyncio.sleep(0.5)
 
 
+def _pg_mark(url: str) -> tuple[int, int] | None:
+    """PostgreSQL: (transactions committed in the database so far, the store's last event position)."""
+    if not url.startswith("postgres"):
+        return None
+    base, _, query = url.partition("?")
+    table = f'"{dict(parse_qsl(query))["schema"]}"."chatledger_events"'
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        xact = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+        position = conn.execute(f"SELECT COALESCE(MAX(notification_id), 0) FROM {table}").fetchone()
+    return int(xact[0]) if xact else 0, int(position[0]) if position else 0
+
+
+def _pg_event_transactions(url: str, after: int, upto: int) -> int:
+    """PostgreSQL: how many transactions inserted the events at positions (after, upto] (by xmin)."""
+    base, _, query = url.partition("?")
+    table = f'"{dict(parse_qsl(query))["schema"]}"."chatledger_events"'
+    with psycopg.connect(base, autocommit=True) as conn:
+        row = conn.execute(
+            f"SELECT COUNT(DISTINCT xmin::text) FROM {table} "
+            "WHERE notification_id > %s AND notification_id <= %s",
+            (after, upto),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -403,16 +438,29 @@ def measure(
                 await asyncio.sleep(args.warm)
                 mark["server"] = _cpu_seconds(_processes(server.pid))
                 mark["self"] = sum(os.times()[:2])
+                pg_start = await asyncio.to_thread(_pg_mark, url)
                 await asyncio.sleep(args.window)
                 mark["server"] = _cpu_seconds(_processes(server.pid)) - mark["server"]
                 mark["self"] = sum(os.times()[:2]) - mark["self"]
+                pg_end = await asyncio.to_thread(_pg_mark, url)
+                if pg_start is not None and pg_end is not None:
+                    mark["db_commits"] = pg_end[0] - pg_start[0]
+                    mark["event_transactions"] = await asyncio.to_thread(
+                        _pg_event_transactions, url, pg_start[1], pg_end[1]
+                    )
 
             clocking = asyncio.create_task(clock())
             streams, window, took = await _drive(port, n, args, f"n{n}")
             await clocking
             sampling.cancel()
+            db_rates.update(
+                (k, mark[k] / args.window)
+                for k in ("db_commits", "event_transactions")
+                if k in mark
+            )
             return streams, window, took, mark["server"], mark["self"], sampler
 
+        db_rates: dict[str, float] = {}
         streams, window, took, server_cpu, self_cpu, sampler = asyncio.run(run())
         if profiler is not None:
             profiler.wait(timeout=120)
@@ -449,6 +497,8 @@ def measure(
         "loadgen_cpu": self_cpu / args.window * 100,
         "threads": sampler.threads,
         "connections": sampler.connections,
+        "db_commits_per_s": db_rates.get("db_commits"),
+        "event_transactions_per_s": db_rates.get("event_transactions"),
         "load_before": load_before,
         "load_after": load_after,
         "seconds": took,
@@ -495,8 +545,13 @@ def _row(backend: str, name: str, r: dict[str, Any]) -> str:
         f"| {r['first_p50']:,.0f} / {r['first_p99']:,.0f} | {r['resume_first_p99']:,.0f} "
         f"| {r['no_content']} | {r['errors']} | {r['server_cpu']:.0f} "
         f"| {r['cpu_us_per_chunk']:,.0f} | {r['loadgen_cpu']:.0f} "
-        f"| {r['threads']} | {r['connections']} | {r['load_before']:.1f} / {r['load_after']:.1f} |"
+        f"| {r['threads']} | {r['connections']} | {_rate(r['db_commits_per_s'])} "
+        f"| {_rate(r['event_transactions_per_s'])} | {r['load_before']:.1f} / {r['load_after']:.1f} |"
     )
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
 
 
 def main() -> int:
@@ -513,9 +568,10 @@ def main() -> int:
         "| append-to-follower p50 / p99 ms | to poster p50 / p99 ms | first event p50 / p99 ms "
         "| resume first event p99 ms | 204s | failed | server CPU % "
         "| server CPU µs per followed chunk | load generator CPU % | threads (max) "
-        "| DB connections (max) | load avg before / after |"
+        "| DB connections (max) | PostgreSQL commits/s (whole database) "
+        "| event-writing transactions/s | load avg before / after |"
     )
-    print("|" + "---|" * 18, flush=True)
+    print("|" + "---|" * 20, flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="chatledger-live-") as tmp:
         folder = Path(tmp)

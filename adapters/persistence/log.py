@@ -153,21 +153,22 @@ class ConversationLog(Application[UUID]):
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune
 
-    def record_many(self, conversations: list[Conversation]) -> None:
-        """Save the pending events of several conversations in one transaction (no snapshots).
+    def record_many(self, events: list[Any]) -> None:
+        """Save events of several conversations (taken off them: ``collect_events``) in one transaction.
 
         One ``insert_events`` call: the recorders chain each conversation's
         events from its own previous link, encrypt each with its own data key
         (the mapper does, event by event), and wake listeners once after the
-        commit. Either every conversation's events are recorded or none is: a
-        version clash of any of them (another process wrote it meanwhile)
-        becomes ConcurrentWriteError, an erased one ConversationErasedError,
-        any other database failure StoreUnavailableError. After a failure
-        every conversation given is ahead of the log: reload each.
+        commit. No snapshot is taken. Either every event is recorded or none
+        is: a version clash of any conversation (another process wrote it
+        meanwhile) becomes ConcurrentWriteError, an erased one
+        ConversationErasedError, any other database failure
+        StoreUnavailableError. After a failure every conversation the events
+        came from is ahead of the log: reload each.
         """
         try:
-            self.save(*conversations)
+            self.save(*events)
         except IntegrityError:
-            raise ConcurrentWriteError(", ".join(c.state.chat_id for c in conversations)) from None
+            raise ConcurrentWriteError("(one of a group commit)") from None
         except (*STORAGE_ERRORS, ValueError) as error:
             raise StoreUnavailableError(f"the writes were not recorded: {error}") from error

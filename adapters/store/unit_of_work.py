@@ -138,15 +138,15 @@ class UnitOfWork:
             for event in conversation.pending_events
         )
 
-    def commit_many(self, conversations: list[Conversation]) -> None:
-        """Save the pending events of several conversations in one transaction.
+    def commit_many(self, events: list[Any]) -> None:
+        """Save pending events taken off several conversations in one transaction.
 
         For batches none of which is due a snapshot (``snapshot_due``): commit
         those alone. Either all are recorded or none (ConcurrentWriteError if
-        any of them was written elsewhere meanwhile); after a failure reload
-        each of them.
+        any conversation was written elsewhere meanwhile); after a failure
+        reload each conversation.
         """
-        self.log.record_many(conversations)
+        self.log.record_many(events)
 
     def create(self, conversation: Conversation) -> None:
         """Save a new conversation and keep it (its first turn needs no load); ConcurrentWriteError

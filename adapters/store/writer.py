@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from functools import cached_property
 from types import TracebackType
 from typing import Any
 from uuid import UUID
@@ -218,31 +219,25 @@ class Flusher:
         if not self.group:
             pending = [moment for writer in writers if (moment := writer.flush_if_due(now))]
             return min(pending, default=None)
-        members: list[tuple[StreamWriter, str]] = []
+        members: list[tuple[StreamWriter, list[Any]]] = []
         pending = []
-        try:
-            for writer in writers:
-                # Never wait for a writer: one busy in a call of its own commits what is due
-                # itself. Not waiting also means no lock order to keep between writers.
-                if not writer._lock.acquire(blocking=False):
-                    continue
-                kind: str | None = None
-                try:
-                    kind, moment = writer._join_group(now, self._period)
-                    if moment is not None:
-                        pending.append(moment)
-                except Exception:  # e.g. a fold that failed: reload at the writer's next call
-                    writer._stale = True
-                finally:
-                    if kind is None:
-                        writer._lock.release()
-                if kind is not None:
-                    members.append((writer, kind))
-            if members:
-                commit_group(members)
-        finally:
-            for writer, _ in members:
+        for writer in writers:
+            # Never wait for a writer: one busy in a call of its own commits what is due
+            # itself. Not waiting also means no lock order to keep between writers.
+            if not writer._lock.acquire(blocking=False):
+                continue
+            try:
+                events, moment = writer._join_group(now, self._period)
+                if events is not None:
+                    members.append((writer, events))
+                if moment is not None:
+                    pending.append(moment)
+            except Exception:  # e.g. a fold that failed: reload at the writer's next call
+                writer._stale = True
+            finally:
                 writer._lock.release()
+        if members:
+            commit_group(members)
         return min(pending, default=None)
 
 
@@ -349,6 +344,7 @@ class StreamWriter:
     def flush(self) -> None:
         """Commit the buffered chunks now (one event, one transaction)."""
         with self._lock:
+            self._wait_for_group()
             if not self._unsaved:
                 return
             self._save(lambda conversation: conversation.flush())
@@ -400,18 +396,41 @@ class StreamWriter:
             return False
         return True
 
-    # -- group commit (the flusher holds the writer's lock through these) -----------------
+    # -- group commit -------------------------------------------------------------------
 
-    def _join_group(self, now: float, ahead: float) -> tuple[str | None, float | None]:
-        """Record what is due for the flusher's group transaction: ("batch" or "renew", None) if it
-        joins, else (None, when a boundary still waiting to settle is due).
+    _inflight: list[Any] | None = None
+    """The chunks of a batch the flusher is committing in a group (``[]``: a lease renewal), or None.
+
+    While it is set, appends go on (they fold and buffer as usual) but any
+    commit of this writer waits for the group's outcome, so versions are
+    committed in order and a failed group's chunks are committed again first.
+    """
+    _inflight_oldest = 0.0
+
+    @cached_property
+    def _idle(self) -> threading.Condition:
+        """Signalled when a group commit this writer was in has ended (made under ``_lock``)."""
+        return threading.Condition(self._lock)
+
+    def _wait_for_group(self) -> None:
+        """Holding the lock: wait until a group commit of this writer's events has ended."""
+        while self._inflight is not None:
+            self._idle.wait()
+
+    def _join_group(self, now: float, ahead: float) -> tuple[list[Any] | None, float | None]:
+        """For the flusher (holding the lock): the events to commit in its group transaction, or
+        None; and when a boundary still waiting to settle is due, or None.
 
         A batch is due when its oldest chunk would be ``max_delay`` old within
-        ``ahead`` (the flusher's next tick), or when its boundary settled. A
-        batch due a snapshot, and a writer left stale by a failed commit,
-        commit alone here instead (through ``flush``, which reloads first).
+        ``ahead`` (the flusher's next tick), or when its boundary settled; a
+        lease when nothing was committed for a third of it. A batch due a
+        snapshot, and a writer left stale by a failed commit, commit alone
+        here instead (through ``flush``, which reloads first). The events are
+        taken off the conversation and the batch is marked in flight: the
+        lock is not held through the transaction, so appends do not wait for
+        it (see ``_inflight``).
         """
-        if self.closed:
+        if self.closed or self._inflight is not None:
             return None, None
         if not self._unsaved:
             if now - self._committed_at < self._renew_every:
@@ -424,7 +443,8 @@ class StreamWriter:
             except NoOpenStreamError:
                 self._renew_quietly()  # the usual path sees to it
                 return None, None
-            return "renew", None
+            self._inflight = []
+            return list(self._conversation.collect_events()), None
         settled = self._settles_at is not None and now >= self._settles_at
         if not settled and now + ahead - self._oldest < self._policy.max_delay:
             return None, self._settles_at
@@ -435,22 +455,31 @@ class StreamWriter:
         if self._uow.snapshot_due(self._conversation):
             self._flush_quietly()  # records nothing more; commits the batch with its snapshot
             return None, None
-        return "batch", None
+        self._inflight, self._inflight_oldest = self._unsaved, self._oldest
+        self._unsaved = []
+        self._settles_at = None
+        return list(self._conversation.collect_events()), None
 
-    def _group_committed(self, kind: str) -> None:
-        """The group's transaction holds what ``_join_group`` recorded."""
-        self._committed_at = time.monotonic()
-        if kind == "batch":
-            self._unsaved = []
-            self._settles_at = None
+    def _group_committed(self) -> None:
+        """The group's transaction holds this writer's events."""
+        with self._lock:
+            self._inflight = None
+            self._committed_at = time.monotonic()
+            self._idle.notify_all()
 
-    def _group_failed(self, kind: str) -> None:
+    def _group_failed(self) -> None:
         """The group's transaction failed: commit through this writer's own path (reload, re-apply)."""
-        self._stale = True  # the conversation holds events the log does not
-        if kind == "batch":
-            self._flush_quietly()
-        else:
-            self._renew_quietly()
+        with self._lock:
+            chunks, self._inflight = self._inflight or [], None
+            if chunks:
+                self._unsaved = chunks + self._unsaved
+                self._oldest = self._inflight_oldest
+            self._stale = True  # the conversation is ahead of the log now
+            self._idle.notify_all()
+            if self._unsaved:
+                self._flush_quietly()
+            else:
+                self._renew_quietly()
 
     def settle(self) -> None:
         """Commit now if the buffered batch ends with a boundary chunk (see ``Flusher.settle``).
@@ -458,6 +487,7 @@ class StreamWriter:
         A failure is not raised here: it surfaces on the writer's next call.
         """
         with self._lock:
+            self._wait_for_group()  # a boundary's batch may be in it
             if self.closed or self._settles_at is None:
                 return
             self._flush_quietly()
@@ -502,8 +532,10 @@ class StreamWriter:
 
         If the commit fails otherwise, nothing was written: the writer reloads
         the conversation, keeps the chunks buffered (a later flush or close
-        commits them), and raises StoreUnavailableError.
+        commits them), and raises StoreUnavailableError. A batch of this
+        writer in a group commit of the flusher is waited for first.
         """
+        self._wait_for_group()
         self._resync_if_stale()
         for _ in attempts():
             try:
@@ -577,21 +609,21 @@ class StreamWriter:
             self.close("errored", f"{type(exc).__name__}: {exc}")
 
 
-def commit_group(members: list[tuple[StreamWriter, str]]) -> None:
-    """Commit the events ``_join_group`` recorded on each member, one transaction per unit of work.
+def commit_group(members: list[tuple[StreamWriter, list[Any]]]) -> None:
+    """Commit the members' events taken by ``_join_group``, one transaction per unit of work.
 
-    The caller holds every member's lock. On any failure of a group, each
-    of its members commits on its own (``_group_failed``).
+    On any failure of a group, each of its members commits on its own
+    (``_group_failed``).
     """
-    groups: dict[int, list[tuple[StreamWriter, str]]] = {}
+    groups: dict[int, list[tuple[StreamWriter, list[Any]]]] = {}
     for member in members:
         groups.setdefault(id(member[0]._uow), []).append(member)
     for group in groups.values():
         try:
-            group[0][0]._uow.commit_many([writer._conversation for writer, _ in group])
+            group[0][0]._uow.commit_many([event for _, events in group for event in events])
         except Exception:
-            for writer, kind in group:
-                writer._group_failed(kind)
+            for writer, _ in group:
+                writer._group_failed()
         else:
-            for writer, kind in group:
-                writer._group_committed(kind)
+            for writer, _ in group:
+                writer._group_committed()

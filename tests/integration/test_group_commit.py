@@ -197,3 +197,67 @@ async def test_followers_and_the_projector_see_every_event_of_a_group(backend: B
         expected = [f"{i}.{r} " for r in range(4)]
         assert got[chat] == expected  # each follower: every chunk once, in order
         assert "".join(expected) in str(reader.messages(chat)[-1])  # the projector too
+
+
+@contextmanager
+def held_transaction(store: ConversationStore) -> Iterator[tuple[threading.Event, threading.Event]]:
+    """Hold the store's next event insert at its start: (entered, release)."""
+    recorder: Any = store.log.events.recorder
+    real = recorder.insert_events
+    entered, release = threading.Event(), threading.Event()
+
+    def insert_events(stored_events: Any, **kwargs: Any) -> Any:
+        if not entered.is_set():
+            entered.set()
+            assert release.wait(timeout=60)
+        return real(stored_events, **kwargs)
+
+    recorder.insert_events = insert_events
+    try:
+        yield entered, release
+    finally:
+        release.set()
+        del recorder.insert_events
+
+
+def test_appends_go_on_during_a_group_commit_and_a_write_meanwhile_loses_no_chunk(
+    backend: Backend,
+) -> None:
+    """While the group's transaction is held, every member takes chunks without waiting for it,
+    and another store writes one member's conversation (a durable backend: the group then
+    clashes and each member commits alone); every chunk is stored once, in order."""
+    store = _open(backend)
+    other = backend.other_store(store)
+    chats = [f"c{i}" for i in range(STREAMS)]
+    writers = _start(store, chats)
+    for i, writer in enumerate(writers):
+        writer.append(_delta(f"{i}.a "))
+    with held_transaction(store) as (entered, release):
+        tick = threading.Thread(target=_tick, args=(store,))
+        tick.start()
+        assert entered.wait(timeout=30)  # the group is in its transaction, held there
+        elsewhere = threading.Thread(target=other.set_title, args=("c1", "written elsewhere"))
+        elsewhere.start()
+        if backend.durable:
+            elsewhere.join(timeout=30)  # committed while the group waits
+            assert not elsewhere.is_alive()
+
+        def more() -> None:
+            for i, writer in enumerate(writers):
+                writer.append(_delta(f"{i}.b "))
+
+        appending = threading.Thread(target=more)
+        appending.start()
+        appending.join(timeout=30)
+        appended_during_the_commit = not appending.is_alive()
+        release.set()
+        tick.join(timeout=60)
+        appending.join(timeout=60)
+        elsewhere.join(timeout=60)
+    assert appended_during_the_commit  # no append waited for the group's transaction
+    for writer in writers:
+        writer.close()
+    for i, chat in enumerate(chats):
+        assert _text(store, chat) == f"{i}.a {i}.b "
+    assert store.conversation("c1").state.title == "written elsewhere"
+    assert store.verify().ok
