@@ -153,21 +153,40 @@ class ConversationLog(Application[UUID]):
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune
 
-    def record_many(self, events: list[Any]) -> None:
+    def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
+        """A snapshot of the conversation as it is now, encoded for ``record_many``.
+
+        None in memory (no database): commit such a conversation with ``record``.
+        """
+        assert self.snapshots is not None
+        if not hasattr(self.snapshots.recorder, "datastore"):
+            return None
+        stored: StoredEvent = self.snapshots.mapper.to_stored_event(
+            ConversationSnapshot.take(conversation)
+        )
+        return stored
+
+    def record_many(self, events: list[Any], snapshots: list[StoredEvent] | None = None) -> None:
         """Save events of several conversations (taken off them: ``collect_events``) in one transaction.
 
         One ``insert_events`` call: the recorders chain each conversation's
         events from its own previous link, encrypt each with its own data key
-        (the mapper does, event by event), and wake listeners once after the
-        commit. No snapshot is taken. Either every event is recorded or none
-        is: a version clash of any conversation (another process wrote it
-        meanwhile) becomes ConcurrentWriteError, an erased one
+        (the mapper does, event by event), write the ``snapshots`` given
+        (``encoded_snapshot``; each replaces its conversation's older one) and
+        wake listeners once after the commit. Either everything is recorded or
+        nothing is: a version clash of any conversation (another process
+        wrote it meanwhile) becomes ConcurrentWriteError, an erased one
         ConversationErasedError, any other database failure
         StoreUnavailableError. After a failure every conversation the events
         came from is ahead of the log: reload each.
         """
+        extra: dict[str, Any] = {}
+        if snapshots:
+            assert self.snapshots is not None
+            recorder: Any = self.snapshots.recorder
+            extra = {"snapshots": snapshots, "snapshot_table": recorder.events_table_name}
         try:
-            self.save(*events)
+            self.save(*events, **extra)
         except IntegrityError:
             raise ConcurrentWriteError("(one of a group commit)") from None
         except (*STORAGE_ERRORS, ValueError) as error:

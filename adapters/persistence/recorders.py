@@ -52,6 +52,12 @@ __all__ = [
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
+def _snapshots(kwargs: dict[str, Any]) -> list[StoredEvent]:
+    """The snapshots an insert writes: ``snapshot=`` (one) and ``snapshots=`` (a group commit's)."""
+    one: StoredEvent | None = kwargs.get("snapshot")
+    return [*([one] if one is not None else []), *kwargs.get("snapshots", ())]
+
+
 class SQLiteConversationRecorder(SQLiteApplicationRecorder):
     """SQLite: events, their chain links, then the snapshot passed as ``snapshot=``, in one transaction."""
 
@@ -94,8 +100,7 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         also = kwargs.get("also")
         if also is not None:
             also(c)
-        snapshot: StoredEvent | None = kwargs.get("snapshot")
-        if snapshot is not None:
+        for snapshot in _snapshots(kwargs):
             table = kwargs["snapshot_table"]
             key = snapshot.originator_id.hex  # type: ignore[union-attr]
             c.execute(
@@ -202,8 +207,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         also = kwargs.get("also")
         if also is not None:
             also(curs)
-        snapshot: StoredEvent | None = kwargs.get("snapshot")
-        if snapshot is not None:
+        for snapshot in _snapshots(kwargs):
             table = sql.Identifier(self.datastore.schema, kwargs["snapshot_table"])
             curs.execute(
                 sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(table),

@@ -138,15 +138,19 @@ class UnitOfWork:
             for event in conversation.pending_events
         )
 
-    def commit_many(self, events: list[Any]) -> None:
-        """Save pending events taken off several conversations in one transaction.
+    def commit_many(self, events: list[Any], snapshots: list[Any] | None = None) -> None:
+        """Save pending events taken off several conversations, and snapshots, in one transaction.
 
-        For batches none of which is due a snapshot (``snapshot_due``): commit
-        those alone. Either all are recorded or none (ConcurrentWriteError if
-        any conversation was written elsewhere meanwhile); after a failure
-        reload each conversation.
+        ``snapshots`` are the ``log.encoded_snapshot`` of the conversations
+        ``snapshot_due`` said need one. Either all is recorded or nothing
+        (ConcurrentWriteError if any conversation was written elsewhere
+        meanwhile); after a failure reload each conversation.
         """
-        self.log.record_many(events)
+        self.log.record_many(events, snapshots)
+        for snapshot in snapshots or ():
+            if len(self._snapshotted) >= 10_000:
+                self._snapshotted.clear()
+            self._snapshotted[snapshot.originator_id] = snapshot.originator_version
 
     def create(self, conversation: Conversation) -> None:
         """Save a new conversation and keep it (its first turn needs no load); ConcurrentWriteError

@@ -5,10 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
 from types import TracebackType
 from typing import Any
 from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.store.unit_of_work import UnitOfWork, attempts
 from chatledger.domain.aggregate import Conversation, ReceivedChunk, conversation_id, is_boundary
@@ -88,6 +91,14 @@ class BatchPolicy:
         self.max_chunks = max_chunks
         self.max_delay = max_delay
         self.settle = settle
+
+
+@dataclass(frozen=True)
+class Taken:
+    """What a writer gives its flusher's group commit: events taken off its conversation, a snapshot."""
+
+    events: list[Any]
+    snapshot: StoredEvent | None = None
 
 
 class Flusher:
@@ -219,7 +230,7 @@ class Flusher:
         if not self.group:
             pending = [moment for writer in writers if (moment := writer.flush_if_due(now))]
             return min(pending, default=None)
-        members: list[tuple[StreamWriter, list[Any]]] = []
+        members: list[tuple[StreamWriter, Taken]] = []
         pending = []
         for writer in writers:
             # Never wait for a writer: one busy in a call of its own commits what is due
@@ -227,9 +238,9 @@ class Flusher:
             if not writer._lock.acquire(blocking=False):
                 continue
             try:
-                events, moment = writer._join_group(now, self._period)
-                if events is not None:
-                    members.append((writer, events))
+                taken, moment = writer._join_group(now, self._period)
+                if taken is not None:
+                    members.append((writer, taken))
                 if moment is not None:
                     pending.append(moment)
             except Exception:  # e.g. a fold that failed: reload at the writer's next call
@@ -417,14 +428,15 @@ class StreamWriter:
         while self._inflight is not None:
             self._idle.wait()
 
-    def _join_group(self, now: float, ahead: float) -> tuple[list[Any] | None, float | None]:
-        """For the flusher (holding the lock): the events to commit in its group transaction, or
-        None; and when a boundary still waiting to settle is due, or None.
+    def _join_group(self, now: float, ahead: float) -> tuple[Taken | None, float | None]:
+        """For the flusher (holding the lock): what to commit in its group transaction, or None;
+        and when a boundary still waiting to settle is due, or None.
 
         A batch is due when its oldest chunk would be ``max_delay`` old within
         ``ahead`` (the flusher's next tick), or when its boundary settled; a
         lease when nothing was committed for a third of it. A batch due a
-        snapshot, and a writer left stale by a failed commit, commit alone
+        snapshot joins with its snapshot (encoded here; in memory it commits
+        alone), and a writer left stale by a failed commit commits alone
         here instead (through ``flush``, which reloads first). The events are
         taken off the conversation and the batch is marked in flight: the
         lock is not held through the transaction, so appends do not wait for
@@ -444,7 +456,7 @@ class StreamWriter:
                 self._renew_quietly()  # the usual path sees to it
                 return None, None
             self._inflight = []
-            return list(self._conversation.collect_events()), None
+            return Taken(list(self._conversation.collect_events())), None
         settled = self._settles_at is not None and now >= self._settles_at
         if not settled and now + ahead - self._oldest < self._policy.max_delay:
             return None, self._settles_at
@@ -452,13 +464,17 @@ class StreamWriter:
             self._flush_quietly()
             return None, None
         self._conversation.flush()
+        snapshot = None
         if self._uow.snapshot_due(self._conversation):
-            self._flush_quietly()  # records nothing more; commits the batch with its snapshot
-            return None, None
+            # Encoded now, under the lock: appends change the state once it is released.
+            snapshot = self._uow.log.encoded_snapshot(self._conversation)
+            if snapshot is None:  # in memory: commit alone, with the snapshot
+                self._flush_quietly()  # records nothing more
+                return None, None
         self._inflight, self._inflight_oldest = self._unsaved, self._oldest
         self._unsaved = []
         self._settles_at = None
-        return list(self._conversation.collect_events()), None
+        return Taken(list(self._conversation.collect_events()), snapshot), None
 
     def _group_committed(self) -> None:
         """The group's transaction holds this writer's events."""
@@ -609,18 +625,20 @@ class StreamWriter:
             self.close("errored", f"{type(exc).__name__}: {exc}")
 
 
-def commit_group(members: list[tuple[StreamWriter, list[Any]]]) -> None:
+def commit_group(members: list[tuple[StreamWriter, Taken]]) -> None:
     """Commit the members' events taken by ``_join_group``, one transaction per unit of work.
 
     On any failure of a group, each of its members commits on its own
     (``_group_failed``).
     """
-    groups: dict[int, list[tuple[StreamWriter, list[Any]]]] = {}
+    groups: dict[int, list[tuple[StreamWriter, Taken]]] = {}
     for member in members:
         groups.setdefault(id(member[0]._uow), []).append(member)
     for group in groups.values():
+        events = [event for _, taken in group for event in taken.events]
+        snapshots = [taken.snapshot for _, taken in group if taken.snapshot is not None]
         try:
-            group[0][0]._uow.commit_many([event for _, events in group for event in events])
+            group[0][0]._uow.commit_many(events, snapshots)
         except Exception:
             for writer, _ in group:
                 writer._group_failed()
