@@ -21,6 +21,9 @@ from chatledger.domain.snapshot import ConversationSnapshot
 
 __all__ = ["ConversationLog"]
 
+_WRITE_ERRORS: tuple[type[BaseException], ...] = (*STORAGE_ERRORS, ValueError)
+"""What a failed write raises below the log (a database error, or a value it cannot store)."""
+
 
 class ConversationLog(Application[UUID]):
     """Event store of conversations (tables ``chatledger_events`` / ``chatledger_snapshots`` on PostgreSQL)."""
@@ -148,7 +151,7 @@ class ConversationLog(Application[UUID]):
         except ConversationErasedError:
             state = conversation.state
             raise self.erased_error(conversation.id, state.tenant, state.chat_id) from None
-        except (*STORAGE_ERRORS, ValueError) as error:
+        except _WRITE_ERRORS as error:
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune
@@ -189,5 +192,5 @@ class ConversationLog(Application[UUID]):
             self.save(*events, **extra)
         except IntegrityError:
             raise ConcurrentWriteError("(one of a group commit)") from None
-        except (*STORAGE_ERRORS, ValueError) as error:
+        except _WRITE_ERRORS as error:
             raise StoreUnavailableError(f"the writes were not recorded: {error}") from error
