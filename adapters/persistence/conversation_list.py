@@ -1,11 +1,12 @@
 """The conversation list's tables: one summary row per conversation, and full-text search over it.
 
-- ``chatledger_conversation_list``: title, times, counts, status, metadata;
-- on SQLite, ``chatledger_conversation_search``, an FTS5 table (its rowid is
-  the list row's rowid) over the title and message text;
-- on PostgreSQL, the list row's ``search`` column, a ``tsvector`` generated
-  from that text (``simple`` configuration, so no language's stemming), with
-  a GIN index.
+- ``chatledger_conversation_list_v2``: title, times, counts, status, metadata;
+- on SQLite, ``chatledger_conversation_search_v2``, an FTS5 table (its rowid is
+  the list row's rowid) over the title and message text, with ``detail=none``
+  (it records which rows hold a word, not where: a search only asks which);
+- on PostgreSQL, the list row's ``search`` column, the ``tsvector`` of that
+  text (``simple`` configuration, so no language's stemming) without
+  positions, with a GIN index; the text itself is not kept.
 
 Both match every word of the query as a prefix (``deploy prod`` finds
 "deployment to production"). In a store with a key the list is sealed like
@@ -35,20 +36,27 @@ from chatledger.projections.listing import (
 
 __all__ = ["LIST_TABLE", "SEARCH_TABLE", "PostgresListTables", "SQLiteListTables", "list_time"]
 
-LIST_TABLE = "chatledger_conversation_list"
-SEARCH_TABLE = "chatledger_conversation_search"
+LIST_TABLE = "chatledger_conversation_list_v2"
+SEARCH_TABLE = "chatledger_conversation_search_v2"
+OLD_SEARCH_LAYOUT = ("chatledger_conversation_search",)
+"""SQLite's search table as laid out before ``_v2`` (dropped on open, like the other read models)."""
 
 _COLUMNS = (
     "conversation_id, tenant, chat_id, title, titled, created_at, updated_at, version,"
     " message_count, status, pending_approvals, metadata"
 )
-_UPSERT = (
-    "INSERT INTO {list} (" + _COLUMNS + ", body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_UPDATE = (
     " ON CONFLICT (conversation_id) DO UPDATE SET title = excluded.title,"
     " titled = excluded.titled, updated_at = excluded.updated_at, version = excluded.version,"
     " message_count = excluded.message_count, status = excluded.status,"
-    " pending_approvals = excluded.pending_approvals, metadata = excluded.metadata,"
-    " body = excluded.body"
+    " pending_approvals = excluded.pending_approvals, metadata = excluded.metadata"
+)
+_UPSERT = (
+    "INSERT INTO {list} (" + _COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" + _UPDATE
+)
+_UPSERT_SEARCHED = (
+    "INSERT INTO {list} (" + _COLUMNS + ", search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+    " strip(to_tsvector('simple', ?)))" + _UPDATE + ", search = excluded.search"
 )
 
 
@@ -95,7 +103,7 @@ class _ListTables:
 
         def _search_condition(self, terms: list[str], prefix: bool) -> tuple[str, list[Any]]: ...
 
-    def _row(self, summary: ConversationSummary, body: str) -> tuple[Any, ...]:
+    def _row(self, summary: ConversationSummary) -> tuple[Any, ...]:
         seal = self.key
         metadata = None if summary.metadata is None else json.dumps(summary.metadata)
         return (
@@ -111,7 +119,6 @@ class _ListTables:
             summary.status,
             summary.pending_approvals,
             seal.seal(metadata),
-            body,
         )
 
     def idle_conversations(
@@ -208,11 +215,10 @@ class SQLiteListTables(_ListTables):
         " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
         " title TEXT NOT NULL, titled INTEGER NOT NULL, created_at TEXT NOT NULL,"
         " updated_at TEXT NOT NULL, version INTEGER NOT NULL, message_count INTEGER NOT NULL,"
-        " status TEXT NOT NULL, pending_approvals INTEGER NOT NULL, metadata TEXT,"
-        " body TEXT NOT NULL DEFAULT '')",
+        " status TEXT NOT NULL, pending_approvals INTEGER NOT NULL, metadata TEXT)",
         "CREATE INDEX IF NOT EXISTS {list}_by_tenant ON {list} (tenant, updated_at, conversation_id)",
         "CREATE VIRTUAL TABLE IF NOT EXISTS {search} USING fts5("
-        " body, tokenize = 'unicode61 remove_diacritics 2')",
+        " body, tokenize = 'unicode61 remove_diacritics 2', detail = none)",
     )
     SEARCH_RESET = ("DELETE FROM {search}",)
     # FTS5 keeps a replaced row's words in its index segments (behind a delete marker)
@@ -227,7 +233,7 @@ class SQLiteListTables(_ListTables):
         """Upsert the list rows; the FTS row of each is replaced (SQLite keeps the rowid on upsert)."""
         for summary in summaries.values():
             # The list row keeps no text on SQLite: the FTS table holds it.
-            c.execute(self._statement(_UPSERT), self._row(summary, ""))
+            c.execute(self._statement(_UPSERT), self._row(summary))
             c.execute(
                 self._statement("SELECT rowid FROM {list} WHERE conversation_id = ?"),
                 (str(summary.conversation_id),),
@@ -248,7 +254,12 @@ class SQLiteListTables(_ListTables):
 
 
 class PostgresListTables(_ListTables):
-    """The list table with a generated ``tsvector`` column and its GIN index."""
+    """The list table with a ``tsvector`` column (no positions) and its GIN index.
+
+    The GIN index is built without a pending list (``fastupdate = off``): each
+    turn replaces the row's vector, and a pending list held every replaced
+    vector's words until the next vacuum (most of the store's size).
+    """
 
     LIST_DDL = (
         "CREATE TABLE IF NOT EXISTS {list} ("
@@ -256,10 +267,10 @@ class PostgresListTables(_ListTables):
         " chat_id TEXT NOT NULL, title TEXT NOT NULL, titled INTEGER NOT NULL,"
         ' created_at TEXT NOT NULL, updated_at TEXT COLLATE "C" NOT NULL,'
         " version INTEGER NOT NULL, message_count INTEGER NOT NULL, status TEXT NOT NULL,"
-        " pending_approvals INTEGER NOT NULL, metadata TEXT, body TEXT NOT NULL,"
-        " search tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED)",
+        " pending_approvals INTEGER NOT NULL, metadata TEXT, search tsvector NOT NULL)",
         "CREATE INDEX IF NOT EXISTS {list_by_tenant} ON {list} (tenant, updated_at, conversation_id)",
-        "CREATE INDEX IF NOT EXISTS {list_search} ON {list} USING GIN (search)",
+        "CREATE INDEX IF NOT EXISTS {list_search} ON {list} USING GIN (search)"
+        " WITH (fastupdate = off)",
     )
 
     LIST_PURGE = ("DELETE FROM {list} WHERE conversation_id = ?",)
@@ -268,9 +279,9 @@ class PostgresListTables(_ListTables):
         """Upsert the list rows (PostgreSQL derives the search vector itself)."""
         if summaries:
             c.executemany(
-                self._statement(_UPSERT),
+                self._statement(_UPSERT_SEARCHED),
                 [
-                    self._row(summary, _body(self.key, summary.search_text))
+                    (*self._row(summary), _body(self.key, summary.search_text))
                     for summary in summaries.values()
                 ],
             )

@@ -50,6 +50,8 @@ NO_KEY_CHECK = "none"
 """The check value of a store created without a key."""
 
 _SEAL_PREFIX = "k1:"
+_SEALED_BYTES = b"\x02"
+"""The leading byte of sealed bytes (packed read-model values start with 0x00, 0x01 or '{')."""
 _NONCE = 12
 
 
@@ -143,6 +145,32 @@ class ColumnKey:
                 "another key): run `chatledger rebuild` with the store's key"
             ) from None
         return bytes(plain).decode("utf-8", "surrogatepass")
+
+    def seal_bytes(self, data: bytes) -> bytes:
+        """Bytes encrypted (tagged with a leading 0x02), or as they are without a key."""
+        if not self.enabled:
+            return data
+        nonce = os.urandom(_NONCE)
+        return _SEALED_BYTES + nonce + self._aead.encrypt(nonce, data, None)
+
+    def unseal_bytes(self, data: bytes) -> bytes:
+        """Undo ``seal_bytes``; CipherKeyError as ``unseal`` for values not sealed with this key."""
+        if not self.enabled:
+            return data
+        if data[:1] != _SEALED_BYTES:
+            raise CipherKeyError(
+                "a read-model value is not encrypted although the store has a key: "
+                "run `chatledger rebuild` to write the read models again"
+            )
+        from cryptography.exceptions import InvalidTag
+
+        try:
+            return bytes(self._aead.decrypt(data[1 : 1 + _NONCE], data[1 + _NONCE :], None))
+        except InvalidTag:
+            raise CipherKeyError(
+                "a read-model value cannot be decrypted with this key (damaged, or written with "
+                "another key): run `chatledger rebuild` with the store's key"
+            ) from None
 
     def tag(self, value: str) -> str:
         """A keyed hash of the value, for equality lookups (the value itself without a key)."""

@@ -12,6 +12,8 @@ from uuid import UUID
 
 from psycopg import sql
 
+from chatledger.adapters.persistence.conversation_list import SEARCH_TABLE
+
 __all__ = ["LogPurge"]
 
 
@@ -81,9 +83,6 @@ class LogPurge:
             return
         datastore = self._log.recorder.datastore
         with datastore.transaction(commit=True) as c:
-            c.execute(
-                "INSERT INTO chatledger_conversation_search(chatledger_conversation_search) "
-                "VALUES ('optimize')"
-            )
+            c.execute(f"INSERT INTO {SEARCH_TABLE}({SEARCH_TABLE}) VALUES ('optimize')")
         with datastore.get_connection(commit=True) as connection:
             connection._sqlite_conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

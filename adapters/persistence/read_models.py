@@ -3,14 +3,21 @@
 They live next to the event log, in the same SQLite file or PostgreSQL
 schema, and are created on first use:
 
-- ``chatledger_conversations``: one row per conversation, its messages as JSON;
-- ``chatledger_timeline``: one row per event (the audit timeline);
+- ``chatledger_conversations_v2``: one row per conversation, its messages as
+  compressed JSON (see ``packing``);
+- ``chatledger_timeline_v2``: one row per event (the audit timeline): position,
+  time (microseconds since 1970), actor and kind (its index in ``KINDS``) as
+  columns to filter on, summary, details and marks packed in one compressed value;
 - ``chatledger_pending_approvals`` and ``chatledger_pending_continuations``: the inbox;
 - ``chatledger_conversation_list`` (and its search index): the list of
   conversations (see ``conversation_list``);
 - the tracking table (``tracking`` on SQLite, ``chatledger_tracking`` on PostgreSQL).
 
 ``memory://`` stores keep their read models in an in-memory SQLite database.
+
+The ``_v2`` names are the layout of these tables: a store whose read models
+were laid out before (tables without the suffix) has them dropped when it is
+opened, and projected again from the log (``drop_old_layout``).
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -40,14 +47,16 @@ from psycopg import sql
 
 from chatledger.adapters.persistence.conversation_list import (
     LIST_TABLE,
+    OLD_SEARCH_LAYOUT,
     SEARCH_TABLE,
     PostgresListTables,
     SQLiteListTables,
 )
 from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
+from chatledger.adapters.persistence.packing import pack, unpack
 from chatledger.domain.erasure import ERASED_KIND, ERASED_SUMMARY
 from chatledger.domain.limits import check_name, check_position
-from chatledger.domain.timeline import TimelineEntry
+from chatledger.domain.timeline import KINDS, TimelineEntry
 from chatledger.projections.read_models import (
     ContinuationRequest,
     ConversationView,
@@ -63,12 +72,14 @@ from chatledger.projections.read_models import (
 __all__ = ["PostgresReadModels", "SQLiteReadModels", "memory_read_models", "open_read_models"]
 
 TABLES = {
-    "conversations": "chatledger_conversations",
-    "timeline": "chatledger_timeline",
+    "conversations": "chatledger_conversations_v2",
+    "timeline": "chatledger_timeline_v2",
     "approvals": "chatledger_pending_approvals",
     "continuations": "chatledger_pending_continuations",
     "list": LIST_TABLE,
 }
+OLD_LAYOUT = ("chatledger_conversations", "chatledger_timeline", "chatledger_conversation_list")
+"""Read-model tables as laid out before ``_v2``: dropped on open, their rows projected again."""
 SETTINGS = "chatledger_settings"
 """What the store records about itself (the key check value): kept by ``reset``."""
 QUARANTINE = "chatledger_quarantine"
@@ -77,12 +88,12 @@ QUARANTINE = "chatledger_quarantine"
 _DDL = [
     "CREATE TABLE IF NOT EXISTS {conversations} ("
     " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
-    " version INTEGER NOT NULL, messages TEXT NOT NULL, status TEXT NOT NULL,"
+    " version INTEGER NOT NULL, messages {blob} NOT NULL, status TEXT NOT NULL,"
     " updated_at TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS {timeline} ("
-    " conversation_id TEXT NOT NULL, position INTEGER NOT NULL, recorded_at TEXT NOT NULL,"
-    " actor TEXT, kind TEXT NOT NULL, summary TEXT NOT NULL, details TEXT NOT NULL,"
-    " marks TEXT NOT NULL, PRIMARY KEY (conversation_id, position))",
+    " conversation_id {uuid} NOT NULL, position INTEGER NOT NULL, recorded_at BIGINT NOT NULL,"
+    " actor TEXT, kind SMALLINT NOT NULL, body {blob} NOT NULL,"
+    " PRIMARY KEY (conversation_id, position)){without_rowid}",
     "CREATE TABLE IF NOT EXISTS {approvals} ("
     " conversation_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, tenant TEXT NOT NULL,"
     " chat_id TEXT NOT NULL, message_id TEXT NOT NULL, tool_name TEXT NOT NULL,"
@@ -107,11 +118,11 @@ _UPSERT_CONVERSATION = (
     " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version,"
     " messages = excluded.messages, status = excluded.status, updated_at = excluded.updated_at"
 )
-_INSERT_ENTRY = "INSERT INTO {timeline} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_ENTRY = "INSERT INTO {timeline} VALUES (?, ?, ?, ?, ?, ?)"
 _OVERWRITE_ENTRY = (
     _INSERT_ENTRY + " ON CONFLICT (conversation_id, position) DO UPDATE SET"
     " recorded_at = excluded.recorded_at, actor = excluded.actor, kind = excluded.kind,"
-    " summary = excluded.summary, details = excluded.details, marks = excluded.marks"
+    " body = excluded.body"
 )
 _INSERT_QUARANTINE = (
     "INSERT INTO {quarantine} VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (notification_id) DO NOTHING"
@@ -128,7 +139,7 @@ _PURGE = (
     "DELETE FROM {continuations} WHERE conversation_id = ?",
     "DELETE FROM {quarantine} WHERE conversation_id = ?",
 )
-_ERASE_TIMELINE = "UPDATE {timeline} SET summary = ?, details = ?, marks = ? WHERE conversation_id = ? AND kind <> ?"
+_ERASE_TIMELINE = "UPDATE {timeline} SET body = ? WHERE conversation_id = ? AND kind <> ?"
 _DELETE_APPROVALS = "DELETE FROM {approvals} WHERE conversation_id = ?"
 _INSERT_APPROVAL = "INSERT INTO {approvals} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _DELETE_CONTINUATION = "DELETE FROM {continuations} WHERE conversation_id = ?"
@@ -177,6 +188,25 @@ def _time(moment: datetime) -> str:
 
 def _parse_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_KIND_NUMBERS = {kind: number for number, kind in enumerate(KINDS)}
+"""A timeline kind as stored: its index in ``KINDS`` (new kinds are only ever appended)."""
+
+
+def _micros(moment: datetime) -> int:
+    """A time as stored in the timeline: microseconds since 1970 (UTC), exactly."""
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def _from_micros(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+def _entry_body(summary: str, details: Any, marks: list[str]) -> str:
+    """A timeline entry's text as one JSON array: [summary, details] and the marks when there are any."""
+    return _json([summary, details, marks] if marks else [summary, details])
 
 
 class _SQLReadModels(ReadModelView):
@@ -234,7 +264,7 @@ class _SQLReadModels(ReadModelView):
                             seal.tag(row.tenant),
                             seal.seal(row.chat_id),
                             row.version,
-                            seal.seal(_json(row.messages)),
+                            pack(seal, _json(row.messages)),
                             row.status,
                             _time(row.updated_at),
                         )
@@ -267,17 +297,8 @@ class _SQLReadModels(ReadModelView):
             c.execute(self._statement(statement), (key,))
         for statement in _PURGE:
             c.execute(self._statement(statement), (key,))
-        seal = self.key
-        c.execute(
-            self._statement(_ERASE_TIMELINE),
-            (
-                seal.seal(ERASED_SUMMARY),
-                seal.seal(_json({"erased": True})),
-                seal.seal("[]"),
-                key,
-                ERASED_KIND,
-            ),
-        )
+        erased = pack(self.key, _entry_body(ERASED_SUMMARY, {"erased": True}, []))
+        c.execute(self._statement(_ERASE_TIMELINE), (erased, key, _KIND_NUMBERS[ERASED_KIND]))
 
     def _entry_rows(self, timelines: dict[UUID, list[TimelineEntry]]) -> list[tuple[Any, ...]]:
         """Timeline rows as stored (content sealed with the store key, if any)."""
@@ -286,12 +307,10 @@ class _SQLReadModels(ReadModelView):
             (
                 str(key),
                 entry.position,
-                _time(entry.time),
+                _micros(entry.time),
                 seal.seal(entry.actor),
-                entry.kind,
-                seal.seal(_text(entry.summary)),
-                seal.seal(_json(entry.details)),
-                seal.seal(_json(list(entry.marks))),
+                _KIND_NUMBERS[entry.kind],
+                pack(seal, _entry_body(_text(entry.summary), entry.details, list(entry.marks))),
             )
             for key, timeline in timelines.items()
             for entry in timeline
@@ -380,9 +399,7 @@ class _SQLReadModels(ReadModelView):
             row = c.fetchone()
         if row is None:
             return None
-        return ConversationView(
-            row["version"], self.key.unseal(row["messages"]) or "[]", row["status"]
-        )
+        return ConversationView(row["version"], unpack(self.key, row["messages"]), row["status"])
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
@@ -399,13 +416,13 @@ class _SQLReadModels(ReadModelView):
             if not kinds:
                 return []
             where.append(f"kind IN ({', '.join('?' for _ in kinds)})")
-            params.extend(kinds)
+            params.extend(_KIND_NUMBERS.get(kind, -1) for kind in kinds)
         sealed = self.key.enabled  # sealed actors cannot be compared in SQL: filtered here
         if query.actor is not None and not sealed:
             where.append("actor = ?")
             params.append(query.actor)
         statement = (
-            "SELECT position, recorded_at, actor, kind, summary, details, marks FROM {timeline}"
+            "SELECT position, recorded_at, actor, kind, body FROM {timeline}"
             f" WHERE {' AND '.join(where)} ORDER BY position"
         )
         if query.limit is not None and not (sealed and query.actor is not None):
@@ -414,19 +431,21 @@ class _SQLReadModels(ReadModelView):
         with self._transaction(commit=False) as c:
             c.execute(self._statement(statement), params)
             rows = c.fetchall()
-        unseal = self.key.unseal
-        entries = [
-            TimelineEntry(
-                position=row["position"],
-                time=datetime.fromisoformat(row["recorded_at"]),
-                actor=unseal(row["actor"]),
-                kind=row["kind"],
-                summary=unseal(row["summary"]) or "",
-                details=json.loads(unseal(row["details"]) or "{}"),
-                marks=tuple(json.loads(unseal(row["marks"]) or "[]")),
+        key = self.key
+        entries = []
+        for row in rows:
+            summary, details, *marks = json.loads(unpack(key, row["body"]))
+            entries.append(
+                TimelineEntry(
+                    position=row["position"],
+                    time=_from_micros(row["recorded_at"]),
+                    actor=key.unseal(row["actor"]),
+                    kind=KINDS[row["kind"]],
+                    summary=summary,
+                    details=details,
+                    marks=tuple(marks[0]) if marks else (),
+                )
             )
-            for row in rows
-        ]
         if sealed and query.actor is not None:
             entries = [entry for entry in entries if entry.actor == query.actor][: query.limit]
         return entries
@@ -522,6 +541,24 @@ class _SQLReadModels(ReadModelView):
                 f"read models moved past position {after} meanwhile (another projector or a rebuild)"
             )
 
+    def drop_old_layout(self) -> bool:
+        """Drop the read-model tables an older version laid out; whether there were any.
+
+        Their rows are derived from the log: the caller resets the tracking
+        position so that the next catch-up projects them again, in this layout.
+        """
+        with self._transaction(commit=True) as c:
+            old = self._old_tables(c)
+            for name in old:
+                c.execute(self._drop_table(name))
+        return bool(old)
+
+    def _old_tables(self, c: Any) -> list[str]:
+        raise NotImplementedError
+
+    def _drop_table(self, name: str) -> Any:
+        raise NotImplementedError
+
     def list_missing(self) -> bool:
         """Whether conversations were projected before the conversation list existed (it then needs a rebuild)."""
         with self._transaction(commit=False) as c:
@@ -553,8 +590,21 @@ class SQLiteReadModels(SQLiteListTables, _SQLReadModels, SQLiteTrackingRecorder)
         names["approvals_by_tenant"] = "chatledger_pending_approvals_by_tenant"
         names["continuations_by_tenant"] = "chatledger_pending_continuations_by_tenant"
         names["search"] = SEARCH_TABLE
+        types = {"blob": "BLOB", "uuid": "TEXT", "without_rowid": " WITHOUT ROWID"}
         ddl = [*_DDL, *self.LIST_DDL]
-        return [*statements, *(statement.format(**names) for statement in ddl)]
+        return [*statements, *(statement.format(**names, **types) for statement in ddl)]
+
+    def _old_tables(self, c: Any) -> list[str]:
+        old = [*OLD_LAYOUT, *OLD_SEARCH_LAYOUT]
+        c.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            f" AND name IN ({', '.join('?' for _ in old)})",
+            old,
+        )
+        return [row[0] for row in c.fetchall()]
+
+    def _drop_table(self, name: str) -> str:
+        return f'DROP TABLE IF EXISTS "{name}"'
 
     def _statement(self, template: str) -> str:
         return template.format(
@@ -585,10 +635,25 @@ class PostgresReadModels(PostgresListTables, _SQLReadModels, PostgresTrackingRec
             "list_search": sql.Identifier(f"{LIST_TABLE}_search"),
         }
         tables = {name: self._names[name] for name in (*TABLES, "quarantine", "settings")}
+        types = {"blob": sql.SQL("BYTEA"), "uuid": sql.SQL("UUID"), "without_rowid": sql.SQL("")}
         self.sql_create_statements.extend(
-            sql.SQL(statement).format(**tables, **indexes) for statement in [*_DDL, *self.LIST_DDL]
+            sql.SQL(statement).format(**tables, **indexes, **types)
+            for statement in [*_DDL, *self.LIST_DDL]
         )
         self._cache: dict[str, sql.Composed] = {}
+
+    def _old_tables(self, c: Any) -> list[str]:
+        c.execute(
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = %s AND table_name = ANY(%s)",
+            (self.datastore.schema, list(OLD_LAYOUT)),
+        )
+        return [row["table_name"] for row in c.fetchall()]
+
+    def _drop_table(self, name: str) -> sql.Composed:
+        return sql.SQL("DROP TABLE IF EXISTS {}").format(
+            sql.Identifier(self.datastore.schema, name)
+        )
 
     def _statement(self, template: str) -> sql.Composed:
         statement = self._cache.get(template)
@@ -616,6 +681,9 @@ def open_read_models(log: Any, backend: str, *, create: bool = True) -> ReadMode
     key = log.cipher_key
     older = check_store_key(view, key, log)
     view.key = ColumnKey(key)
+    if backend != "memory" and create and view.drop_old_layout():
+        # Read models laid out by an older version: project everything again.
+        view.reset(log.name)
     if older and key:  # read models of an encrypted store from before they were sealed
         view.reset(log.name)  # re-derived, sealed, by the next catch-up
     if view.list_missing():
