@@ -472,7 +472,7 @@ def test_verify_says_all_agrees_or_lists_each_problem(run: Run, url: str, tmp_pa
         f"verified 1 conversation, {events} events: everything agrees with the event log",
     ]
     with sqlite3.connect(tmp_path / "ledger.db", isolation_level=None) as db:
-        db.execute("UPDATE chatledger_conversations SET status = 'idle-ish'")
+        db.execute("UPDATE chatledger_conversations_v2 SET status = 'idle-ish'")
     broken = run("verify", "d", "--url", url)
     assert broken.returncode == 1
     lines = broken.stdout.strip().splitlines()

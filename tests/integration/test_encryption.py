@@ -20,6 +20,8 @@ from psycopg import sql
 
 from chatledger import CipherKeyError, ConversationStore
 from chatledger.adapters.cli.commands import main
+from chatledger.adapters.persistence.keys import PLAIN
+from chatledger.adapters.persistence.packing import pack
 from tests.integration.conftest import Backend
 
 CANARY = "CANARY"
@@ -170,7 +172,10 @@ def test_a_store_older_than_key_checks_is_checked_by_its_first_event(tmp_path: P
     with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
         db.execute("DELETE FROM chatledger_settings")
         # An older version wrote the read models in plaintext.
-        db.execute("UPDATE chatledger_conversations SET messages = '[]', chat_id = 'c'")
+        db.execute(
+            "UPDATE chatledger_conversations_v2 SET messages = ?, chat_id = 'c'",
+            (pack(PLAIN, "[]"),),
+        )
     with pytest.raises(CipherKeyError, match="cannot be read without a cipher key"):
         ConversationStore.open(url)
     with pytest.raises(CipherKeyError, match="cannot be read with the cipher key given"):
@@ -179,7 +184,7 @@ def test_a_store_older_than_key_checks_is_checked_by_its_first_event(tmp_path: P
         assert store.version("c") == 1
         assert store.messages("c") == [] and store.verify().ok  # re-derived, sealed
     with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
-        (chat,) = db.execute("SELECT chat_id FROM chatledger_conversations").fetchone()
+        (chat,) = db.execute("SELECT chat_id FROM chatledger_conversations_v2").fetchone()
         assert chat.startswith("k1:")
     with pytest.raises(CipherKeyError, match="not this store's key"):
         ConversationStore.open(url, cipher_key=AESCipher.create_key(16))

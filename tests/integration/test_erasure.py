@@ -9,6 +9,8 @@ prints ``bytea``).
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from io import StringIO
@@ -25,6 +27,7 @@ from chatledger.adapters.persistence.chain import split_link
 from chatledger.domain.errors import ConversationNotFoundError, StoreConfigurationError
 from chatledger.domain.seal import SealKey
 from tests.integration.conftest import Backend, _postgres_conninfo
+from tests.integration.packed_rows import unpacked
 from tests.integration.tamper import Tamperer
 
 SEAL = SealKey.from_text("an operator secret of thirty-two bytes")
@@ -74,7 +77,18 @@ def raw_database(backend: Backend) -> bytes:
     if backend.name == "sqlite":
         path = Path(backend.url.removeprefix("sqlite:///"))
         files = [path, path.with_name(path.name + "-wal")]
-        return b"".join(file.read_bytes() for file in files if file.exists())
+        raw = b"".join(file.read_bytes() for file in files if file.exists())
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            tables = [
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            ]
+            texts = [
+                unpacked(value)
+                for table in tables
+                for row in db.execute(f'SELECT * FROM "{table}"')
+                for value in row
+            ]
+        return raw + "\n".join(text for text in texts if text).encode("utf-8", "surrogateescape")
     schema = backend.url.rsplit("schema=", 1)[1]
     rows = []
     with psycopg.connect(_postgres_conninfo(), autocommit=True) as connection:
@@ -84,6 +98,9 @@ def raw_database(backend: Backend) -> bytes:
         for (table,) in tables:
             query = sql.SQL("SELECT t::text FROM {} t").format(sql.Identifier(schema, table))
             rows += [row[0] for row in connection.execute(query).fetchall()]
+            query = sql.SQL("SELECT * FROM {}").format(sql.Identifier(schema, table))
+            for row in connection.execute(query).fetchall():
+                rows += [text for text in map(unpacked, row) if text]  # compressed values, opened
     return "\n".join(rows).encode("utf-8", "surrogateescape")
 
 

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 
 from chatledger import ConversationStore
+from chatledger.adapters.persistence.keys import PLAIN
+from chatledger.adapters.persistence.packing import pack, unpack
 from chatledger.adapters.persistence.read_models import memory_read_models
 from chatledger.adapters.store.audit import write_jsonl
 from chatledger.domain.aggregate import conversation_id
@@ -204,9 +206,9 @@ def test_forget_cached_makes_reads_fetch_the_row_again(tmp_path: Path) -> None:
         )
         assert "before" in json.dumps(store.messages("c"))
         with sqlite3.connect(path) as raw:
-            raw.execute(
-                "UPDATE chatledger_conversations SET messages = replace(messages, 'before', 'after')"
-            )
+            (packed,) = raw.execute("SELECT messages FROM chatledger_conversations_v2").fetchone()
+            edited = pack(PLAIN, unpack(PLAIN, packed).replace("before", "after"))
+            raw.execute("UPDATE chatledger_conversations_v2 SET messages = ?", (edited,))
         assert "before" in json.dumps(store.messages("c"))  # served from this process's cache
         store.forget_cached()
         assert "after" in json.dumps(store.messages("c"))

@@ -36,6 +36,7 @@ from chatledger.domain.errors import (
 from chatledger.domain.events import Redacted
 from chatledger.domain.redaction import REDACTED
 from tests.integration.conftest import Backend, _postgres_conninfo
+from tests.integration.packed_rows import unpacked
 
 INPUT = "zqinputcanary"
 OUTPUT = "zqoutputcanary"
@@ -120,6 +121,7 @@ def read_model_rows(backend: Backend) -> Iterator[tuple[str, Any]]:
                 for row in db.execute(f'SELECT * FROM "{table}"'):
                     for value in row:
                         yield table, value
+                        yield table, unpacked(value)  # compressed read-model values, opened
         return
     schema = dict(parse_qsl(urlsplit(backend.url).query))["schema"]
     with psycopg.connect(_postgres_conninfo(), autocommit=True) as db:
@@ -136,6 +138,7 @@ def read_model_rows(backend: Backend) -> Iterator[tuple[str, Any]]:
             for row in db.execute(f'SELECT * FROM "{schema}"."{table}"'):
                 for value in row:
                     yield table, value
+                    yield table, unpacked(value)
 
 
 def row_leaks(backend: Backend) -> list[tuple[str, str]]:

@@ -14,6 +14,8 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.cli.commands import main
+from chatledger.adapters.persistence.keys import PLAIN
+from chatledger.adapters.persistence.packing import pack
 from chatledger.adapters.responders import demo
 from chatledger.adapters.store.verify import VerifyReport
 from chatledger.domain.aggregate import conversation_id
@@ -87,8 +89,8 @@ def test_an_edited_messages_row_is_found_and_rebuild_repairs_it(
 ) -> None:
     url, db = tampered
     db.execute(
-        "UPDATE chatledger_conversations SET messages = '[]' WHERE conversation_id = ?",
-        (key("paused"),),
+        "UPDATE chatledger_conversations_v2 SET messages = ? WHERE conversation_id = ?",
+        (pack(PLAIN, "[]"), key("paused")),
     )
     report = verify(url)
     assert [(p.where, p.chat_id, p.what) for p in report.problems] == [
@@ -108,7 +110,7 @@ def test_a_lost_approval_and_timeline_entry_are_found(
         "DELETE FROM chatledger_pending_approvals WHERE conversation_id = ?", (key("paused"),)
     )
     db.execute(
-        "DELETE FROM chatledger_timeline WHERE conversation_id = ? AND position = 2",
+        "DELETE FROM chatledger_timeline_v2 WHERE conversation_id = ? AND position = 2",
         (key("done"),),
     )
     with ConversationStore.open(url) as store:
@@ -204,7 +206,7 @@ def test_a_rewritten_approval_input_or_timeline_actor_is_found(
         (key("paused"),),
     )
     db.execute(
-        "UPDATE chatledger_timeline SET actor = 'user:mallory' WHERE conversation_id = ? "
+        "UPDATE chatledger_timeline_v2 SET actor = 'user:mallory' WHERE conversation_id = ? "
         "AND position = 3",
         (key("done"),),
     )
