@@ -172,6 +172,12 @@ class ColumnKey:
                 "another key): run `chatledger rebuild` with the store's key"
             ) from None
 
+    def digest(self, value: str) -> int:
+        """A signed 64-bit hash of the value (keyed with a key), to tell whether it changed."""
+        data = value.encode("utf-8", "surrogatepass")
+        hashed = hashlib.blake2b(data, digest_size=8, key=self._tag_key if self.enabled else b"")
+        return int.from_bytes(hashed.digest(), "big", signed=True)
+
     def tag(self, value: str) -> str:
         """A keyed hash of the value, for equality lookups (the value itself without a key)."""
         if not self.enabled:

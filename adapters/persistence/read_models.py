@@ -3,8 +3,11 @@
 They live next to the event log, in the same SQLite file or PostgreSQL
 schema, and are created on first use:
 
-- ``chatledger_conversations_v2``: one row per conversation, its messages as
-  compressed JSON (see ``packing``);
+- ``chatledger_conversations_v2``: one row per conversation (version, status);
+- ``chatledger_messages_v2``: its messages, one row per message as compressed
+  JSON (see ``packing``) with a digest of the JSON: a page rewrites only the
+  messages whose digest changed (a turn writes its new messages, not the
+  whole conversation again);
 - ``chatledger_timeline_v2``: one row per event (the audit timeline): position,
   time (microseconds since 1970), actor and kind (its index in ``KINDS``) as
   columns to filter on, summary, details and marks packed in one compressed value;
@@ -26,7 +29,7 @@ import json
 import re
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -59,6 +62,7 @@ from chatledger.domain.limits import check_name, check_position
 from chatledger.domain.timeline import KINDS, TimelineEntry
 from chatledger.projections.read_models import (
     ContinuationRequest,
+    ConversationRow,
     ConversationView,
     HistoryQuery,
     Page,
@@ -73,6 +77,7 @@ __all__ = ["PostgresReadModels", "SQLiteReadModels", "memory_read_models", "open
 
 TABLES = {
     "conversations": "chatledger_conversations_v2",
+    "messages": "chatledger_messages_v2",
     "timeline": "chatledger_timeline_v2",
     "approvals": "chatledger_pending_approvals",
     "continuations": "chatledger_pending_continuations",
@@ -88,8 +93,10 @@ QUARANTINE = "chatledger_quarantine"
 _DDL = [
     "CREATE TABLE IF NOT EXISTS {conversations} ("
     " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
-    " version INTEGER NOT NULL, messages {blob} NOT NULL, status TEXT NOT NULL,"
-    " updated_at TEXT NOT NULL)",
+    " version INTEGER NOT NULL, status TEXT NOT NULL, updated_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS {messages} ("
+    " conversation_id TEXT NOT NULL, position INTEGER NOT NULL, digest BIGINT NOT NULL,"
+    " message {blob} NOT NULL, PRIMARY KEY (conversation_id, position))",
     "CREATE TABLE IF NOT EXISTS {timeline} ("
     " conversation_id {uuid} NOT NULL, position INTEGER NOT NULL, recorded_at BIGINT NOT NULL,"
     " actor TEXT, kind SMALLINT NOT NULL, body {blob} NOT NULL,"
@@ -114,10 +121,16 @@ _DDL = [
 ]
 
 _UPSERT_CONVERSATION = (
-    "INSERT INTO {conversations} VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO {conversations} VALUES (?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version,"
-    " messages = excluded.messages, status = excluded.status, updated_at = excluded.updated_at"
+    " status = excluded.status, updated_at = excluded.updated_at"
 )
+_SELECT_DIGESTS = "SELECT position, digest FROM {messages} WHERE conversation_id = ?"
+_UPSERT_MESSAGE = (
+    "INSERT INTO {messages} VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, position)"
+    " DO UPDATE SET digest = excluded.digest, message = excluded.message"
+)
+_TRIM_MESSAGES = "DELETE FROM {messages} WHERE conversation_id = ? AND position >= ?"
 _INSERT_ENTRY = "INSERT INTO {timeline} VALUES (?, ?, ?, ?, ?, ?)"
 _OVERWRITE_ENTRY = (
     _INSERT_ENTRY + " ON CONFLICT (conversation_id, position) DO UPDATE SET"
@@ -135,6 +148,7 @@ _SELECT_QUARANTINE = (
 )
 _PURGE = (
     "DELETE FROM {conversations} WHERE conversation_id = ?",
+    "DELETE FROM {messages} WHERE conversation_id = ?",
     "DELETE FROM {approvals} WHERE conversation_id = ?",
     "DELETE FROM {continuations} WHERE conversation_id = ?",
     "DELETE FROM {quarantine} WHERE conversation_id = ?",
@@ -153,8 +167,10 @@ _ADVANCE_TRACKING = (
     " RETURNING notification_id"
 )
 _DELETE_TRACKING = "DELETE FROM {tracking} WHERE application_name = ?"
-_SELECT_CONVERSATION = (
-    "SELECT version, messages, status FROM {conversations} WHERE conversation_id = ?"
+_SELECT_CONVERSATION = (  # one statement: one snapshot of the row and its messages
+    "SELECT c.version, c.status, m.message FROM {conversations} c"
+    " LEFT JOIN {messages} m ON m.conversation_id = c.conversation_id"
+    " WHERE c.conversation_id = ? ORDER BY m.position"
 )
 _SELECT_APPROVALS = (
     "SELECT tenant, chat_id, message_id, tool_call_id, tool_name, input, approval_id,"
@@ -264,13 +280,13 @@ class _SQLReadModels(ReadModelView):
                             seal.tag(row.tenant),
                             seal.seal(row.chat_id),
                             row.version,
-                            pack(seal, _json(row.messages)),
                             row.status,
                             _time(row.updated_at),
                         )
                         for row in page.conversations.values()
                     ],
                 )
+                self._write_messages(c, page.conversations.values(), rewrite=overwrite)
             entries = self._entry_rows(page.timeline)
             if entries:
                 statement = self._statement(_OVERWRITE_ENTRY if overwrite else _INSERT_ENTRY)
@@ -289,6 +305,26 @@ class _SQLReadModels(ReadModelView):
                 self._scrub_search(c)
             for key in page.erased:
                 self.purge(c, key)
+
+    def _write_messages(self, c: Any, rows: Iterable[ConversationRow], *, rewrite: bool) -> None:
+        """Write the messages whose digest differs from the stored one, drop those past the end."""
+        seal = self.key
+        changed, trimmed = [], []
+        for row in rows:
+            key = str(row.conversation_id)
+            c.execute(self._statement(_SELECT_DIGESTS), (key,))
+            stored = {found["position"]: found["digest"] for found in c.fetchall()}
+            for position, message in enumerate(row.messages):
+                text = _json(message)
+                digest = seal.digest(text)
+                if rewrite or stored.get(position) != digest:
+                    changed.append((key, position, digest, pack(seal, text)))
+            if len(stored) > len(row.messages):
+                trimmed.append((key, len(row.messages)))
+        if changed:
+            c.executemany(self._statement(_UPSERT_MESSAGE), changed)
+        if trimmed:
+            c.executemany(self._statement(_TRIM_MESSAGES), trimmed)
 
     def purge(self, c: Any, conversation_id: UUID) -> None:
         """In transaction ``c``: delete the conversation's rows; its timeline keeps kinds, actors, times."""
@@ -396,10 +432,13 @@ class _SQLReadModels(ReadModelView):
         """The conversation's row, or None if it was never projected."""
         with self._transaction(commit=False) as c:
             c.execute(self._statement(_SELECT_CONVERSATION), (str(conversation_id),))
-            row = c.fetchone()
-        if row is None:
+            rows = c.fetchall()
+        if not rows:
             return None
-        return ConversationView(row["version"], unpack(self.key, row["messages"]), row["status"])
+        key = self.key
+        messages = [unpack(key, row["message"]) for row in rows if row["message"] is not None]
+        first = rows[0]
+        return ConversationView(first["version"], f"[{','.join(messages)}]", first["status"])
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""

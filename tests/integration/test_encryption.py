@@ -172,10 +172,7 @@ def test_a_store_older_than_key_checks_is_checked_by_its_first_event(tmp_path: P
     with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
         db.execute("DELETE FROM chatledger_settings")
         # An older version wrote the read models in plaintext.
-        db.execute(
-            "UPDATE chatledger_conversations_v2 SET messages = ?, chat_id = 'c'",
-            (pack(PLAIN, "[]"),),
-        )
+        db.execute("UPDATE chatledger_conversations_v2 SET chat_id = 'c'")
     with pytest.raises(CipherKeyError, match="cannot be read without a cipher key"):
         ConversationStore.open(url)
     with pytest.raises(CipherKeyError, match="cannot be read with the cipher key given"):

@@ -206,9 +206,9 @@ def test_forget_cached_makes_reads_fetch_the_row_again(tmp_path: Path) -> None:
         )
         assert "before" in json.dumps(store.messages("c"))
         with sqlite3.connect(path) as raw:
-            (packed,) = raw.execute("SELECT messages FROM chatledger_conversations_v2").fetchone()
+            (packed,) = raw.execute("SELECT message FROM chatledger_messages_v2").fetchone()
             edited = pack(PLAIN, unpack(PLAIN, packed).replace("before", "after"))
-            raw.execute("UPDATE chatledger_conversations_v2 SET messages = ?", (edited,))
+            raw.execute("UPDATE chatledger_messages_v2 SET message = ?", (edited,))
         assert "before" in json.dumps(store.messages("c"))  # served from this process's cache
         store.forget_cached()
         assert "after" in json.dumps(store.messages("c"))

@@ -89,8 +89,8 @@ def test_an_edited_messages_row_is_found_and_rebuild_repairs_it(
 ) -> None:
     url, db = tampered
     db.execute(
-        "UPDATE chatledger_conversations_v2 SET messages = ? WHERE conversation_id = ?",
-        (pack(PLAIN, "[]"), key("paused")),
+        "UPDATE chatledger_messages_v2 SET message = ? WHERE conversation_id = ? AND position = 0",
+        (pack(PLAIN, '{"id":"u0","role":"user","parts":[]}'), key("paused")),
     )
     report = verify(url)
     assert [(p.where, p.chat_id, p.what) for p in report.problems] == [
