@@ -151,7 +151,8 @@ class ColumnKey:
         if not self.enabled:
             return data
         nonce = os.urandom(_NONCE)
-        return _SEALED_BYTES + nonce + self._aead.encrypt(nonce, data, None)
+        sealed: bytes = self._aead.encrypt(nonce, data, None)
+        return _SEALED_BYTES + nonce + sealed
 
     def unseal_bytes(self, data: bytes) -> bytes:
         """Undo ``seal_bytes``; CipherKeyError as ``unseal`` for values not sealed with this key."""
