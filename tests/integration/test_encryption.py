@@ -20,8 +20,6 @@ from psycopg import sql
 
 from chatledger import CipherKeyError, ConversationStore
 from chatledger.adapters.cli.commands import main
-from chatledger.adapters.persistence.keys import PLAIN
-from chatledger.adapters.persistence.packing import pack
 from tests.integration.conftest import Backend
 
 CANARY = "CANARY"
