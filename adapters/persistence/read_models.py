@@ -4,10 +4,10 @@ They live next to the event log, in the same SQLite file or PostgreSQL
 schema, and are created on first use:
 
 - ``chatledger_conversations_v2``: one row per conversation (version, status);
-- ``chatledger_messages_v2``: its messages, one row per message as compressed
-  JSON (see ``packing``) with a digest of the JSON: a page rewrites only the
-  messages whose digest changed (a turn writes its new messages, not the
-  whole conversation again);
+- ``chatledger_messages_v2``: its messages, one row per message as JSON (not
+  compressed: read on every turn start, inflating them tripled that read)
+  with a digest of the JSON: a page rewrites only the messages whose digest
+  changed (a turn writes its new messages, not the whole conversation again);
 - ``chatledger_timeline_v2``: one row per event (the audit timeline): position,
   time (microseconds since 1970), actor and kind (its index in ``KINDS``) as
   columns to filter on, summary, details and marks packed in one compressed value;
@@ -56,7 +56,7 @@ from chatledger.adapters.persistence.conversation_list import (
     SQLiteListTables,
 )
 from chatledger.adapters.persistence.keys import PLAIN, ColumnKey, check_store_key
-from chatledger.adapters.persistence.packing import pack, unpack
+from chatledger.adapters.persistence.packing import pack, pack_plain, unpack
 from chatledger.domain.erasure import ERASED_KIND, ERASED_SUMMARY
 from chatledger.domain.limits import check_name, check_position
 from chatledger.domain.timeline import KINDS, TimelineEntry
@@ -318,7 +318,7 @@ class _SQLReadModels(ReadModelView):
                 text = _json(message)
                 digest = seal.digest(text)
                 if rewrite or stored.get(position) != digest:
-                    changed.append((key, position, digest, pack(seal, text)))
+                    changed.append((key, position, digest, pack_plain(seal, text)))
             if len(stored) > len(row.messages):
                 trimmed.append((key, len(row.messages)))
         if changed:
