@@ -436,7 +436,16 @@ class _SQLReadModels(ReadModelView):
         if not rows:
             return None
         key = self.key
-        messages = [unpack(key, row["message"]) for row in rows if row["message"] is not None]
+        if key.enabled:
+            messages = [unpack(key, row["message"]) for row in rows if row["message"] is not None]
+        else:  # stored as they are (the raw tag, then UTF-8): no call per message
+            messages = [
+                bytes(row["message"][1:]).decode("utf-8", "surrogatepass")
+                if row["message"][:1] == b"\x00"
+                else unpack(key, row["message"])
+                for row in rows
+                if row["message"] is not None
+            ]
         first = rows[0]
         return ConversationView(first["version"], f"[{','.join(messages)}]", first["status"])
 
