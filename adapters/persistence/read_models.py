@@ -543,12 +543,15 @@ class _SQLReadModels(ReadModelView):
     def reset(self, application_name: str) -> None:
         """Empty every read model and forget the tracking position, in one transaction."""
         with self._transaction(commit=True) as c:
-            for name in TABLES:
-                c.execute(self._statement(f"DELETE FROM {{{name}}}"))
-            c.execute(self._statement("DELETE FROM {quarantine}"))
-            for statement in self.SEARCH_RESET:  # type: ignore[attr-defined]
-                c.execute(self._statement(statement))
-            c.execute(self._statement(_DELETE_TRACKING), (application_name,))
+            self._reset(c, application_name)
+
+    def _reset(self, c: Any, application_name: str) -> None:
+        for name in TABLES:
+            c.execute(self._statement(f"DELETE FROM {{{name}}}"))
+        c.execute(self._statement("DELETE FROM {quarantine}"))
+        for statement in self.SEARCH_RESET:  # type: ignore[attr-defined]
+            c.execute(self._statement(statement))
+        c.execute(self._statement(_DELETE_TRACKING), (application_name,))
 
     def setting(self, name: str, default: str) -> str:
         """The store's setting ``name``; ``default`` is recorded first if there is none (first writer wins)."""
@@ -589,16 +592,20 @@ class _SQLReadModels(ReadModelView):
                 f"read models moved past position {after} meanwhile (another projector or a rebuild)"
             )
 
-    def drop_old_layout(self) -> bool:
+    def drop_old_layout(self, application_name: str) -> bool:
         """Drop the read-model tables an older version laid out; whether there were any.
 
-        Their rows are derived from the log: the caller resets the tracking
-        position so that the next catch-up projects them again, in this layout.
+        Their rows are derived from the log: in the same transaction the read
+        models are emptied and the tracking position forgotten, so that the
+        next catch-up projects them again, in this layout (no reader sees the
+        new tables empty while the position says they are current).
         """
         with self._transaction(commit=True) as c:
             old = self._old_tables(c)
             for name in old:
                 c.execute(self._drop_table(name))
+            if old:
+                self._reset(c, application_name)
         return bool(old)
 
     def _old_tables(self, c: Any) -> list[str]:
@@ -729,9 +736,8 @@ def open_read_models(log: Any, backend: str, *, create: bool = True) -> ReadMode
     key = log.cipher_key
     older = check_store_key(view, key, log)
     view.key = ColumnKey(key)
-    if backend != "memory" and create and view.drop_old_layout():
-        # Read models laid out by an older version: project everything again.
-        view.reset(log.name)
+    if backend != "memory" and create:
+        view.drop_old_layout(log.name)  # laid out by an older version: projected again
     if older and key:  # read models of an encrypted store from before they were sealed
         view.reset(log.name)  # re-derived, sealed, by the next catch-up
     if view.list_missing():
