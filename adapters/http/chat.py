@@ -73,7 +73,12 @@ def take_turn(
     if state is None:
         _check_first_actions(store, plan)
         store.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)
-    execute(store, plan, chat_id=chat_id, tenant=tenant, actor=actor)
+    # The common send, one new user message, is recorded with its answer's stream in one
+    # transaction: a resume through another server never finds the message without its
+    # stream (it answered 204 then), and the turn costs one commit less.
+    with_open = _only_new_message(plan)
+    if with_open is None:
+        execute(store, plan, chat_id=chat_id, tenant=tenant, actor=actor)
     request_id = None
     if plan.continues:
         status = store.status(chat_id, tenant=tenant)
@@ -91,7 +96,16 @@ def take_turn(
         continuation=plan.answer.continuation,
         request_id=request_id,
         body=body,
+        user_message=with_open,
+        user_actor=actor,
     )
+
+
+def _only_new_message(plan: Plan) -> dict[str, Any] | None:
+    """The user message a plan only appends, to record with the stream's open; else None."""
+    if plan.continues or len(plan.actions) != 1 or not isinstance(plan.actions[0], AppendMessage):
+        return None
+    return plan.actions[0].message
 
 
 def execute(store: ConversationStore, plan: Plan, *, chat_id: str, tenant: str, actor: str) -> None:

@@ -65,9 +65,14 @@ def open_turn(
     continuation: bool,
     request_id: str | None,
     body: dict[str, Any] | None = None,
+    user_message: dict[str, Any] | None = None,
+    user_actor: str = "system",
 ) -> Turn:
     """Open the stream a responder will write, and what it is asked (call it in a worker thread).
 
+    ``user_message`` (by ``user_actor``) is recorded in the open's
+    transaction: both or neither, and no moment where another process sees
+    the message without the stream answering it.
     The responder's messages come from the conversation just saved by the
     open (a copy: the writer goes on folding into it), not from the read
     models, so a write never waits for the projection to catch up.
@@ -79,6 +84,8 @@ def open_turn(
         continuation=continuation,
         trigger=trigger,
         request_id=request_id,
+        user_message=user_message,
+        user_actor=user_actor,
     )
     state = writer.conversation.state
     assert state.stream is not None  # just opened by this writer

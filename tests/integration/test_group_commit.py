@@ -28,6 +28,7 @@ from chatledger.adapters.store.unit_of_work import SNAPSHOT_EVERY
 from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, BatchPolicy, StreamWriter
 from tests.integration.conftest import Backend
 from tests.support.ledger import aggregate_id, snapshot_versions
+from tests.support.transactions import recorded_inserts
 
 STREAMS = 4
 LATER = 3600.0
@@ -68,19 +69,8 @@ def _tick(store: ConversationStore) -> None:
 @contextmanager
 def transactions(store: ConversationStore) -> Iterator[list[set[UUID]]]:
     """The conversations of each transaction that inserts events (one ``insert_events`` call each)."""
-    recorder: Any = store.log.events.recorder
-    real = recorder.insert_events
-    calls: list[set[UUID]] = []
-
-    def insert_events(stored_events: Any, **kwargs: Any) -> Any:
-        calls.append({event.originator_id for event in stored_events})
-        return real(stored_events, **kwargs)
-
-    recorder.insert_events = insert_events
-    try:
+    with recorded_inserts(store, lambda events: {event.originator_id for event in events}) as calls:
         yield calls
-    finally:
-        del recorder.insert_events
 
 
 def _postgres_xmins(store: ConversationStore, after: int) -> set[str]:

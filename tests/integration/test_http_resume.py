@@ -13,7 +13,9 @@ from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     ScriptedResponder,
 )
+from tests.integration.conftest import Backend
 from tests.integration.http_support import client_of, send_body, sse_events, text_turn, user
+from tests.support.transactions import recorded_inserts
 
 pytestmark = pytest.mark.anyio
 
@@ -70,3 +72,36 @@ async def test_quiet_streams_send_keep_alive_comments(sqlite_store: Conversation
         await writer
         assert ": keep-alive\n\n" in resumed.text
         assert sse_events(resumed) == text_turn("a2", "Later.")
+
+
+@pytest.mark.parametrize("first_turn", [True, False], ids=["new chat", "next turn"])
+async def test_a_sent_message_is_stored_with_its_answers_stream_never_alone(
+    durable_backend: Backend, first_turn: bool
+) -> None:
+    """A user's new message and the open of its answer's stream are one transaction.
+
+    Another server (another store on the same database) resuming the chat
+    can then never find the message without a stream: it answered 204 for
+    an answer about to stream when it read between the two (seen with two
+    workers under load). Checked at the store's real recorder, on SQLite and
+    PostgreSQL, for a chat's first turn and a later one.
+    """
+    store = durable_backend.open()
+    app = create_app(
+        store, responder=ScriptedResponder([text_turn("a1", "one"), text_turn("a2", "two")])
+    )
+    first = user("u1", "hi")
+    async with client_of(app) as client:
+        if not first_turn:
+            assert (await client.post("/api/chat", json=send_body("c", [first]))).status_code == 200
+        sent = [first] if first_turn else [first, *store.messages("c")[1:], user("u2", "again")]
+        with recorded_inserts(store, lambda events: [event.topic for event in events]) as inserts:
+            response = await client.post("/api/chat", json=send_body("c", sent))
+    assert response.status_code == 200
+    with_message = [topics for topics in inserts if any("MessageAppended" in t for t in topics)]
+    assert len(with_message) == 1, inserts
+    assert any("StreamOpened" in topic for topic in with_message[0]), inserts
+    other = durable_backend.other_store(store)
+    assert [m["role"] for m in other.messages("c")] == ["user", "assistant"] * (
+        1 if first_turn else 2
+    )
