@@ -28,6 +28,7 @@ __all__ = [
     "StoreUnavailableError",
     "StoredDataError",
     "StreamAlreadyOpenError",
+    "StreamOpenLostError",
     "ToolCallNotReadyError",
     "UnansweredToolCallError",
     "UnknownToolCallChunkError",
@@ -250,6 +251,28 @@ class NoOpenStreamError(ChatLedgerError):
         self.stream_id = stream_id
         what = f"stream {stream_id!r} is not open" if stream_id else "no stream is open"
         super().__init__(f"conversation {chat_id!r}: {what}")
+
+
+class StreamOpenLostError(NoOpenStreamError):
+    """A stream's open, not yet committed, lost to another writer of the conversation.
+
+    ``open_stream`` decides the open at once and commits it with the
+    stream's first batch (or a few milliseconds later). If another writer
+    changed the conversation in between (another process opened its own
+    stream, or added a message the answer did not see), the open is not
+    recorded: the writer ends, with nothing of it stored. ``other_stream_id``
+    names the stream opened meanwhile, if one was.
+    """
+
+    def __init__(self, chat_id: str, stream_id: str, other_stream_id: str | None) -> None:
+        super().__init__(chat_id, stream_id)
+        self.other_stream_id = other_stream_id
+        why = (
+            f"stream {other_stream_id!r} was opened first"
+            if other_stream_id
+            else "another writer changed the conversation first"
+        )
+        self.args = (f"conversation {chat_id!r}: stream {stream_id!r} was not opened: {why}",)
 
 
 class ConcurrentWriteError(ChatLedgerError):

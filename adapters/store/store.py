@@ -9,6 +9,7 @@ come from ``chatledger.adapters.bootstrap``.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import uuid
 from collections.abc import Callable, Generator, Iterable
@@ -35,6 +36,7 @@ from chatledger.adapters.store.writer import (
     DEFAULT_BATCH_MS,
     BatchPolicy,
     Flusher,
+    PendingOpen,
     StreamWriter,
 )
 from chatledger.domain.aggregate import Conversation, conversation_id
@@ -294,6 +296,7 @@ class ConversationStore:
         request_id: str | None = None,
         user_message: dict[str, Any] | None = None,
         user_actor: str = "system",
+        commit: bool = False,
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
@@ -306,6 +309,16 @@ class ConversationStore:
         ``user_message`` (by ``user_actor``) is appended first, in the same
         transaction: a turn then costs one commit less than ``append_message``
         followed by ``open_stream``, and either both are recorded or neither.
+
+        The open (with the user message) is decided now, against the
+        conversation as stored, and committed with the stream's first batch:
+        a reply written within ``BatchPolicy.settle`` (5 ms) is one
+        transaction with its open and close. It is committed alone once that
+        time has passed, and before anything else in this process decides on
+        or reads the conversation. A stream opened meanwhile by another
+        process is found at that commit: this writer then ends, its calls
+        raising ``StreamOpenLostError`` (docs/behaviour.md §7.2).
+        ``commit=True`` commits the open before returning instead.
         """
         continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
@@ -326,7 +339,14 @@ class ConversationStore:
                 lease_seconds=self.stream_lease_seconds,
             )
 
-        conversation, _, _ = self._uow.act(tenant or self.tenant, chat_id, decide, keep=False)
+        tenant = tenant or self.tenant
+        pending = None
+        if commit or self.batch.settle <= 0:
+            conversation, _, _ = self._uow.act(tenant, chat_id, decide, keep=False)
+        else:
+            conversation = self._uow.decide_uncommitted(tenant, chat_id, decide)
+            own = list(conversation.pending_events)
+            pending = PendingOpen(decide, conversation.version - len(own), own)
         return StreamWriter(
             conversation,
             stream_id,
@@ -336,7 +356,15 @@ class ConversationStore:
             flusher=self._flusher,
             unit_of_work=self._uow,
             lease_seconds=self.stream_lease_seconds,
+            open=pending,
         )
+
+    def _settle(self, tenant: str | None, chat_id: str) -> str:
+        """Commit what this process's streams of the conversation hold back (a pending open, a
+        batch a boundary ended) before reading it; returns the tenant."""
+        tenant = tenant or self.tenant
+        self._uow.settle_writers(conversation_id(tenant, chat_id))
+        return tenant
 
     def _expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
         """Close the conversation's stream if its writer's lease ran out (a decision step)."""
@@ -565,7 +593,7 @@ class ConversationStore:
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
-        state = self._uow.load(tenant or self.tenant, chat_id).state
+        state = self._uow.load(self._settle(tenant, chat_id), chat_id).state
         return status_of(Masks(state.redactions).state(state))  # waiting calls' inputs as shown
 
     def steering(self, chat_id: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
@@ -575,7 +603,7 @@ class ConversationStore:
         message's id and parts at a step boundary; those it leaves become the
         next user messages when its stream closes.
         """
-        conversation = self._uow.current(tenant or self.tenant, chat_id)
+        conversation = self._uow.current(self._settle(tenant, chat_id), chat_id)
         try:
             state = conversation.state
             return copy.deepcopy(Masks(state.redactions).message_list(state.steering))
@@ -584,10 +612,12 @@ class ConversationStore:
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""
+        self._flusher.settle_all()
         return inbox.pending_approvals(self.read_models, self.projector, tenant or self.tenant)
 
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started (claimed or not), oldest first."""
+        self._flusher.settle_all()
         return inbox.pending_continuations(self.read_models, self.projector, tenant or self.tenant)
 
     def list_conversations(
@@ -612,6 +642,7 @@ class ConversationStore:
         wanted = ListQuery(
             tenant or self.tenant, query, status, updated_before, updated_after, limit, cursor
         )
+        self._flusher.settle_all()
         self.projector.catch_up()
         return self.read_models.list_conversations(wanted)
 
@@ -799,7 +830,7 @@ class ConversationStore:
         has expired. Close the generator to release its connection. Details:
         ``chatledger.adapters.store.follow``.
         """
-        tenant = tenant or self.tenant
+        tenant = self._settle(tenant, chat_id)
 
         def expire(stream_id: str) -> bool:
             return self.expire_stream(
@@ -830,6 +861,8 @@ class ConversationStore:
         ``chatledger.adapters.store.follow_async``.
         """
         tenant = tenant or self.tenant
+        if self._flusher.writes(conversation_id(tenant, chat_id)):  # commit off the event loop
+            await asyncio.to_thread(self._settle, tenant, chat_id)
 
         def expire(stream_id: str) -> bool:
             return self.expire_stream(
@@ -843,7 +876,7 @@ class ConversationStore:
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""
-        return self._uow.load(tenant or self.tenant, chat_id).version
+        return self._uow.load(self._settle(tenant, chat_id), chat_id).version
 
     def conversation(
         self, chat_id: str, *, tenant: str | None = None, at_version: int | None = None
@@ -853,7 +886,7 @@ class ConversationStore:
         Its state is the fold of the log as stored: redacted content is still
         there (``state.redactions`` says what views hide; ``messages()`` hides it).
         """
-        return self._uow.load(tenant or self.tenant, chat_id, at_version)
+        return self._uow.load(self._settle(tenant, chat_id), chat_id, at_version)
 
     # -- read models and checks -------------------------------------------------
 

@@ -203,6 +203,27 @@ class UnitOfWork:
             return conversation, events, decided
         raise ConcurrentWriteError(chat_id)
 
+    def decide_uncommitted(
+        self, tenant: str, chat_id: str, decide: Callable[[Conversation], Any]
+    ) -> Conversation:
+        """Decide on the conversation as it is now and leave its events pending: the caller
+        commits them later (a stream's open, with its first batch).
+
+        Unlike ``act``, the cached conversation is checked against the log
+        first (one query): a decision whose commit comes later must not be
+        made on a stale state. The caller owns the conversation returned.
+        """
+        self.settle_writers(conversation_id(tenant, chat_id))
+        conversation = self.current(tenant, chat_id)
+        decide(conversation)  # a refusal drops the conversation: the next action loads it
+        return conversation
+
+    def events_after(self, conversation: Conversation, version: int) -> list[Any]:
+        """The conversation's stored events after ``version``, oldest first."""
+        state = conversation.state
+        key = conversation_id(state.tenant, state.chat_id)
+        return list(self.log.events.get(key, gt=version))
+
     def version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
         """The conversation's version as it stood at ``moment`` (0 before it started)."""
         if moment.tzinfo is None:

@@ -19,9 +19,11 @@ from chatledger.domain.errors import (
     ConcurrentWriteError,
     NoOpenStreamError,
     StoreConfigurationError,
+    StreamOpenLostError,
 )
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 from chatledger.domain.limits import Limits
+from chatledger.domain.pending_open import LOST, RECORDED, fate, opened_since
 
 __all__ = [
     "AT_ONCE",
@@ -30,6 +32,7 @@ __all__ = [
     "DEFAULT_SETTLE",
     "BatchPolicy",
     "Flusher",
+    "PendingOpen",
     "StreamWriter",
 ]
 
@@ -186,6 +189,18 @@ class Flusher:
         for writer in writers:
             writer.settle()
 
+    def writes(self, key: UUID) -> bool:
+        """Whether this process has an open writer of conversation ``key``."""
+        with self._wake:
+            return key in self._by_key
+
+    def settle_all(self) -> None:
+        """``settle`` every conversation this process writes (before reading across them)."""
+        with self._wake:
+            writers = list(self._watched)
+        for writer in writers:
+            writer.settle()
+
     def stop(self) -> None:
         """End the thread (the store is closing)."""
         with self._wake:
@@ -252,6 +267,19 @@ class Flusher:
         return min(pending, default=None)
 
 
+@dataclass
+class PendingOpen:
+    """A stream's open decided but not committed yet (see ``StreamWriter``)."""
+
+    decide: Callable[[Conversation], None]
+    """The open's decision (and the user message given with it), to run again on a reloaded
+    conversation when only bookkeeping was committed meanwhile (``domain.pending_open``)."""
+    base: int
+    """The version the decision was made on."""
+    own: list[Any]
+    """The events the decision recorded."""
+
+
 class StreamWriter:
     """An open stream on a conversation. Use it as a context manager, or call ``close()``.
 
@@ -261,6 +289,16 @@ class StreamWriter:
     after a boundary chunk as ``BatchPolicy`` says (before the next plain
     chunk, with the close, or when the boundary has settled). The writer takes ownership of the chunk
     objects given to it. It is safe to use from several threads.
+
+    The open itself may still be pending (``open``): it is then committed
+    with the first commit of the stream, which comes at the latest
+    ``policy.settle`` after the open (the flusher sees to it), with the
+    close if the stream closes first (a fast reply is one transaction), and
+    before anything else in this process decides on or reads the
+    conversation (``settle``). If another writer committed to the
+    conversation meanwhile, the open is decided again when only bookkeeping
+    came in between, and otherwise lost: the writer ends and its calls raise
+    ``StreamOpenLostError`` (a ``NoOpenStreamError``), nothing of it stored.
 
     Lease (docs/behaviour.md §7.1): every commit renews the stream's lease;
     a writer that has committed nothing for a third of ``lease_seconds``
@@ -280,6 +318,7 @@ class StreamWriter:
         flusher: Flusher,
         unit_of_work: UnitOfWork,
         lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
+        open: PendingOpen | None = None,
     ) -> None:
         self.stream_id = stream_id
         assert conversation.state.stream is not None
@@ -304,7 +343,16 @@ class StreamWriter:
         self.closed = False
         self._unreported_end = False
         """The flusher found the stream closed elsewhere; the caller's next call must say so."""
+        self._end: NoOpenStreamError | None = None
+        """Why the writer ended without its own close (raised by its later calls)."""
+        self._open = open
+        """The stream's open while it is not committed (None once it is)."""
+        self._open_due = 0.0
+        """When the flusher commits the pending open (and what was buffered since)."""
         flusher.watch(self)
+        if open is not None:
+            self._open_due = time.monotonic() + policy.settle
+            flusher.due_at(self._open_due)
 
     @property
     def message(self) -> dict[str, Any]:
@@ -328,7 +376,7 @@ class StreamWriter:
         with self._lock:
             if self.closed:
                 self._unreported_end = False  # the caller learns it now
-                raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
+                raise self._ended()
             if self._stale:
                 self._resync()
             boundary = is_boundary(chunk)
@@ -356,7 +404,7 @@ class StreamWriter:
         """Commit the buffered chunks now (one event, one transaction)."""
         with self._lock:
             self._wait_for_group()
-            if not self._unsaved:
+            if not self._unsaved and self._open is None:
                 return
             self._save(lambda conversation: conversation.flush())
             self._unsaved = []
@@ -368,12 +416,14 @@ class StreamWriter:
         Returns when a boundary still waiting to settle is due (None if none is).
         """
         with self._lock:
+            now = time.monotonic() if now is None else now
+            if self._open is not None and not self.closed:
+                return self._commit_open_if_due(now)
             if not self._unsaved:
                 self.renew_if_idle(now)
                 return None
             if self.closed:
                 return None
-            now = time.monotonic() if now is None else now
             settled = self._settles_at is not None and now >= self._settles_at
             if not settled and now - self._oldest < self._policy.max_delay:
                 return self._settles_at
@@ -393,6 +443,15 @@ class StreamWriter:
             if (time.monotonic() if now is None else now) - self._committed_at < self._renew_every:
                 return False
             return self._renew_quietly()
+
+    def _commit_open_if_due(self, now: float) -> float | None:
+        """Holding the lock, the open pending: commit it (with what was buffered since) if it
+        is due by ``now``; returns when it is due otherwise (None once committed or failed)."""
+        # Everything buffered came after the open: nothing else is due before it.
+        if now < self._open_due:
+            return self._open_due
+        self._flush_quietly()
+        return None
 
     def _renew_quietly(self) -> bool:
         """Commit a ``StreamRenewed`` alone; whether it did (failures wait for the next call)."""
@@ -444,6 +503,10 @@ class StreamWriter:
         """
         if self.closed or self._inflight is not None:
             return None, None
+        if self._open is not None:
+            # A pending open is not taken into a group: its clash handling (decided again or
+            # lost) is the writer's own path. Its first commit carries it; later ones join.
+            return None, self._commit_open_if_due(now)
         if not self._unsaved:
             if now - self._committed_at < self._renew_every:
                 return None, None
@@ -480,7 +543,7 @@ class StreamWriter:
         """The group's transaction holds this writer's events."""
         with self._lock:
             self._inflight = None
-            self._committed_at = time.monotonic()
+            self._committed()
             self._idle.notify_all()
 
     def _group_failed(self) -> None:
@@ -498,13 +561,14 @@ class StreamWriter:
                 self._renew_quietly()
 
     def settle(self) -> None:
-        """Commit now if the buffered batch ends with a boundary chunk (see ``Flusher.settle``).
+        """Commit now if the buffered batch ends with a boundary chunk, or the open is pending
+        (see ``Flusher.settle``).
 
         A failure is not raised here: it surfaces on the writer's next call.
         """
         with self._lock:
             self._wait_for_group()  # a boundary's batch may be in it
-            if self.closed or self._settles_at is None:
+            if self.closed or (self._settles_at is None and self._open is None):
                 return
             self._flush_quietly()
 
@@ -530,7 +594,7 @@ class StreamWriter:
             if self.closed:
                 if self._unreported_end:
                     self._unreported_end = False
-                    raise NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
+                    raise self._ended()
                 return
             self._save(
                 lambda conversation: conversation.close_stream(
@@ -561,7 +625,7 @@ class StreamWriter:
                 raise
             try:
                 self._uow.commit(self._conversation)
-                self._committed_at = time.monotonic()
+                self._committed()
                 return
             except ConcurrentWriteError:
                 self._resync()
@@ -584,20 +648,57 @@ class StreamWriter:
         state = self._conversation.state
         conversation = self._uow.load(state.tenant, state.chat_id)
         try:
+            if self._open is not None:
+                self._open_again(conversation)
             for chunk in self._unsaved:
                 conversation.receive(self.stream_id, chunk, limits=self._limits)
-        except NoOpenStreamError:
+        except NoOpenStreamError as error:
             self._conversation = conversation
             self._stale = False
-            self._closed_elsewhere()
+            self._closed_elsewhere(error)
             raise
         self._conversation = conversation
         self._stale = False
 
-    def _closed_elsewhere(self) -> None:
-        """The stream was closed by someone else: drop the buffer, stop flushing, refuse from now on."""
+    def _open_again(self, conversation: Conversation) -> None:
+        """The pending open on a reloaded ``conversation``: found stored, decided again, or lost.
+
+        Raises StreamOpenLostError when another writer committed more than
+        bookkeeping since the open was decided (``domain.pending_open``).
+        """
+        assert self._open is not None
+        since = self._uow.events_after(conversation, self._open.base)
+        found = fate(self.stream_id, self._open.own, since)
+        if found == RECORDED:  # committed, though the commit's answer was lost
+            self._open = None
+            return
+        lost = StreamOpenLostError(conversation.state.chat_id, self.stream_id, opened_since(since))
+        if found == LOST:
+            raise lost
+        base = conversation.version
+        try:
+            self._open.decide(conversation)
+        except Exception as refused:
+            raise lost from refused
+        self._open.base = base
+        self._open.own = list(conversation.pending_events)
+
+    def _committed(self) -> None:
+        """A commit of this stream went through: its lease runs from now, its open is stored."""
+        self._committed_at = time.monotonic()
+        self._open = None
+
+    def _ended(self) -> NoOpenStreamError:
+        """What the writer's calls raise once it ended without its own close."""
+        return self._end or NoOpenStreamError(self._conversation.state.chat_id, self.stream_id)
+
+    def _closed_elsewhere(self, error: NoOpenStreamError | None = None) -> None:
+        """The stream was closed by someone else (or its open lost): drop the buffer, stop
+        flushing, refuse from now on (raising ``error``, if given)."""
         self._unsaved = []
         self._settles_at = None
+        self._open = None
+        self._end = error
         self.closed = True
         self._flusher.unwatch(self)
 
