@@ -418,7 +418,9 @@ class StreamWriter:
         with self._lock:
             now = time.monotonic() if now is None else now
             if self._open is not None and not self.closed:
-                return self._commit_open_if_due(now)
+                due = self._commit_open_if_due(now)
+                if due is not None:
+                    return due
             if not self._unsaved:
                 self.renew_if_idle(now)
                 return None
@@ -445,12 +447,11 @@ class StreamWriter:
             return self._renew_quietly()
 
     def _commit_open_if_due(self, now: float) -> float | None:
-        """Holding the lock, the open pending: commit it (with what was buffered since) if it
-        is due by ``now``; returns when it is due otherwise (None once committed or failed)."""
-        # Everything buffered came after the open: nothing else is due before it.
+        """Holding the lock, the open pending: commit it alone if it is due by ``now`` (the
+        buffered chunks wait for their batch); otherwise return when it is due."""
         if now < self._open_due:
             return self._open_due
-        self._flush_quietly()
+        self._commit_open_quietly()
         return None
 
     def _renew_quietly(self) -> bool:
@@ -505,8 +506,11 @@ class StreamWriter:
             return None, None
         if self._open is not None:
             # A pending open is not taken into a group: its clash handling (decided again or
-            # lost) is the writer's own path. Its first commit carries it; later ones join.
-            return None, self._commit_open_if_due(now)
+            # lost) is the writer's own path, so it commits alone when due; the batches after
+            # it join groups.
+            due = self._commit_open_if_due(now)
+            if due is not None or self._open is not None or self.closed:
+                return None, due
         if not self._unsaved:
             if now - self._committed_at < self._renew_every:
                 return None, None
@@ -568,14 +572,27 @@ class StreamWriter:
         """
         with self._lock:
             self._wait_for_group()  # a boundary's batch may be in it
-            if self.closed or (self._settles_at is None and self._open is None):
+            if self.closed:
                 return
-            self._flush_quietly()
+            if self._settles_at is not None:
+                self._flush_quietly()
+            elif self._open is not None:
+                self._commit_open_quietly()
 
     def _flush_quietly(self) -> None:
         """Flush for the flusher thread: failures wait for the writer's next call to be raised."""
         try:
             self.flush()
+        except NoOpenStreamError:
+            self._unreported_end = True
+        except Exception:  # the writer is stale now: its next call reloads and raises
+            pass
+
+    def _commit_open_quietly(self) -> None:
+        """Commit the pending open alone (buffered chunks wait for their batch); failures wait
+        for the writer's next call to be raised, as in ``_flush_quietly``."""
+        try:
+            self._save(_record_nothing)
         except NoOpenStreamError:
             self._unreported_end = True
         except Exception:  # the writer is stale now: its next call reloads and raises
@@ -746,3 +763,7 @@ def commit_group(members: list[tuple[StreamWriter, Taken]]) -> None:
         else:
             for writer, _ in group:
                 writer._group_committed()
+
+
+def _record_nothing(conversation: Conversation) -> None:
+    """Commit only what is pending already (a stream's open)."""

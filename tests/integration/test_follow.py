@@ -98,7 +98,7 @@ def test_a_follower_thread_sees_the_applied_chunks_in_order_and_ends_at_close(
     writer = backend.open(batch_chunks=4)
     reader = backend.other_store(writer)
     _new_chat(writer, "live")
-    stream = writer.open_stream("live")
+    stream = writer.open_stream("live", commit=True)  # in the log before the follower starts
     thread, got = _in_thread(reader.follow("live", timeout=20))
     chunks = _reply()
     applied = _write(stream, chunks, pause=0.003)

@@ -113,6 +113,7 @@ async def test_a_stream_closed_by_another_process(sqlite_store: ConversationStor
     response, stream_id = begin(sqlite_store, runner, "c")
     reading = asyncio.create_task(body_of(response))
     await responder.reached.wait()
+    assert sqlite_store.status("c").status == "streaming"  # its open is in the log now
     other = ConversationStore.open(sqlite_store.config.display)
     try:
         other.close_stream("c", stream_id, "aborted", "stopped elsewhere", actor="bob")

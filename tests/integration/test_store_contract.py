@@ -21,6 +21,7 @@ from chatledger import (
     ConversationStore,
     NoOpenStreamError,
     StreamAlreadyOpenError,
+    StreamOpenLostError,
     Verdict,
 )
 from chatledger.adapters.bootstrap import build_store
@@ -472,7 +473,7 @@ def test_chunks_are_committed_at_most_batch_chunks_at_a_time(backend: Backend) -
     reader = backend.other_store(writer)
     writer.start_conversation("chat")
     writer.append_message("chat", user("u1"))
-    with writer.open_stream("chat") as stream:
+    with writer.open_stream("chat", commit=True) as stream:  # the reader sees it at once
         stream.append({"type": "text-start", "id": "t"})
         for appended in range(2, 12):
             stream.append(delta("x"))
@@ -691,7 +692,9 @@ def test_concurrent_writers_on_one_conversation_lose_nothing_and_apply_nothing_t
     )
 
 
-def _open_at_once(stores: tuple[ConversationStore, ...], chat: str) -> list[Any]:
+def _open_at_once(
+    stores: tuple[ConversationStore, ...], chat: str, *, commit: bool = True
+) -> list[Any]:
     """Open a stream on ``chat`` from each store at once; return each one's writer or error."""
     start = threading.Barrier(len(stores))
     outcomes: list[Any] = [None] * len(stores)
@@ -699,7 +702,7 @@ def _open_at_once(stores: tuple[ConversationStore, ...], chat: str) -> list[Any]
     def open_one(index: int) -> None:
         start.wait()
         try:
-            outcomes[index] = stores[index].open_stream(chat, actor=f"agent:{index}")
+            outcomes[index] = stores[index].open_stream(chat, actor=f"agent:{index}", commit=commit)
         except BaseException as error:  # the caller checks what each store got
             outcomes[index] = error
 
@@ -712,13 +715,14 @@ def _open_at_once(stores: tuple[ConversationStore, ...], chat: str) -> list[Any]
 
 
 def test_racing_streams_open_exactly_one(backend: Backend) -> None:
-    """Two stores opening a stream on one conversation at once: one wins, the other is refused."""
+    """Two stores opening a stream on one conversation at once, each open committed before
+    ``open_stream`` returns (``commit=True``): one wins, the other is refused there."""
     first = backend.open()
     second = backend.other_store(first)
     first.start_conversation("race")
     for round_ in range(4):
         first.append_message("race", user(f"u{round_}"))
-        outcomes = _open_at_once((first, second), "race")
+        outcomes = _open_at_once((first, second), "race", commit=True)
         winners = [o for o in outcomes if not isinstance(o, BaseException)]
         losers = [o for o in outcomes if isinstance(o, BaseException)]
         assert len(winners) == 1, outcomes
@@ -726,6 +730,34 @@ def test_racing_streams_open_exactly_one(backend: Backend) -> None:
         assert losers[0].stream_id == winners[0].stream_id
         winners[0].close()
         assert [m["role"] for m in first.messages("race")].count("assistant") == round_ + 1
+
+
+def test_racing_streams_with_pending_opens_record_exactly_one(backend: Backend) -> None:
+    """The same race with the default open (committed with the stream's first batch): a store
+    may still be refused at once (the other's open was committed by then), else both get a
+    writer and exactly one of their closes goes through, the other raising
+    StreamOpenLostError. Either way one stream is recorded."""
+    first = backend.open()
+    second = backend.other_store(first)
+    first.start_conversation("race")
+    for round_ in range(4):
+        first.append_message("race", user(f"u{round_}"))
+        outcomes = _open_at_once((first, second), "race", commit=False)
+        closed, refused = [], []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                refused.append(outcome)
+                continue
+            try:
+                outcome.append({"type": "start"})
+                outcome.close()
+                closed.append(outcome)
+            except NoOpenStreamError as error:
+                refused.append(error)
+        assert len(closed) == 1 and len(refused) == 1, outcomes
+        assert isinstance(refused[0], (StreamAlreadyOpenError, StreamOpenLostError)), refused
+        assert [m["role"] for m in first.messages("race")].count("assistant") == round_ + 1
+    assert first.verify().ok
 
 
 def test_a_writer_whose_stream_was_closed_elsewhere_is_refused(backend: Backend) -> None:
@@ -761,7 +793,7 @@ def test_closing_a_writer_whose_flusher_found_the_stream_closed_raises(backend: 
     other = backend.other_store(writer)
     writer.start_conversation("chat")
     writer.append_message("chat", user("u1"))
-    stream = writer.open_stream("chat")
+    stream = writer.open_stream("chat", commit=True)  # the other store acts on it at once
     other.close_stream("chat", stream.stream_id, "aborted", reason="stopped elsewhere")
     before = as_json(other.messages("chat"))
     for chunk in text_chunks("t", "buffered, ", "never stored"):
@@ -790,7 +822,9 @@ def test_a_stream_that_lost_a_race_to_an_approval_commits_its_chunks_exactly_onc
             {"type": "tool-approval-request", "approvalId": "ap1", "toolCallId": "c1"},
         ],
     )
-    with writer_store.open_stream("chat", continuation=True) as stream:
+    # Committed at once: an approval given while an open is still pending is a change the
+    # answer did not see, and loses the open (test_stream_open_pending.py).
+    with writer_store.open_stream("chat", continuation=True, commit=True) as stream:
         stream.append({"type": "text-start", "id": "t"})
         stream.append(delta("a"))
         approver.respond_to_approval("chat", approval_id="ap1", approved=True, actor=ALICE)
@@ -811,7 +845,8 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
     """After a commit fails (the database stayed locked), the log stays contiguous and complete."""
     store = build_store(
         parse_url(durable_backend.url),
-        batch=BatchPolicy(max_chunks=1000, max_delay=600),
+        # No timer: the failing commit is the one carrying the stream's open and first chunks.
+        batch=BatchPolicy(max_chunks=1000, max_delay=600, settle=600),
         env={"SQLITE_LOCK_TIMEOUT": "1", "POSTGRES_LOCK_TIMEOUT": "1"},
     )
     durable_backend.stores.append(store)
@@ -832,6 +867,8 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
     stream.close()
     versions = [version for version, _, _ in stored_records(store, "chat")]
     assert versions == list(range(1, len(versions) + 1)), f"the log has a gap: versions {versions}"
+    opened = [e for e in stored_events(store, "chat") if type(e).__name__ == "StreamOpened"]
+    assert [e.stream_id for e in opened] == [stream.stream_id]
     replayed = replay_from_scratch(store, "chat").state.messages
     assert replayed[-1]["parts"] == [{"type": "text", "text": "ab", "state": "streaming"}]
     assert as_json(durable_backend.open().messages("chat")) == as_json(replayed)
