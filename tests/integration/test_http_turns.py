@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.responses import StreamingResponse
 
 from chatledger import ConversationStore
+from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.http.sse import DONE
 from chatledger.adapters.http.turns import TurnRunner, open_turn
+from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.responders.scripted import ResponderRequest
+from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.domain.events import StreamOpened
 from tests.integration.http_support import user
+from tests.support.ledger import stored_events
 
 pytestmark = pytest.mark.anyio
 
@@ -124,6 +130,37 @@ async def test_a_stream_closed_by_another_process(sqlite_store: ConversationStor
     assert body.endswith(DONE) and "the stream was closed" in body
     status = sqlite_store.status("c")
     assert (status.status, status.last_reason) == ("idle", "stopped elsewhere")
+
+
+async def test_an_answer_whose_open_lost_to_another_process(tmp_path: Path) -> None:
+    """Another process opens a stream on the chat (and closes it) while this answer's open is
+    still pending (its timers set far off): this answer ends as one stopped elsewhere, the other
+    stream is kept whole, and nothing of this one is stored."""
+    url = f"sqlite:///{tmp_path / 'chatledger.db'}"
+    store = build_store(parse_url(url), batch=BatchPolicy(1000, 600.0, settle=600.0))
+    try:
+        responder = Gated()
+        runner = TurnRunner(responder, keepalive_seconds=0.05)
+        response, stream_id = begin(store, runner, "c")
+        reading = asyncio.create_task(body_of(response))
+        await responder.reached.wait()
+        other = ConversationStore.open(url)
+        try:
+            with other.open_stream("c", user_message=user("u2", "me first")) as theirs:
+                theirs.append({"type": "start"})
+        finally:
+            other.close()
+        responder.release.set()
+        body = await reading
+        assert body.endswith(DONE) and "the stream was closed" in body
+        status = store.status("c")
+        assert (status.status, status.last_outcome) == ("idle", "finished")
+        opened = [e.stream_id for e in stored_events(store, "c") if isinstance(e, StreamOpened)]
+        assert opened == [theirs.stream_id] and stream_id not in opened
+        assert [m["role"] for m in store.messages("c")] == ["user", "user", "assistant"]
+        assert store.verify().ok
+    finally:
+        store.close()
 
 
 async def test_a_shutdown_mid_answer(sqlite_store: ConversationStore) -> None:
