@@ -241,10 +241,13 @@ def test_an_open_stands_when_only_bookkeeping_came_between(backend: Backend) -> 
     second = _twin(backend, first)
     first.start_conversation("chat")
     stream = first.open_stream("chat", user_message=_user("u1"))
+    assert _opened(first, "chat") == []  # pending
     second.set_title("chat", "named elsewhere")
     for chunk in _reply(5):
         stream.append(chunk)
     stream.close()
+    kinds = [type(e).__name__ for e in stored_events(first, "chat")]
+    assert kinds[1:4] == ["TitleSet", "MessageAppended", "StreamOpened"]  # decided again after
     assert _opened(first, "chat") == [stream.stream_id]
     assert [m["role"] for m in first.messages("chat")] == ["user", "assistant"]
     assert stored_chunk_count(first, "chat") == len(_reply(5))
