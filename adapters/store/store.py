@@ -296,7 +296,7 @@ class ConversationStore:
         request_id: str | None = None,
         user_message: dict[str, Any] | None = None,
         user_actor: str = "system",
-        commit: bool = False,
+        commit: bool = True,
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
@@ -310,15 +310,19 @@ class ConversationStore:
         transaction: a turn then costs one commit less than ``append_message``
         followed by ``open_stream``, and either both are recorded or neither.
 
-        The open (with the user message) is decided now, against the
-        conversation as stored, and committed with the stream's first batch:
-        a reply written within ``BatchPolicy.settle`` (5 ms) is one
-        transaction with its open and close. It is committed alone once that
-        time has passed, and before anything else in this process decides on
-        or reads the conversation. A stream opened meanwhile by another
-        process is found at that commit: this writer then ends, its calls
-        raising ``StreamOpenLostError`` (docs/behaviour.md §7.2).
-        ``commit=True`` commits the open before returning instead.
+        The open (with the user message) is committed before this returns
+        (``commit=True``, the default): another process sees the stream at
+        once, and one that opened a stream first makes this raise
+        ``StreamAlreadyOpenError``. With ``commit=False`` it is decided now,
+        against the conversation as stored, and committed with the stream's
+        first batch: a reply written within ``BatchPolicy.settle`` (5 ms) is
+        one transaction with its open and close (for callers that write a
+        whole turn in one go: imports, batch jobs). It is then committed
+        alone once that time has passed, and before anything else in this
+        process decides on or reads the conversation; a stream opened
+        meanwhile by another process is found at that commit, and this
+        writer ends, its calls raising ``StreamOpenLostError``
+        (docs/behaviour.md §7.2).
         """
         continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"

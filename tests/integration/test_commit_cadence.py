@@ -86,9 +86,8 @@ def _open(backend: Backend, policy: BatchPolicy) -> ConversationStore:
     return store
 
 
-def test_a_reply_without_tools_is_one_commit_plus_one_per_full_batch(backend: Backend) -> None:
-    """User message; the stream open with the first full batch, the second full batch, then
-    finish-step + finish + close at once."""
+def test_a_reply_without_tools_is_two_commits_plus_one_per_full_batch(backend: Backend) -> None:
+    """User message, stream open, the full batches, then finish-step + finish + close at once."""
     store = _open(backend, _untimed(64))
     store.start_conversation("chat")
     with counting_commits(store) as commits:
@@ -98,7 +97,7 @@ def test_a_reply_without_tools_is_one_commit_plus_one_per_full_batch(backend: Ba
         for chunk in chunks:
             assert stream.append(chunk).verdict is Verdict.APPLIED
         stream.close()
-    assert commits[0] == 4
+    assert commits[0] == 5
     assert stored_chunk_count(store, "chat") == len(chunks)
 
 
@@ -107,8 +106,7 @@ def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
 ) -> None:
     """The default batch size is a cap (1,024 chunks), not the usual trigger: a 156-chunk reply
     written within the batch age is the open (with its user message) and the close, two commits;
-    a reply longer than the cap commits each full batch on count. The open (with its user
-    message) goes with the stream's first commit: a reply without tools is one transaction."""
+    a reply longer than the cap commits each full batch on count."""
     store = _open(backend, _untimed())  # the age never fires here; the count is the default
     store.start_conversation("chat")
     with counting_commits(store) as commits:
@@ -116,7 +114,7 @@ def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
         for chunk in _reply(150):
             stream.append(chunk)
         stream.close()
-    assert commits[0] == 1
+    assert commits[0] == 2
     cap = store.batch.max_chunks
     with counting_commits(store) as commits:
         stream = store.open_stream("chat", user_message=_user("u2"))
@@ -124,7 +122,7 @@ def test_by_default_a_reply_is_committed_on_age_not_every_few_dozen_chunks(
         for chunk in chunks:
             stream.append(chunk)
         stream.close()
-    assert commits[0] == 2
+    assert commits[0] == 3
     assert stored_chunk_count(store, "chat") == len(_reply(150)) + len(chunks)
 
 
@@ -153,7 +151,7 @@ def test_a_tool_step_commits_once_before_the_next_step_goes_on(backend: Backend)
         for chunk in chunks[step_end + 2 :]:
             stream.append(chunk)
         stream.close()
-    assert commits[0] == 3  # open with the tool input, the tool step's end, the rest with the close
+    assert commits[0] == 4  # open, the tool input, the tool step's end, the rest with the close
     assert stored_chunk_count(reader, "chat") == len(chunks)
 
 
@@ -246,8 +244,7 @@ def test_what_this_process_decides_on_sees_a_boundary_not_yet_settled(backend: B
 
 def test_a_user_message_opened_with_its_stream_is_one_commit(backend: Backend) -> None:
     """``open_stream(user_message=...)``: the user message and the stream open in one
-    transaction (with the first batch), so a reply of two full batches and a rest costs three
-    commits in all."""
+    transaction, so a reply without tools costs four commits in all."""
     store = _open(backend, _untimed(64))
     store.start_conversation("chat")
     with counting_commits(store) as commits:
@@ -255,7 +252,7 @@ def test_a_user_message_opened_with_its_stream_is_one_commit(backend: Backend) -
         for chunk in _reply(150):
             stream.append(chunk)
         stream.close()
-    assert commits[0] == 3
+    assert commits[0] == 4
     messages = store.messages("chat")
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert messages[0]["id"] == "u1"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from starlette.responses import StreamingResponse
 
-from chatledger import ConversationStore
+from chatledger import ConversationStore, StreamAlreadyOpenError
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.http.sse import DONE
 from chatledger.adapters.http.turns import TurnRunner, open_turn
@@ -132,10 +132,12 @@ async def test_a_stream_closed_by_another_process(sqlite_store: ConversationStor
     assert (status.status, status.last_reason) == ("idle", "stopped elsewhere")
 
 
-async def test_an_answer_whose_open_lost_to_another_process(tmp_path: Path) -> None:
-    """Another process opens a stream on the chat (and closes it) while this answer's open is
-    still pending (its timers set far off): this answer ends as one stopped elsewhere, the other
-    stream is kept whole, and nothing of this one is stored."""
+async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
+    tmp_path: Path,
+) -> None:
+    """An answer's open is stored before the answer streams (``open_stream``'s default), even
+    with the batch timers set far off: another process opening a stream on the chat meanwhile
+    is refused at once, and the answer is recorded whole."""
     url = f"sqlite:///{tmp_path / 'chatledger.db'}"
     store = build_store(parse_url(url), batch=BatchPolicy(1000, 600.0, settle=600.0))
     try:
@@ -146,18 +148,18 @@ async def test_an_answer_whose_open_lost_to_another_process(tmp_path: Path) -> N
         await responder.reached.wait()
         other = ConversationStore.open(url)
         try:
-            with other.open_stream("c", user_message=user("u2", "me first")) as theirs:
-                theirs.append({"type": "start"})
+            with pytest.raises(StreamAlreadyOpenError):
+                other.open_stream("c", user_message=user("u2", "me first"))
         finally:
             other.close()
         responder.release.set()
         body = await reading
-        assert body.endswith(DONE) and "the stream was closed" in body
+        assert body.endswith(DONE) and "the stream was closed" not in body
         status = store.status("c")
         assert (status.status, status.last_outcome) == ("idle", "finished")
         opened = [e.stream_id for e in stored_events(store, "c") if isinstance(e, StreamOpened)]
-        assert opened == [theirs.stream_id] and stream_id not in opened
-        assert [m["role"] for m in store.messages("c")] == ["user", "user", "assistant"]
+        assert opened == [stream_id]
+        assert [m["role"] for m in store.messages("c")] == ["user", "assistant"]
         assert store.verify().ok
     finally:
         store.close()

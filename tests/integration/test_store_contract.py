@@ -733,7 +733,7 @@ def test_racing_streams_open_exactly_one(backend: Backend) -> None:
 
 
 def test_racing_streams_with_pending_opens_record_exactly_one(backend: Backend) -> None:
-    """The same race with the default open (committed with the stream's first batch): a store
+    """The same race with ``commit=False`` (the open committed with the stream's first batch): a store
     may still be refused at once (the other's open was committed by then), else both get a
     writer and exactly one of their closes goes through, the other raising
     StreamOpenLostError. Either way one stream is recorded."""

@@ -1,12 +1,14 @@
-"""A stream's open is committed with its first batch: a fast turn is one transaction.
+"""A stream opened with ``commit=False`` has its open committed with its first batch: a fast
+turn is one transaction.
 
-``open_stream`` decides the open (and the user message given with it) at once
-and leaves it pending in the writer: the stream's first commit carries it, the
+``open_stream(..., commit=False)`` decides the open (and the user message given
+with it) at once and leaves it pending in the writer: the stream's first commit carries it, the
 flusher commits it alone after the settle time, and anything else in the
 process that reads or decides on the conversation commits it first. Another
 store (another process) that opens a stream on the same conversation meanwhile
 is found at commit: exactly one stream is recorded, and the other writer ends
-with ``StreamOpenLostError``.
+with ``StreamOpenLostError``. The default (``commit=True``) stores the open
+before ``open_stream`` returns.
 
 Interleavings are forced by the order of the calls and by a barrier (the
 batch timers are set far off, so nothing commits under a test's feet).
@@ -23,7 +25,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from chatledger import ConversationStore, NoOpenStreamError, StreamOpenLostError
+from chatledger import (
+    ConversationStore,
+    NoOpenStreamError,
+    StreamAlreadyOpenError,
+    StreamOpenLostError,
+)
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.store import StoreParts
@@ -88,7 +95,7 @@ def test_a_fast_turn_is_one_transaction(backend: Backend) -> None:
     version = store.version("chat")
     chunks = _reply(150)
     with counting_commits(store) as commits:
-        stream = store.open_stream("chat", user_message=_user("u1"))
+        stream = store.open_stream("chat", user_message=_user("u1"), commit=False)
         for chunk in chunks:
             stream.append(chunk)
         stream.close()
@@ -107,13 +114,13 @@ def test_a_pending_open_is_committed_before_this_process_reads_or_decides(
     sees the stream, as if it had been committed at once."""
     store = _open(backend)
     store.start_conversation("chat")
-    stream = store.open_stream("chat", user_message=_user("u1"))
+    stream = store.open_stream("chat", user_message=_user("u1"), commit=False)
     assert _opened(store, "chat") == []  # pending: nothing stored yet
     assert store.status("chat").status == "streaming"
     assert _opened(store, "chat") == [stream.stream_id]
 
     stream.close()
-    second = store.open_stream("chat", user_message=_user("u2"))
+    second = store.open_stream("chat", user_message=_user("u2"), commit=False)
     store.append_message("chat", _user("u3"))  # v7: mid-answer, queued for the open stream
     assert _opened(store, "chat") == [stream.stream_id, second.stream_id]
     assert [m["id"] for m in store.steering("chat")] == ["u3"]
@@ -128,9 +135,9 @@ def test_a_follower_in_this_process_sees_a_stream_whose_open_is_pending(
     """``follow`` right after ``open_stream`` follows the new stream, not the one before."""
     store = _open(backend)
     store.start_conversation("chat")
-    with store.open_stream("chat", user_message=_user("u1")) as first:
+    with store.open_stream("chat", user_message=_user("u1"), commit=False) as first:
         first.append({"type": "start"})
-    stream = store.open_stream("chat", user_message=_user("u2"))
+    stream = store.open_stream("chat", user_message=_user("u2"), commit=False)
     assert _opened(store, "chat") == [first.stream_id]
     follower = store.follow("chat", timeout=30)
     chunks = _reply(5)
@@ -149,7 +156,7 @@ def test_a_pending_open_is_committed_by_the_timer_after_the_settle_time(
     reader = _twin(backend, store) if backend.durable else store
     store.start_conversation("chat")
     began = time.monotonic()
-    stream = store.open_stream("chat", user_message=_user("u1"))
+    stream = store.open_stream("chat", user_message=_user("u1"), commit=False)
     if time.monotonic() - began < 0.2:  # a test paused that long by a loaded machine proves nothing
         assert _opened(reader, "chat") == []
     while not _opened(reader, "chat") and time.monotonic() - began < 10:
@@ -164,7 +171,7 @@ def test_a_pending_open_is_committed_by_the_timer_after_the_settle_time(
 def _turn(store: ConversationStore, chat: str, user_id: str, barrier: threading.Barrier) -> Any:
     """Open a stream (with a user message), wait until the other side opened too, then write a
     reply and close. Returns the stream id, or the error its writer ended with."""
-    stream = store.open_stream(chat, user_message=_user(user_id))
+    stream = store.open_stream(chat, user_message=_user(user_id), commit=False)
     barrier.wait(timeout=30)  # both opens decided, neither committed
     try:
         for chunk in _reply(20):
@@ -221,8 +228,8 @@ def test_an_open_lost_found_by_a_read_ends_the_writer_at_its_next_call(backend: 
     first = _open(backend)
     second = _twin(backend, first)
     first.start_conversation("chat")
-    losing = first.open_stream("chat", user_message=_user("u1"))
-    with second.open_stream("chat", user_message=_user("u2")) as winning:
+    losing = first.open_stream("chat", user_message=_user("u1"), commit=False)
+    with second.open_stream("chat", user_message=_user("u2"), commit=False) as winning:
         winning.append({"type": "start"})
         winning.flush()  # the other store commits first
         status = first.status("chat")  # commits the pending open, which loses
@@ -240,7 +247,7 @@ def test_an_open_stands_when_only_bookkeeping_came_between(backend: Backend) -> 
     first = _open(backend)
     second = _twin(backend, first)
     first.start_conversation("chat")
-    stream = first.open_stream("chat", user_message=_user("u1"))
+    stream = first.open_stream("chat", user_message=_user("u1"), commit=False)
     assert _opened(first, "chat") == []  # pending
     second.set_title("chat", "named elsewhere")
     for chunk in _reply(5):
@@ -261,7 +268,7 @@ def test_an_open_is_lost_when_a_message_came_between(backend: Backend) -> None:
     first = _open(backend)
     second = _twin(backend, first)
     first.start_conversation("chat")
-    stream = first.open_stream("chat", user_message=_user("u1"))
+    stream = first.open_stream("chat", user_message=_user("u1"), commit=False)
     second.append_message("chat", _user("u2"))
     stream.append({"type": "start"})
     with pytest.raises(StreamOpenLostError) as lost:
@@ -274,14 +281,29 @@ def test_an_open_is_lost_when_a_message_came_between(backend: Backend) -> None:
     assert [m["role"] for m in first.messages("chat")] == ["user", "assistant"]
 
 
-def test_commit_true_records_the_open_before_returning(backend: Backend) -> None:
-    """``open_stream(commit=True)``: the open is stored when the call returns (another process
-    may act on the stream at once), at the cost of its own commit."""
+def test_by_default_the_open_is_recorded_before_open_stream_returns(backend: Backend) -> None:
+    """``open_stream()`` (``commit=True``, the default): the open is stored when the call
+    returns (another process may act on the stream at once), at the cost of its own commit."""
     store = _open(backend)
     store.start_conversation("chat")
-    with counting_commits(store) as commits:
-        stream = store.open_stream("chat", user_message=_user("u1"), commit=True)
-        assert _opened(store, "chat") == [stream.stream_id]
+    for user_id, commit in (("u1", {}), ("u2", {"commit": True})):
+        with counting_commits(store) as commits:
+            stream = store.open_stream("chat", user_message=_user(user_id), **commit)
+            assert _opened(store, "chat")[-1] == stream.stream_id
+            stream.append({"type": "start"})
+            stream.close()
+        assert commits[0] == 2
+
+
+def test_by_default_a_racing_open_is_refused_at_once(backend: Backend) -> None:
+    """With the default open, a second store opening a stream on the conversation is refused
+    in ``open_stream`` itself (StreamAlreadyOpenError), not later from its writer."""
+    first = _open(backend)
+    second = _twin(backend, first)
+    first.start_conversation("chat")
+    with first.open_stream("chat", user_message=_user("u1")) as stream:
+        with pytest.raises(StreamAlreadyOpenError):
+            second.open_stream("chat", user_message=_user("u2"))
         stream.append({"type": "start"})
-        stream.close()
-    assert commits[0] == 2
+    assert _opened(first, "chat") == [stream.stream_id]
+    assert [m["id"] for m in first.messages("chat") if m["role"] == "user"] == ["u1"]
