@@ -3,8 +3,12 @@
 Counts the log's ``record`` calls (each is one transaction) and, on
 PostgreSQL, the transactions that wrote the events table as the server saw
 them (distinct ``xmin`` of the rows). ``start_conversation`` is counted
-apart. The installation measured is whichever ``chatledger`` the interpreter
-imports, so running it with two interpreters compares two installations:
+apart. Each run measures the default open (``commit=True``: stored before
+``open_stream`` returns) and ``open_stream(..., commit=False)`` (the open
+committed with the stream's first batch), each on a fresh database; an
+installation without that option reports it as unsupported. The
+installation measured is whichever ``chatledger`` the interpreter imports,
+so running it with two interpreters compares two installations:
 
     python bench/commits.py --backend postgres
     (cd /work/main && python3 /path/to/bench/commits.py --backend postgres)
@@ -23,7 +27,9 @@ from psycopg import sql
 from workload import conversation
 
 
-def measure(backend: str, conversations: int, turns: int, postgres_url: str) -> dict[str, Any]:
+def measure(
+    backend: str, conversations: int, turns: int, postgres_url: str, commit: bool = True
+) -> dict[str, Any]:
     import chatledger
     from chatledger import ConversationStore
     from chatledger.adapters.persistence.log import ConversationLog
@@ -43,9 +49,14 @@ def measure(backend: str, conversations: int, turns: int, postgres_url: str) -> 
             store.start_conversation(c.chat_id, actor="user:bench")
         ConversationLog.record = record  # type: ignore[method-assign]
         try:
+            deferred: dict[str, Any] = {} if commit else {"commit": False}
             for chat, turn in order:
                 stream = store.open_stream(
-                    chat, actor="agent:bench", user_message=turn.user_message, user_actor="user:b"
+                    chat,
+                    actor="agent:bench",
+                    user_message=turn.user_message,
+                    user_actor="user:b",
+                    **deferred,
                 )
                 for chunk in turn.chunks:
                     stream.append(chunk)
@@ -58,6 +69,7 @@ def measure(backend: str, conversations: int, turns: int, postgres_url: str) -> 
         result: dict[str, Any] = {
             "installation": chatledger.__file__,
             "backend": backend,
+            "open": "commit=True (default)" if commit else "commit=False",
             "turns": len(order),
             "records_per_turn": records[0] / len(order),
         }
@@ -81,9 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
     args = parser.parse_args(argv)
-    result = measure(args.backend, args.conversations, args.turns, args.postgres_url)
-    json.dump(result, sys.stdout)
-    print()
+    for commit in (True, False):
+        try:
+            result = measure(
+                args.backend, args.conversations, args.turns, args.postgres_url, commit
+            )
+        except TypeError as error:  # an installation without open_stream(commit=...)
+            result = {"open": f"commit={commit}", "unsupported": str(error)}
+        json.dump(result, sys.stdout)
+        print()
     return 0
 
 

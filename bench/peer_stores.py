@@ -70,6 +70,7 @@ def run_chatledger(
     settle: float | None = None,
     message_with_open: bool = True,
     batch_chunks: int | None = None,
+    commit_open: bool = True,
 ) -> Timing:
     """Every chunk through ``open_stream``/``append``/``close``; load with ``messages()``.
 
@@ -78,6 +79,9 @@ def run_chatledger(
     message in the stream open's transaction (``open_stream(user_message=...)``);
     otherwise ``append_message`` commits it first, as before issue 16. ``batch_chunks``
     sets ``BatchPolicy.max_chunks`` (64 was the default before batches were committed on age).
+    ``commit_open=False`` opens with ``open_stream(..., commit=False)``: the open (and the user
+    message with it) is committed with the stream's first batch, not before ``open_stream``
+    returns (installations without that option refuse it).
     """
     import time
 
@@ -98,6 +102,7 @@ def run_chatledger(
     else:
         store = opener(db.url + url_suffix)
     started: set[str] = set()
+    deferred: dict[str, Any] = {} if commit_open else {"commit": False}
     c0, t0 = time.process_time(), time.perf_counter()
     try:
         for chat, turn in order:
@@ -106,11 +111,15 @@ def run_chatledger(
                 started.add(chat)
             if message_with_open:
                 stream = store.open_stream(
-                    chat, actor=AGENT_ACTOR, user_message=turn.user_message, user_actor=USER_ACTOR
+                    chat,
+                    actor=AGENT_ACTOR,
+                    user_message=turn.user_message,
+                    user_actor=USER_ACTOR,
+                    **deferred,
                 )
             else:
                 store.append_message(chat, turn.user_message, actor=USER_ACTOR)
-                stream = store.open_stream(chat, actor=AGENT_ACTOR)
+                stream = store.open_stream(chat, actor=AGENT_ACTOR, **deferred)
             for chunk in turn.chunks:
                 stream.append(chunk)
             stream.close(outcome="finished")
@@ -164,7 +173,9 @@ def _agents_items(turn: Turn) -> tuple[list[Any], list[list[Any]]]:
                 "id": turn.message_id,
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": turn.assistant_text, "annotations": []}],
+                "content": [
+                    {"type": "output_text", "text": turn.assistant_text, "annotations": []}
+                ],
             }
         ]
     )

@@ -43,14 +43,22 @@ Runner = Callable[[FreshDb, ps.WriteOrder, list[str]], ps.Timing]
 
 
 def _variants() -> list[tuple[str, Runner | None, str | None]]:
-    """chatledger with issue 16's commit savings taken back one by one, for before/after ratios.
+    """chatledger with the open deferred, then with issue 16's commit savings taken back one by
+    one, for before/after ratios.
 
-    "batches of 64": a batch also commits when 64 chunks are buffered (the default before
-    batches were committed on age); "message and open apart": that, and ``append_message``
+    "open with the first batch": ``open_stream(..., commit=False)``, the open (with its user
+    message) committed with the stream's first batch (a turn without tools is one
+    transaction); "batches of 64": a batch also commits when 64 chunks are buffered (the
+    default before batches were committed on age); "message and open apart": that, and ``append_message``
     then ``open_stream`` (two commits); "the old cadence": that, and a commit right after
     every boundary chunk (``settle=0``). The snapshot policy is today's in all of them.
     """
     return [
+        (
+            "chatledger, open with the first batch",
+            lambda db, o, s: ps.run_chatledger(db, o, s, commit_open=False),
+            None,
+        ),
         (
             "chatledger, batches of 64",
             lambda db, o, s: ps.run_chatledger(db, o, s, batch_chunks=64),
@@ -58,9 +66,7 @@ def _variants() -> list[tuple[str, Runner | None, str | None]]:
         ),
         (
             "chatledger, message and open apart",
-            lambda db, o, s: ps.run_chatledger(
-                db, o, s, message_with_open=False, batch_chunks=64
-            ),
+            lambda db, o, s: ps.run_chatledger(db, o, s, message_with_open=False, batch_chunks=64),
             None,
         ),
         (
@@ -87,11 +93,17 @@ def _stores(backend: str) -> list[tuple[str, Runner | None, str | None]]:
                 None,
             ),
             ("SQLiteSession", lambda db, o, s: ps.run_sqlite_session(db, o, s, False), agents),
-            ("SQLiteSession, split", lambda db, o, s: ps.run_sqlite_session(db, o, s, True), agents),
+            (
+                "SQLiteSession, split",
+                lambda db, o, s: ps.run_sqlite_session(db, o, s, True),
+                agents,
+            ),
             ("LangGraph SqliteSaver", ps.run_langgraph_sqlite, lg),
         ]
-    sqla = agents or ps.missing("sqlalchemy.ext.asyncio", "sqlalchemy") or ps.missing(
-        "asyncpg", "asyncpg"
+    sqla = (
+        agents
+        or ps.missing("sqlalchemy.ext.asyncio", "sqlalchemy")
+        or ps.missing("asyncpg", "asyncpg")
     )
     lg = ps.missing("langgraph.checkpoint.postgres", "langgraph langgraph-checkpoint-postgres")
     return [
@@ -151,7 +163,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             with fresh_db(backend, args.postgres_url, name="warm") as db:
                 runner(db, order[:2], samples[:1])
         for r in range(args.rounds):
-            rotated = present[r % len(present):] + present[: r % len(present)]
+            rotated = present[r % len(present) :] + present[: r % len(present)]
             entry: dict[str, Any] = {"backend": backend, "round": r, "load_before": os.getloadavg()}
             for name, runner in rotated:
                 with fresh_db(backend, args.postgres_url, name="peer") as db:
@@ -166,7 +178,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "load_p50": percentile(timing.load_ms, 50),
                 }
                 cpu_ms = entry[name]["cpu_ms_turn"]
-                log(f"{backend} round {r}: {name}: {ms:.2f} ms/turn ({cpu_ms:.2f} CPU), {kb:.2f} KB/turn")
+                log(
+                    f"{backend} round {r}: {name}: {ms:.2f} ms/turn ({cpu_ms:.2f} CPU), {kb:.2f} KB/turn"
+                )
             entry["load_after"] = os.getloadavg()
             result["rounds"].append(entry)
     return result
@@ -188,9 +202,7 @@ def markdown(result: dict[str, Any]) -> str:
         if not rounds:
             continue
         names = [k for k in rounds[0] if isinstance(rounds[0][k], dict)]
-        loads = ", ".join(
-            f"{e['load_before'][0]:.1f}->{e['load_after'][0]:.1f}" for e in rounds
-        )
+        loads = ", ".join(f"{e['load_before'][0]:.1f}->{e['load_after'][0]:.1f}" for e in rounds)
         lines += [
             f"**{backend}**, {len(rounds)} rounds (1-min load average before->after each: {loads})",
             "",
