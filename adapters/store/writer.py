@@ -290,7 +290,8 @@ class StreamWriter:
     chunk, with the close, or when the boundary has settled). The writer takes ownership of the chunk
     objects given to it. It is safe to use from several threads.
 
-    The open itself may still be pending (``open``): it is then committed
+    The open itself may still be pending (``open``, from
+    ``open_stream(..., commit=False)``): it is then committed
     with the first commit of the stream, which comes at the latest
     ``policy.settle`` after the open (the flusher sees to it), with the
     close if the stream closes first (a fast reply is one transaction), and
