@@ -261,3 +261,36 @@ def test_appends_go_on_during_a_group_commit_and_a_write_meanwhile_loses_no_chun
         assert _text(store, chat) == f"{i}.a {i}.b "
     assert store.conversation("c1").state.title == "written elsewhere"
     assert store.verify().ok
+
+
+def test_a_pending_open_commits_alone_and_its_later_batches_join_the_group(
+    backend: Backend,
+) -> None:
+    """A stream opened with ``commit=False`` whose open is due at a tick: the open is
+    committed alone, by the writer's own path (where a lost open is handled), and the
+    batches after it join the other streams' transaction."""
+    store = _open(backend)
+    chats = [f"c{i}" for i in range(STREAMS)]
+    writers = _start(store, chats[1:])  # opened with the default: stored at once
+    store.start_conversation(chats[0])
+    pending = store.open_stream(chats[0], user_message=_user("u-c0"), commit=False)
+    for chunk in ({"type": "start"}, {"type": "start-step"}, {"type": "text-start", "id": "t"}):
+        pending.append(chunk)
+    writers.insert(0, pending)
+    ids = [aggregate_id(store, chat) for chat in chats]
+    with transactions(store) as calls:
+        _tick(store)
+    # The open alone, then the group, which its buffered batch (due too) joins.
+    assert calls == [{ids[0]}, set(ids)]
+    for round_ in range(3):
+        for i, writer in enumerate(writers):
+            writer.append(_delta(f"{i}.{round_} "))
+        with transactions(store) as calls:
+            _tick(store)
+        assert calls == [set(ids)]  # one, holding all, the once-pending stream too
+    for writer in writers:
+        writer.close()
+    for i, chat in enumerate(chats):
+        assert _text(store, chat) == "".join(f"{i}.{r} " for r in range(3))
+        assert [m["role"] for m in store.messages(chat)] == ["user", "assistant"]
+    assert store.verify().ok
