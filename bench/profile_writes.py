@@ -49,7 +49,8 @@ def _cumulative(stats: pstats.Stats, file_part: str, name: str) -> float:
 def _calls(stats: pstats.Stats, file_part: str, name: str) -> int:
     raw: Any = stats.stats  # type: ignore[attr-defined]
     return sum(
-        nc for (filename, _l, func), (_cc, nc, *_rest) in raw.items()
+        nc
+        for (filename, _l, func), (_cc, nc, *_rest) in raw.items()
         if func == name and file_part in filename
     )
 
@@ -80,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     convs = [conversation(i, args.turns) for i in range(args.conversations)]
     order = [(c.chat_id, c.turns[t]) for t in range(args.turns) for c in convs]
     with fresh_db(args.backend, args.postgres_url, name="warm") as db:
-        run_chatledger(db, order[:5], [], **options)  # imports and first-use work stay out of the profile
+        run_chatledger(
+            db, order[:5], [], **options
+        )  # imports and first-use work stay out of the profile
     profiler = cProfile.Profile()
     with fresh_db(args.backend, args.postgres_url, name="profile") as db:
         profiler.enable()

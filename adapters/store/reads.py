@@ -109,7 +109,6 @@ class Reads:
         fuller = full_timeline(events, batches, self.masks(tenant, chat_id))
         return [fuller.get(entry.position, entry) for entry in entries]
 
-
     def masks(self, tenant: str, chat_id: str) -> Masks:
         """The conversation's redactions as they stand now (they hide content from every read)."""
         conversation = self._uow.current(tenant, chat_id)

@@ -709,7 +709,9 @@ class ConversationStore:
             lambda c: c.redact(
                 tool_call_id=tool_call_id,
                 message_id=message_id,
-                fields=list(fields) if fields is not None and not isinstance(fields, str) else fields,
+                fields=list(fields)
+                if fields is not None and not isinstance(fields, str)
+                else fields,
                 reason=reason,
                 actor=actor,
             ),

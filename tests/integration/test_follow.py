@@ -335,7 +335,11 @@ def _follow_all(
     for index, chat in enumerate(chats):
         started = threading.Event()
 
-        def run(chat: str = chat, got: list[FollowedChunk] = seen[index], started: threading.Event = started) -> None:
+        def run(
+            chat: str = chat,
+            got: list[FollowedChunk] = seen[index],
+            started: threading.Event = started,
+        ) -> None:
             for item in store.follow(chat, timeout=60):
                 got.append(item)
                 started.set()

@@ -84,7 +84,9 @@ def test_a_projection_process_keeps_up_and_resumes_after_a_kill(
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=10) == 0
     for chat in chats:
-        history = observer.read_models.history(conversation_id(observer.tenant, chat), HistoryQuery())
+        history = observer.read_models.history(
+            conversation_id(observer.tenant, chat), HistoryQuery()
+        )
         assert [entry.position for entry in history] == list(range(1, writer.version(chat) + 1))
         row = observer.read_models.conversation(conversation_id(observer.tenant, chat))
         assert row is not None
