@@ -20,7 +20,11 @@ from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
-from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_MS, BatchPolicy
+from chatledger.adapters.store.streams.policy import (
+    DEFAULT_BATCH_CHUNKS,
+    DEFAULT_BATCH_MS,
+    BatchPolicy,
+)
 from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds
 from chatledger.domain.limits import Limits

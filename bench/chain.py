@@ -41,7 +41,7 @@ from workload import conversation
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.streams.policy import BatchPolicy
 
 
 class ChainlessMapper(PydanticMapper):

@@ -92,12 +92,12 @@ def run_chatledger(
 
         bootstrap: Any = importlib.import_module("chatledger.adapters.bootstrap")
         config: Any = importlib.import_module("chatledger.adapters.persistence.config")
-        writer: Any = importlib.import_module("chatledger.adapters.store.writer")
+        policy_module: Any = importlib.import_module("chatledger.adapters.store.streams.policy")
         policy: dict[str, Any] = {"settle": settle}
         if batch_chunks is not None:
             policy["max_chunks"] = batch_chunks
         store: Any = bootstrap.build_store(
-            config.parse_url(db.url + url_suffix), batch=writer.BatchPolicy(**policy)
+            config.parse_url(db.url + url_suffix), batch=policy_module.BatchPolicy(**policy)
         )
     else:
         store = opener(db.url + url_suffix)

@@ -25,7 +25,7 @@ from workload import conversation
 
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.streams.policy import BatchPolicy
 
 
 def one_run(mode: str, convs: list, turns: int) -> tuple[float, float, float]:  # type: ignore[type-arg]

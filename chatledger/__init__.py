@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.actions import ActionResult
     from chatledger.adapters.store.follow import FollowedChunk
     from chatledger.adapters.store.inbox import ContinuationRequest, PendingApproval
-    from chatledger.adapters.store.writer import StreamWriter
+    from chatledger.adapters.store.streams.writer import StreamWriter
     from chatledger.domain.aggregate import ReceivedChunk
     from chatledger.domain.continuation import ConversationStatus, WaitingCall
     from chatledger.domain.conversation import Verdict
@@ -64,7 +64,7 @@ _LAZY = {
     "FollowedChunk": "chatledger.adapters.store.follow",
     "ContinuationRequest": "chatledger.adapters.store.inbox",
     "PendingApproval": "chatledger.adapters.store.inbox",
-    "StreamWriter": "chatledger.adapters.store.writer",
+    "StreamWriter": "chatledger.adapters.store.streams.writer",
     "ReceivedChunk": "chatledger.domain.aggregate",
     "ConversationStatus": "chatledger.domain.continuation",
     "WaitingCall": "chatledger.domain.continuation",

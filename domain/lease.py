@@ -9,7 +9,7 @@ has the lease of whoever judges it). Once that moment has passed, any
 process may close the stream as ``interrupted``.
 
 Pure: the decisions take the open stream and ``now`` and do no I/O; the
-adapters (``chatledger.adapters.store.leases``) load, decide and append.
+adapters (``chatledger.adapters.store.streams.leases``) load, decide and append.
 """
 
 from __future__ import annotations

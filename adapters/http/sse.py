@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-from chatledger.adapters.store.writer import StreamWriter
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.domain.conversation import Verdict
 
 __all__ = [

@@ -34,7 +34,7 @@ from chatledger.adapters.http.sse import (
 )
 from chatledger.adapters.responders.scripted import Responder, ResponderRequest
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.writer import StreamWriter
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.domain.errors import NoOpenStreamError
 from chatledger.domain.redaction import Masks
 

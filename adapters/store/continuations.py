@@ -14,7 +14,7 @@ function that opens the claimed request's stream (``open_stream(...,
 request_id=...)``) within the lease and starts the responder on it.
 
 The same sweep closes, as ``interrupted``, the streams whose writers died
-(their stream lease ran out: ``chatledger.adapters.store.leases``), so a
+(their stream lease ran out: ``chatledger.adapters.store.streams.leases``), so a
 conversation whose server was killed mid-answer is free again even when
 nobody follows it or starts a new turn.
 """

@@ -27,7 +27,7 @@ Without it the follower waits until the stream closes. A stream whose writer
 died closes too: while it waits, a follower given ``expire`` (the store's
 followers are) calls it at once and then every ``expire_every`` seconds, and
 ``expire`` closes the stream as ``interrupted`` once its lease has run out
-(``chatledger.adapters.store.leases``); the follower then reads that close
+(``chatledger.adapters.store.streams.leases``); the follower then reads that close
 and returns.
 
 **Resources.** The follower reads through the store's own connections. It

@@ -13,8 +13,8 @@ import asyncio
 import copy
 import uuid
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from chatledger.adapters.store import actions, inbox, integrity
@@ -23,32 +23,30 @@ from chatledger.adapters.store.erasure import Eraser, ErasureReport, RetainProgr
 from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
-from chatledger.adapters.store.leases import Clock, expire_stream, expire_streams, process_name
 from chatledger.adapters.store.news import News
 from chatledger.adapters.store.otel import OtelExporter
 from chatledger.adapters.store.reads import Reads
+from chatledger.adapters.store.streams.flusher import Flusher
+from chatledger.adapters.store.streams.leases import Clock, process_name
+from chatledger.adapters.store.streams.policy import (
+    DEFAULT_BATCH_CHUNKS,
+    DEFAULT_BATCH_MS,
+    BatchPolicy,
+)
+from chatledger.adapters.store.streams.service import IngestReport, Streams
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.adapters.store.verify import Progress as VerifyProgress
 from chatledger.adapters.store.verify import Verifier, VerifyReport
-from chatledger.adapters.store.writer import (
-    DEFAULT_BATCH_CHUNKS,
-    DEFAULT_BATCH_MS,
-    BatchPolicy,
-    Flusher,
-    PendingOpen,
-    StreamWriter,
-)
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.chunks import SDK_VERSIONS
 from chatledger.domain.continuation import ConversationStatus, status_of
-from chatledger.domain.conversation import Verdict
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
     InvalidAiSdkVersionError,
-    InvalidChunkError,
     InvalidInputError,
 )
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
@@ -76,10 +74,6 @@ DEFAULT_TENANT = "default"
 T = TypeVar("T")
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 @dataclass(frozen=True)
 class StoreParts:
     """The infrastructure a ``ConversationStore`` is composed of (built by ``chatledger.adapters.bootstrap``)."""
@@ -88,20 +82,6 @@ class StoreParts:
     log: ConversationLog
     read_models: ReadModelView
     projector: Projector
-
-
-@dataclass
-class IngestReport:
-    """What ``ingest()`` did with a list of chunks."""
-
-    message_id: str
-    """The assistant message written."""
-    applied: int = 0
-    """Chunks folded into the conversation."""
-    replays: int = 0
-    """Chunks recognised as replays of known tool calls (recorded, no change)."""
-    refused: list[InvalidChunkError] = field(default_factory=list)
-    """Chunks refused, with the reason for each."""
 
 
 class ConversationStore:
@@ -129,8 +109,6 @@ class ConversationStore:
         check_lease_seconds(stream_lease_seconds)
         self.stream_lease_seconds = float(stream_lease_seconds)
         """The lease of the streams this store opens, and of old streams that recorded none."""
-        self.clock: Clock = _utc_now
-        """Now, for lease decisions (tests may replace it)."""
         self.process = process_name()
         """Who this process is in the audit when it closes a stream whose lease expired."""
         self.ai_sdk = ai_sdk
@@ -147,11 +125,17 @@ class ConversationStore:
         """The read-model tables next to the log."""
         self.projector: Projector = parts.projector
         """Keeps the read models up to date with the log."""
-        self._uow = UnitOfWork(self.log)
+        self._flusher = Flusher(self.batch.max_delay, self.stream_lease_seconds)
+        # Read-your-writes: every decision first commits what this process's writers hold back.
+        self._uow = UnitOfWork(self.log, settle_writers=self._flusher.settle)
         self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
         self._verifier = Verifier(self.log, self.read_models, self.projector)
-        self._flusher = Flusher(self.batch.max_delay, self.stream_lease_seconds)
-        self._uow.settle_writers = self._flusher.settle
+        self.streams = Streams(
+            self._uow, self._flusher, policy=self.batch, limits=self.limits,
+            lease_seconds=self.stream_lease_seconds, process=self.process,
+            read_models=self.read_models, projector=self.projector,
+        )  # fmt: skip
+        """Opening, closing and expiring streams (the stream methods below forward to it)."""
         self._news = News(self.log)
         self._eraser = Eraser(self.log, self.read_models, self.projector, self._forget_one)
 
@@ -324,44 +308,11 @@ class ConversationStore:
         writer ends, its calls raising ``StreamOpenLostError``
         (docs/behaviour.md §7.2).
         """
-        continuation = continuation or request_id is not None
-        stream_id = f"s_{uuid.uuid4().hex[:16]}"
-        new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
-        trigger = trigger or ("continuation" if continuation else "submit-message")
-
-        def decide(c: Conversation) -> None:
-            self._expire_lapsed(c, f"a new turn by {user_actor if user_message else actor}")
-            if user_message is not None:
-                c.append_message(user_message, actor=user_actor, limits=self.limits)
-            c.open_stream(
-                stream_id,
-                new_message_id,
-                continuation=continuation,
-                trigger=trigger,
-                actor=actor,
-                request_id=request_id,
-                lease_seconds=self.stream_lease_seconds,
-            )
-
-        tenant = tenant or self.tenant
-        pending = None
-        if commit or self.batch.settle <= 0:
-            conversation, _, _ = self._uow.act(tenant, chat_id, decide, keep=False)
-        else:
-            conversation = self._uow.decide_uncommitted(tenant, chat_id, decide)
-            own = list(conversation.pending_events)
-            pending = PendingOpen(decide, conversation.version - len(own), own)
-        return StreamWriter(
-            conversation,
-            stream_id,
-            actor=actor,
-            limits=self.limits,
-            policy=self.batch,
-            flusher=self._flusher,
-            unit_of_work=self._uow,
-            lease_seconds=self.stream_lease_seconds,
-            open=pending,
-        )
+        return self.streams.open(
+            tenant or self.tenant, chat_id, actor=actor, continuation=continuation,
+            trigger=trigger, message_id=message_id, request_id=request_id,
+            user_message=user_message, user_actor=user_actor, commit=commit,
+        )  # fmt: skip
 
     def _settle(self, tenant: str | None, chat_id: str) -> str:
         """Commit what this process's streams of the conversation hold back (a pending open, a
@@ -372,12 +323,16 @@ class ConversationStore:
 
     def _expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
         """Close the conversation's stream if its writer's lease ran out (a decision step)."""
-        conversation.expire_stream(
-            now=self.clock(),
-            default_lease_seconds=self.stream_lease_seconds,
-            actor=self.process,
-            noticed_by=noticed_by,
-        )
+        self.streams.expire_lapsed(conversation, noticed_by)
+
+    @property
+    def clock(self) -> Clock:
+        """Now, for lease decisions (tests may replace it)."""
+        return self.streams.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self.streams.clock = clock
 
     def expire_stream(
         self,
@@ -394,26 +349,15 @@ class ConversationStore:
         close. ``actor`` (default: this process, ``chatledger:HOST:PID``) is who
         closes it in the audit; ``noticed_by`` goes into the reason.
         """
-        return expire_stream(
-            self._uow, tenant or self.tenant, chat_id, clock=self.clock,
-            default_lease_seconds=self.stream_lease_seconds, actor=actor or self.process,
-            noticed_by=noticed_by, stream_id=stream_id,
-        )  # fmt: skip
+        return self.streams.expire(
+            tenant or self.tenant, chat_id, stream_id=stream_id, actor=actor, noticed_by=noticed_by
+        )
 
     def expire_streams(
         self, *, tenant: str | None = None, actor: str | None = None, noticed_by: str = "a sweep"
     ) -> list[str]:
         """Close every stream of the tenant whose lease expired; the chat ids closed (the sweep)."""
-
-        def listed(query: ListQuery) -> ConversationList:
-            self.projector.catch_up()
-            return self.read_models.list_conversations(query)
-
-        return expire_streams(
-            self._uow, listed, tenant or self.tenant, clock=self.clock,
-            default_lease_seconds=self.stream_lease_seconds, actor=actor or self.process,
-            noticed_by=noticed_by,
-        )  # fmt: skip
+        return self.streams.sweep(tenant or self.tenant, actor=actor, noticed_by=noticed_by)
 
     def close_stream(
         self,
@@ -429,13 +373,7 @@ class ConversationStore:
 
         ``stream_id`` None closes whichever stream is open.
         """
-
-        def close(conversation: Conversation) -> None:
-            open_stream = conversation.state.stream
-            target = stream_id or (open_stream.stream_id if open_stream else None)
-            conversation.close_stream(target or "", outcome, reason, actor=actor)
-
-        self._uow.act(tenant or self.tenant, chat_id, close)
+        self.streams.close(tenant or self.tenant, chat_id, stream_id, outcome, reason, actor=actor)
 
     def ingest(
         self,
@@ -448,21 +386,10 @@ class ConversationStore:
         outcome: str = "finished",
     ) -> IngestReport:
         """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
-        with self.open_stream(
-            chat_id, tenant=tenant, actor=actor, continuation=continuation
-        ) as stream:
-            report = IngestReport(stream.message_id)
-            for chunk in chunks:
-                received = stream.append(chunk)
-                if received.verdict is Verdict.APPLIED:
-                    report.applied += 1
-                elif received.verdict is Verdict.REPLAY:
-                    report.replays += 1
-                elif received.error is not None:
-                    report.refused.append(received.error)
-            stream.close(outcome)
-        report.message_id = stream.message_id
-        return report
+        return self.streams.ingest(
+            tenant or self.tenant, chat_id, chunks, actor=actor, continuation=continuation,
+            outcome=outcome,
+        )  # fmt: skip
 
     # -- human in the loop ----------------------------------------------------
 

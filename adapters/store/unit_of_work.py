@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.persistence import StoredEvent
+
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.store.cache import ConversationCache
 from chatledger.domain.aggregate import Conversation, conversation_id
@@ -77,14 +79,26 @@ def _nothing_to_settle(key: UUID) -> None:
 class UnitOfWork:
     """Loads and saves conversations for the use cases; keeps the recently saved ones in a cache."""
 
-    def __init__(self, log: ConversationLog, cache: ConversationCache | None = None) -> None:
+    def __init__(
+        self,
+        log: ConversationLog,
+        cache: ConversationCache | None = None,
+        *,
+        settle_writers: Callable[[UUID], None] = _nothing_to_settle,
+    ) -> None:
+        """``settle_writers`` commits what this process's open streams of a conversation hold
+        back (a batch a boundary chunk ended, a pending open): the store passes its flusher's
+        ``Flusher.settle``. It is called before every decision (``act``,
+        ``decide_uncommitted``), and the store's reads call it too, so a decision or a read sees
+        what this process's writers appended before (read-your-writes) although they commit in
+        batches. Those writers commit through this unit of work, so the call goes up to them
+        and comes back down here: a loop, made visible by passing it in at construction."""
         self.log = log
         self.cache = cache or ConversationCache()
         self._snapshotted: dict[UUID, int] = {}
         """Version of the last snapshot this process wrote, per conversation (bounded)."""
-        self.settle_writers: Callable[[UUID], None] = _nothing_to_settle
-        """Commits what this process's open streams of a conversation hold after a boundary
-        chunk (the store sets it to its flusher's ``settle``); called before every decision."""
+        self.settle_writers = settle_writers
+        """Commits what this process's writers of a conversation hold back (see ``__init__``)."""
 
     def load(self, tenant: str, chat_id: str, version: int | None = None) -> Conversation:
         """The conversation as stored (at ``version``); ConversationNotFoundError if there is none."""
@@ -138,10 +152,15 @@ class UnitOfWork:
             for event in conversation.pending_events
         )
 
+    def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
+        """A snapshot of the conversation as it is now, for ``commit_many``; None in memory
+        (no database: commit such a conversation with ``commit``)."""
+        return self.log.encoded_snapshot(conversation)
+
     def commit_many(self, events: list[Any], snapshots: list[Any] | None = None) -> None:
         """Save pending events taken off several conversations, and snapshots, in one transaction.
 
-        ``snapshots`` are the ``log.encoded_snapshot`` of the conversations
+        ``snapshots`` are the ``encoded_snapshot`` of the conversations
         ``snapshot_due`` said need one. Either all is recorded or nothing
         (ConcurrentWriteError if any conversation was written elsewhere
         meanwhile); after a failure reload each conversation.

@@ -22,8 +22,8 @@ import pytest
 from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
-from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.domain.errors import StoreConfigurationError
 from tests.integration.conftest import Backend
 from tests.support.ledger import load_with_snapshots, replay_from_scratch, stored_chunk_count

@@ -24,7 +24,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.store.follow import FollowedChunk, FollowTimeoutError
-from chatledger.adapters.store.writer import StreamWriter
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
 from tests.integration.conftest import Backend

@@ -24,8 +24,9 @@ from psycopg import sql
 from chatledger import ConversationStore
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_EVERY
-from chatledger.adapters.store.writer import DEFAULT_BATCH_CHUNKS, BatchPolicy, StreamWriter
 from tests.integration.conftest import Backend
 from tests.support.ledger import aggregate_id, snapshot_versions
 from tests.support.transactions import recorded_inserts

@@ -22,7 +22,7 @@ from chatledger.adapters.http.sse import DONE
 from chatledger.adapters.http.turns import TurnRunner, open_turn
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.responders.scripted import ResponderRequest
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.events import StreamOpened
 from tests.integration.http_support import user
 from tests.support.ledger import stored_events

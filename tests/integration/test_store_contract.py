@@ -26,7 +26,7 @@ from chatledger import (
 )
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
 from tests.support.builders import delta, text_chunks, user

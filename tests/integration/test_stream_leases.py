@@ -18,7 +18,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.store.continuations import ContinuationRunner
-from chatledger.adapters.store.writer import StreamWriter
+from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.domain.errors import (
     FollowTimeoutError,
     NoOpenStreamError,

@@ -34,7 +34,7 @@ from chatledger import (
 from chatledger.adapters.bootstrap import build_store
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.store import StoreParts
-from chatledger.adapters.store.writer import BatchPolicy
+from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.aggregate import conversation_id
 from tests.integration.conftest import Backend
 from tests.integration.test_commit_cadence import _reply, _user, counting_commits

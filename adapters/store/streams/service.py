@@ -1,0 +1,221 @@
+"""The stream use cases: open a conversation's stream, close or expire one, ingest a recorded one.
+
+``Streams`` is what ``ConversationStore``'s stream methods forward to
+(``store.streams``). Opening decides on the conversation through the unit of
+work (closing a stream whose lease ran out, appending the user message given
+with it) and hands the decision to a ``StreamWriter``, committed or pending
+(``PendingOpen``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from chatledger.adapters.store.streams.flusher import Flusher
+from chatledger.adapters.store.streams.leases import Clock, expire_stream, expire_streams
+from chatledger.adapters.store.streams.pending_open import PendingOpen
+from chatledger.adapters.store.streams.policy import BatchPolicy
+from chatledger.adapters.store.streams.writer import StreamWriter
+from chatledger.adapters.store.unit_of_work import UnitOfWork
+from chatledger.domain.aggregate import Conversation
+from chatledger.domain.conversation import Verdict
+from chatledger.domain.errors import InvalidChunkError
+from chatledger.domain.limits import Limits
+from chatledger.projections.listing import ConversationList, ListQuery
+from chatledger.projections.projector import Projector
+from chatledger.projections.read_models import ReadModelView
+
+__all__ = ["IngestReport", "Streams"]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class IngestReport:
+    """What ``ingest()`` did with a list of chunks."""
+
+    message_id: str
+    """The assistant message written."""
+    applied: int = 0
+    """Chunks folded into the conversation."""
+    replays: int = 0
+    """Chunks recognised as replays of known tool calls (recorded, no change)."""
+    refused: list[InvalidChunkError] = field(default_factory=list)
+    """Chunks refused, with the reason for each."""
+
+
+class Streams:
+    """Opening, closing and expiring conversations' streams, and ingesting recorded ones.
+
+    The streams it opens write through ``unit_of_work`` and are committed in
+    batches by ``flusher`` as ``policy`` says; each holds a lease of
+    ``lease_seconds``. ``process`` is who closes an expired stream in the
+    audit (unless the caller names someone); the sweep finds candidates in
+    ``read_models``, caught up by ``projector`` first.
+    """
+
+    def __init__(
+        self,
+        unit_of_work: UnitOfWork,
+        flusher: Flusher,
+        *,
+        policy: BatchPolicy,
+        limits: Limits,
+        lease_seconds: float,
+        process: str,
+        read_models: ReadModelView,
+        projector: Projector,
+    ) -> None:
+        self._uow = unit_of_work
+        self._flusher = flusher
+        self._policy = policy
+        self._limits = limits
+        self._lease_seconds = lease_seconds
+        self._process = process
+        self._read_models = read_models
+        self._projector = projector
+        self.clock: Clock = _utc_now
+        """Now, for lease decisions (tests may replace it)."""
+
+    def open(
+        self,
+        tenant: str,
+        chat_id: str,
+        *,
+        actor: str = "system",
+        continuation: bool = False,
+        trigger: str | None = None,
+        message_id: str | None = None,
+        request_id: str | None = None,
+        user_message: dict[str, Any] | None = None,
+        user_actor: str = "system",
+        commit: bool = True,
+    ) -> StreamWriter:
+        """Open the conversation's one stream (see ``ConversationStore.open_stream``)."""
+        continuation = continuation or request_id is not None
+        stream_id = f"s_{uuid.uuid4().hex[:16]}"
+        new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
+        trigger = trigger or ("continuation" if continuation else "submit-message")
+
+        def decide(c: Conversation) -> None:
+            self.expire_lapsed(c, f"a new turn by {user_actor if user_message else actor}")
+            if user_message is not None:
+                c.append_message(user_message, actor=user_actor, limits=self._limits)
+            c.open_stream(
+                stream_id,
+                new_message_id,
+                continuation=continuation,
+                trigger=trigger,
+                actor=actor,
+                request_id=request_id,
+                lease_seconds=self._lease_seconds,
+            )
+
+        pending = None
+        if commit or self._policy.settle <= 0:
+            conversation, _, _ = self._uow.act(tenant, chat_id, decide, keep=False)
+        else:
+            conversation = self._uow.decide_uncommitted(tenant, chat_id, decide)
+            pending = PendingOpen.decided(decide, conversation)
+        return StreamWriter(
+            conversation,
+            stream_id,
+            actor=actor,
+            limits=self._limits,
+            policy=self._policy,
+            flusher=self._flusher,
+            unit_of_work=self._uow,
+            lease_seconds=self._lease_seconds,
+            open=pending,
+        )
+
+    def expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
+        """Close the conversation's stream if its writer's lease ran out (a decision step)."""
+        conversation.expire_stream(
+            now=self.clock(),
+            default_lease_seconds=self._lease_seconds,
+            actor=self._process,
+            noticed_by=noticed_by,
+        )
+
+    def expire(
+        self,
+        tenant: str,
+        chat_id: str,
+        *,
+        stream_id: str | None = None,
+        actor: str | None = None,
+        noticed_by: str = "a check",
+    ) -> bool:
+        """Close the open stream as ``interrupted`` if its lease expired; whether it did
+        (see ``ConversationStore.expire_stream``)."""
+        return expire_stream(
+            self._uow, tenant, chat_id, clock=self.clock,
+            default_lease_seconds=self._lease_seconds, actor=actor or self._process,
+            noticed_by=noticed_by, stream_id=stream_id,
+        )  # fmt: skip
+
+    def sweep(
+        self, tenant: str, *, actor: str | None = None, noticed_by: str = "a sweep"
+    ) -> list[str]:
+        """Close every stream of the tenant whose lease expired; the chat ids closed."""
+        return expire_streams(
+            self._uow, self._streaming, tenant, clock=self.clock,
+            default_lease_seconds=self._lease_seconds, actor=actor or self._process,
+            noticed_by=noticed_by,
+        )  # fmt: skip
+
+    def _streaming(self, query: ListQuery) -> ConversationList:
+        """The conversation list the sweep reads, brought up to date with the log first."""
+        self._projector.catch_up()
+        return self._read_models.list_conversations(query)
+
+    def close(
+        self,
+        tenant: str,
+        chat_id: str,
+        stream_id: str | None = None,
+        outcome: str = "interrupted",
+        reason: str | None = None,
+        *,
+        actor: str = "system",
+    ) -> None:
+        """Close a stream from outside its writer (``stream_id`` None: whichever is open)."""
+
+        def close(conversation: Conversation) -> None:
+            open_stream = conversation.state.stream
+            target = stream_id or (open_stream.stream_id if open_stream else None)
+            conversation.close_stream(target or "", outcome, reason, actor=actor)
+
+        self._uow.act(tenant, chat_id, close)
+
+    def ingest(
+        self,
+        tenant: str,
+        chat_id: str,
+        chunks: Iterable[Any],
+        *,
+        actor: str = "system",
+        continuation: bool = False,
+        outcome: str = "finished",
+    ) -> IngestReport:
+        """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
+        with self.open(tenant, chat_id, actor=actor, continuation=continuation) as stream:
+            report = IngestReport(stream.message_id)
+            for chunk in chunks:
+                received = stream.append(chunk)
+                if received.verdict is Verdict.APPLIED:
+                    report.applied += 1
+                elif received.verdict is Verdict.REPLAY:
+                    report.replays += 1
+                elif received.error is not None:
+                    report.refused.append(received.error)
+            stream.close(outcome)
+        report.message_id = stream.message_id
+        return report
