@@ -13,7 +13,8 @@ A store without a cipher key gets no data keys: a key kept in the clear
 next to the data it encrypts protects nothing that deleting the data does
 not, and a keyless store keeps its events as plain (compressed) JSON on
 purpose. Erasure there purges: the events become tombstones, snapshots and
-read-model rows are deleted (see ``chatledger.adapters.store.erasure``).
+read-model rows are deleted (see
+``chatledger.adapters.store.operations.erasure``).
 
 ``chatledger_erasures`` records every erased conversation (when, by whom,
 why, its tenant and the version of its ``ConversationErased`` event), so

@@ -1,7 +1,8 @@
 """The SQL of erasure on the log's own tables: tombstones in place of events, snapshots deleted, files compacted.
 
-Used by ``chatledger.adapters.store.erasure`` inside the transaction that
-appends the ``ConversationErased`` event (``insert_events(..., also=...)``).
+Used by ``chatledger.adapters.store.operations.erasure`` inside the
+transaction that appends the ``ConversationErased`` event
+(``insert_events(..., also=...)``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from chatledger.adapters.persistence.conversation_list import list_time
-from chatledger.adapters.store.erasure import RetentionReport
+from chatledger.adapters.store.operations.erasure import RetentionReport
 from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError

@@ -17,14 +17,22 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from chatledger.adapters.store import actions, inbox, integrity
+from chatledger.adapters.store import actions, inbox
 from chatledger.adapters.store.actions import ActionResult
-from chatledger.adapters.store.erasure import Eraser, ErasureReport, RetainProgress, RetentionReport
-from chatledger.adapters.store.export import export_bundle
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.news import News
-from chatledger.adapters.store.otel import OtelExporter
+from chatledger.adapters.store.operations import integrity
+from chatledger.adapters.store.operations.erasure import (
+    Eraser,
+    ErasureReport,
+    RetainProgress,
+    RetentionReport,
+)
+from chatledger.adapters.store.operations.export import export_bundle
+from chatledger.adapters.store.operations.otel import OtelExporter
+from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
+from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
 from chatledger.adapters.store.reads import Reads
 from chatledger.adapters.store.streams.flusher import Flusher
 from chatledger.adapters.store.streams.leases import Clock, process_name
@@ -37,8 +45,6 @@ from chatledger.adapters.store.streams.service import IngestReport, Streams
 from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
-from chatledger.adapters.store.verify import Progress as VerifyProgress
-from chatledger.adapters.store.verify import Verifier, VerifyReport
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.chunks import SDK_VERSIONS
 from chatledger.domain.continuation import ConversationStatus, status_of
@@ -970,8 +976,8 @@ class ConversationStore:
         All conversations, or one. The report names each disagreement (for a
         damaged chain: the first bad event and the kind of damage) and how to
         repair it, and says which part of the log the chain and seals cover;
-        see ``chatledger.adapters.store.verify``. Seal signatures are checked
-        with ``seal_key``. Raises ConversationNotFoundError for an unknown
+        see ``chatledger.adapters.store.operations.verify``. Seal signatures
+        are checked with ``seal_key``. Raises ConversationNotFoundError for an unknown
         ``chat_id``.
         """
         return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key)

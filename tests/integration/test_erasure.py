@@ -328,7 +328,7 @@ def test_a_write_between_reading_and_erasing_is_erased_too(
     durable_backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Another writer commits after erase read the events: the erase clashes, reads again, erases all."""
-    from chatledger.adapters.store import erasure
+    from chatledger.adapters.store.operations import erasure
 
     store, writer = durable_backend.open(), durable_backend.open()
     chat = fill(store, "L")

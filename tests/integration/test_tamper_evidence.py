@@ -14,7 +14,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.persistence.chain import split_link
 from chatledger.adapters.responders import demo
-from chatledger.adapters.store.integrity import IntegrityReport, check_integrity
+from chatledger.adapters.store.operations.integrity import IntegrityReport, check_integrity
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import LogTamperedError
 from chatledger.domain.seal import SealKey

@@ -17,7 +17,7 @@ from chatledger.adapters.cli.commands import main
 from chatledger.adapters.persistence.keys import PLAIN
 from chatledger.adapters.persistence.packing import pack
 from chatledger.adapters.responders import demo
-from chatledger.adapters.store.verify import VerifyReport
+from chatledger.adapters.store.operations.verify import VerifyReport
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from tests.integration.conftest import Backend

@@ -5,7 +5,7 @@ The event log is the truth; everything else is derived from it and can drift
 part of a backup). ``verify`` re-derives it all from the log and compares:
 
 0. **Tamper evidence**: every conversation's hash chain and the seals
-   (``chatledger.adapters.store.integrity``): the first bad event of each
+   (``chatledger.adapters.store.operations.integrity``): the first bad event of each
    damaged conversation is named with the kind of damage.
 1. **The log itself**: every conversation's events have consecutive
    versions from 1 (a gap means lost events), and every event decodes.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from chatledger.adapters.store.integrity import Coverage, check_integrity
+from chatledger.adapters.store.operations.integrity import Coverage, check_integrity
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState
