@@ -15,33 +15,25 @@ part of a backup). ``verify`` re-derives it all from the log and compares:
    timeline (one entry per event), the pending approvals and the pending
    continuation equal what the events give.
 
-It reads every event once per conversation and changes nothing. Read-model
-problems are repaired by ``chatledger rebuild``; a snapshot or log problem
-needs a person (the report says which conversation and what differs).
+Steps 1 to 3 are per conversation, in ``conversation_check``; this module
+runs them over the store and gathers the report. It reads every event once
+per conversation and changes nothing. Read-model problems are repaired by
+``chatledger rebuild``; a snapshot or log problem needs a person (the report
+says which conversation and what differs).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.operations.conversation_check import ConversationCheck, Inbox
 from chatledger.adapters.store.operations.integrity import Coverage, check_integrity
-from chatledger.domain.aggregate import Conversation, conversation_id
-from chatledger.domain.continuation import status_of
-from chatledger.domain.conversation import ConversationState
+from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
 from chatledger.domain.events import ConversationStarted
-from chatledger.domain.redaction import Masks
-from chatledger.domain.timeline import compact, describe
-from chatledger.projections.projector import approvals_of, continuation_of, full_timeline
-from chatledger.projections.read_models import (
-    ContinuationRequest,
-    HistoryQuery,
-    PendingApproval,
-)
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
@@ -49,7 +41,7 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["Problem", "Verifier", "VerifyReport"]
+__all__ = ["Problem", "Progress", "Verifier", "VerifyReport"]
 
 _QUARANTINE_SHOWN = 20
 """Quarantined events named one by one in a report; the rest are counted."""
@@ -146,29 +138,7 @@ class Verifier:
         if only is not None and not self._log.has_events_after(only, 0):
             raise ConversationNotFoundError(tenant, chat_id or "")
         self._check_integrity(report, only, seal_key, progress)
-        repairs = self._projector.repairs
-        try:
-            self._projector.catch_up()
-        except Exception as error:  # an event the projection cannot apply: report, go on
-            report.problems.append(
-                Problem(
-                    "read-model",
-                    None,
-                    None,
-                    f"the read models cannot catch up with the log: {type(error).__name__}: {error}",
-                )
-            )
-        report.problems.extend(_quarantine_problems(self._projector))
-        if self._projector.repairs > repairs:
-            report.problems.append(
-                Problem(
-                    "read-model",
-                    None,
-                    None,
-                    "the read models held rows after their tracking position (a partial "
-                    "restore?); catching up re-applied the log over them",
-                )
-            )
+        self._catch_up(report)
         erased = _erased(self._log)
         if chat_id is not None:
             found = {conversation_id(tenant, chat_id): (tenant, chat_id)}
@@ -179,16 +149,7 @@ class Verifier:
         # Erased conversations: their chains were checked; nothing else of them is left to compare.
         report.erased = len(erased if chat_id is None else erased & set(found))
         found = {key: names for key, names in found.items() if key not in erased}
-        inboxes: dict[str, tuple[list[PendingApproval], list[ContinuationRequest]]] = {}
-        for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
-            if owner not in inboxes:
-                inboxes[owner] = (
-                    self._view.pending_approvals(owner),
-                    self._view.pending_continuations(owner),
-                )
-            self._verify_conversation(key, owner, chat, inboxes[owner], report)
-            if progress is not None:
-                progress("conversations", done, len(found))
+        self._check_conversations(report, found, progress)
         return report
 
     def _check_integrity(
@@ -258,108 +219,55 @@ class Verifier:
             )
         return found
 
-    def _verify_conversation(
-        self,
-        key: UUID,
-        tenant: str,
-        chat_id: str,
-        inbox: tuple[list[PendingApproval], list[ContinuationRequest]],
-        report: VerifyReport,
-    ) -> None:
-        def problem(where: str, what: str) -> None:
-            report.problems.append(Problem(where, chat_id, tenant, what))
-
-        report.conversations += 1
-        folded: Conversation | None = None
-        event: Any
-        timeline: list[dict[str, Any]] = []
+    def _catch_up(self, report: VerifyReport) -> None:
+        """Bring the read models up to date first, reporting what stops or repairs them."""
+        repairs = self._projector.repairs
         try:
-            for event in self._log.events.get(key):
-                expected = (folded.version if folded else 0) + 1
-                if event.originator_version != expected:
-                    problem(
-                        "log",
-                        f"events are missing: version {event.originator_version} follows "
-                        f"version {expected - 1}",
-                    )
-                    return
-                before = folded.state if folded else ConversationState(tenant="", chat_id="")
-                timeline.append(compact(describe(event, before)).to_json())
-                folded = event.mutate(folded)
-                report.events += 1
-        except Exception as error:  # a stored event that no longer decodes or applies
-            problem("log", f"the events cannot be folded: {type(error).__name__}: {error}")
-            return
-        if folded is None:
-            problem("log", "the conversation has no events")
-            return
-        state = folded.state
-        if state.redactions:  # redactions hide content from every entry, also earlier ones
-            masks = Masks(state.redactions)
-            again = full_timeline(self._log.events.get(key), None, masks)  # read the log again
-            timeline = [compact(entry).to_json() for entry in again.values()]
-        shown = Masks(state.redactions).state(state)
-
-        try:
-            loaded = self._log.load(key, tenant, chat_id)
-        except StoredDataError as error:
-            problem("snapshot", f"loading (snapshot plus events) fails: {error}")
-            loaded = folded
-        if loaded.version != folded.version:
-            problem("snapshot", f"loads at version {loaded.version}, the log has {folded.version}")
-        elif loaded.state.to_json() != state.to_json():
-            problem("snapshot", "loading gives a different state than folding every event")
-
-        row = self._view.conversation(key)
-        if row is None:
-            problem("read-model", "no messages row")
-        else:
-            if row.version != folded.version:
-                problem(
-                    "read-model", f"messages row at version {row.version}, log {folded.version}"
-                )
-            elif json.loads(row.messages_json) != shown.messages:
-                problem("read-model", "the messages row differs from the folded messages")
-            if row.status != status_of(state).status:
-                problem(
-                    "read-model", f"status {row.status!r}, expected {status_of(state).status!r}"
-                )
-        entries = [entry.to_json() for entry in self._view.history(key, HistoryQuery())]
-        positions = [entry["position"] for entry in entries]
-        if positions != list(range(1, folded.version + 1)):
-            problem(
-                "read-model",
-                f"the timeline has {len(positions)} entries for {folded.version} events",
-            )
-        else:
-            # Summaries are wording, which versions may change until a rebuild: not compared.
-            differs = next(
-                (e for e, t in zip(entries, timeline, strict=True) if _facts(e) != _facts(t)), None
-            )
-            if differs is not None:
-                problem(
+            self._projector.catch_up()
+        except Exception as error:  # an event the projection cannot apply: report, go on
+            report.problems.append(
+                Problem(
                     "read-model",
-                    f"timeline entry {differs['position']} differs from its event "
-                    "(actor, kind, details or time)",
+                    None,
+                    None,
+                    f"the read models cannot catch up with the log: {type(error).__name__}: {error}",
                 )
-        expected_approvals = approvals_of(shown, folded.modified_on)
-        awaiting = {a.tool_call_id for a in expected_approvals}
-        listed_rows = [a for a in inbox[0] if a.chat_id == chat_id]
-        listed = {a.tool_call_id for a in listed_rows}
-        if listed != awaiting:
-            problem(
-                "read-model",
-                f"approvals inbox lists {sorted(listed)}, the events give {sorted(awaiting)}",
             )
-        elif _by_call(listed_rows) != _by_call(expected_approvals):
-            problem(
-                "read-model",
-                "an approvals inbox row differs from the events (tool, input, message or time)",
+        report.problems.extend(_quarantine_problems(self._projector))
+        if self._projector.repairs > repairs:
+            report.problems.append(
+                Problem(
+                    "read-model",
+                    None,
+                    None,
+                    "the read models held rows after their tracking position (a partial "
+                    "restore?); catching up re-applied the log over them",
+                )
             )
-        continuation = continuation_of(state)
-        queued = [c for c in inbox[1] if c.chat_id == chat_id]
-        if [c.request_id for c in queued] != ([continuation.request_id] if continuation else []):
-            problem("read-model", "the continuation queue differs from the events")
+
+    def _check_conversations(
+        self,
+        report: VerifyReport,
+        found: dict[UUID, tuple[str, str]],
+        progress: Progress | None,
+    ) -> None:
+        """Re-derive each conversation found and compare (each tenant's inbox read once)."""
+        inboxes: dict[str, Inbox] = {}
+        for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
+            if owner not in inboxes:
+                inboxes[owner] = (
+                    self._view.pending_approvals(owner),
+                    self._view.pending_continuations(owner),
+                )
+            check = ConversationCheck(self._log, self._view, key, owner, chat)
+            report.conversations += 1
+            check.run(inboxes[owner])
+            report.events += check.events
+            report.problems.extend(
+                Problem(where, chat, owner, what) for where, what in check.findings
+            )
+            if progress is not None:
+                progress("conversations", done, len(found))
 
 
 def _erased(log: ConversationLog) -> set[UUID]:
@@ -385,22 +293,3 @@ def _quarantine_problems(projector: Projector) -> list[Problem]:
         more = len(quarantined) - _QUARANTINE_SHOWN
         problems.append(Problem("read-model", None, None, f"{more} more events are quarantined"))
     return problems
-
-
-def _by_call(rows: list[PendingApproval]) -> dict[str, tuple[Any, ...]]:
-    """Approvals rows comparable across the read model and the fold (inputs as JSON)."""
-    return {
-        row.tool_call_id: (
-            row.message_id,
-            row.tool_name,
-            json.dumps(row.input, sort_keys=True),
-            row.approval_id,
-            row.requested_at,
-        )
-        for row in rows
-    }
-
-
-def _facts(entry: dict[str, Any]) -> dict[str, Any]:
-    """A timeline entry without its summary (wording)."""
-    return {key: value for key, value in entry.items() if key != "summary"}
