@@ -3,9 +3,10 @@
 Every public operation of chatledger is a method of ``ConversationStore``
 (``store.py``); the modules here hold them by concept: ``actions`` (approvals,
 tool outputs, cuts), ``inbox`` (status and the queues), ``audit``, ``follow``,
-``verify``, ``streams`` (opening streams, the stream writer and the flusher
-that group-commits them) and ``shards`` (one store over several PostgreSQL
-databases). No SQL, no HTTP, no argparse:
+``streams`` (opening streams, the stream writer and the flusher that
+group-commits them), ``operations`` (what operators run: verify, seal,
+export, erase, retain; ``store.operations``) and ``shards`` (one store over
+several PostgreSQL databases). No SQL, no HTTP, no argparse:
 storage is reached through ``chatledger.adapters.persistence``.
 """
 

@@ -18,20 +18,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from chatledger.adapters.persistence.conversation_list import list_time
-from chatledger.adapters.store.operations.erasure import RetentionReport
+from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError
 from chatledger.projections.listing import ConversationList, ListQuery, encode_cursor
-from chatledger.projections.read_models import (
-    ContinuationRequest,
-    PendingApproval,
-    QuarantinedEvent,
-)
+from chatledger.projections.read_models import ContinuationRequest, PendingApproval
 
 __all__ = ["ROUTED", "ShardedStore", "shard_index"]
 
@@ -61,10 +56,8 @@ ROUTED = (
     "follow_async",  # a coroutine: the shard's, awaited by the caller
     "version",
     "conversation",
-    "export",
     "expire_stream",
     "redact",
-    "erase",
 )
 """The methods about one conversation: each goes to the conversation's shard."""
 
@@ -97,6 +90,11 @@ class ShardedStore(ConversationStore):
         self.ai_sdk = first.ai_sdk
         self.stream_lease_seconds = first.stream_lease_seconds
         self.process = first.process
+        self.operations = ShardedOperations(  # type: ignore[assignment]  # Operations' methods, across shards
+            [s.operations for s in self.shards],
+            lambda chat_id, tenant: self.shard(chat_id, tenant).operations,
+        )
+        """What operators run, over every shard (``ShardedOperations``)."""
 
     @property
     def clock(self) -> Any:
@@ -193,75 +191,6 @@ class ShardedStore(ConversationStore):
     def expire_streams(self, **options: Any) -> list[str]:
         """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
         return [chat for s in self.shards for chat in s.expire_streams(**options)]
-
-    def retain(self, older_than: timedelta, **options: Any) -> RetentionReport:
-        """Retention in every shard, measured from one moment; one report for all of them."""
-        options.setdefault("now", datetime.now(UTC))
-        progress = options.pop("progress", None)
-        merged: RetentionReport | None = None
-        for store in self.shards:
-            offset = len(merged.idle) if merged is not None else 0
-
-            def shifted(done: int, total: int, offset: int = offset) -> None:
-                if progress is not None:
-                    progress(offset + done, offset + total)
-
-            report = store.retain(older_than, progress=shifted, **options)
-            if merged is None:
-                merged = RetentionReport(report.cutoff, report.dry_run)
-            merged.idle += report.idle
-            merged.erased += report.erased
-            merged.failed += report.failed
-        assert merged is not None
-        return merged
-
-    def catch_up(self, **options: Any) -> int:
-        """Bring every shard's read models up to date; the events applied in all."""
-        return sum(s.catch_up(**options) for s in self.shards)
-
-    def rebuild(self, **options: Any) -> int:
-        """Rebuild every shard's read models; the events applied in all."""
-        return sum(s.rebuild(**options) for s in self.shards)
-
-    def head(self) -> int:
-        """Events recorded in all shards (each shard's last position, added up)."""
-        return sum(s.head() for s in self.shards)
-
-    def forget_cached(self) -> None:
-        """Drop every shard's cached conversations."""
-        for store in self.shards:
-            store.forget_cached()
-
-    def quarantined(self) -> list[QuarantinedEvent]:
-        """The events no shard could project."""
-        return [q for s in self.shards for q in s.quarantined()]
-
-    def read_model_counts(self) -> dict[str, int]:
-        """Rows per read model, added up over the shards."""
-        total: dict[str, int] = {}
-        for store in self.shards:
-            for name, count in store.read_model_counts().items():
-                total[name] = total.get(name, 0) + count
-        return total
-
-    def verify(self, chat_id: str | None = None, **options: Any) -> Any:
-        """Verify one conversation (in its shard), or every shard; the first report with problems, else the last."""
-        if chat_id is not None:
-            return self.shard(chat_id, options.get("tenant")).verify(chat_id, **options)
-        reports = [s.verify(**options) for s in self.shards]
-        return next((r for r in reports if not r.ok), reports[-1])
-
-    def seal(self, key: Any) -> Any:
-        """Not for a sharded store: seal each database as a store of its own."""
-        raise InvalidInputError(
-            "a sharded store has no single log to seal: seal each database with its own URL"
-        )
-
-    def otel_exporter(self, *args: Any, **kwargs: Any) -> Any:
-        """Not for a sharded store: export each database with its own URL."""
-        raise InvalidInputError(
-            "a sharded store has no single log to export: export each database with its own URL"
-        )
 
 
 def _routed(name: str) -> Callable[..., Any]:

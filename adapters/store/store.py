@@ -3,7 +3,7 @@
 Every public operation is a method of this class, each a few lines that
 resolve defaults and delegate to the module holding the concept: the
 ``unit_of_work`` (load, decide, save), ``actions``, ``reads``, ``inbox``,
-``follow``, ``verify`` and the stream ``writer``. The parts it is composed of
+``follow``, ``operations`` and the stream ``writer``. The parts it is composed of
 come from ``chatledger.adapters.bootstrap``.
 """
 
@@ -11,28 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import uuid
+import warnings
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.adapters.store import actions, inbox
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.follow import FollowedChunk, follow
 from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.news import News
-from chatledger.adapters.store.operations import integrity
-from chatledger.adapters.store.operations.erasure import (
-    Eraser,
-    ErasureReport,
-    RetainProgress,
-    RetentionReport,
-)
-from chatledger.adapters.store.operations.export import export_bundle
-from chatledger.adapters.store.operations.otel import OtelExporter
-from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
-from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
+from chatledger.adapters.store.operations import Operations
 from chatledger.adapters.store.reads import Reads
 from chatledger.adapters.store.streams.flusher import Flusher
 from chatledger.adapters.store.streams.leases import Clock, process_name
@@ -58,14 +48,11 @@ from chatledger.domain.errors import (
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
 from chatledger.domain.redaction import Masks
-from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import ConversationList, ListQuery
-from chatledger.projections.projector import Progress
 from chatledger.projections.read_models import (
     ContinuationRequest,
     PendingApproval,
-    QuarantinedEvent,
 )
 
 if TYPE_CHECKING:
@@ -74,9 +61,21 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport", "StoreParts"]
+__all__ = [
+    "DEFAULT_TENANT",
+    "DEPRECATED_OPERATIONS",
+    "ConversationStore",
+    "IngestReport",
+    "StoreParts",
+]
 
 DEFAULT_TENANT = "default"
+DEPRECATED_OPERATIONS = frozenset(
+    ("verify", "seal", "head", "export", "erase", "retain", "rebuild", "catch_up",
+     "quarantined", "read_model_counts", "forget_cached", "otel_exporter")
+)  # fmt: skip
+"""The operator methods that moved to ``store.operations``: the store still answers them, with a
+DeprecationWarning, for one release."""
 T = TypeVar("T")
 
 
@@ -135,7 +134,6 @@ class ConversationStore:
         # Read-your-writes: every decision first commits what this process's writers hold back.
         self._uow = UnitOfWork(self.log, settle_writers=self._flusher.settle)
         self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
-        self._verifier = Verifier(self.log, self.read_models, self.projector)
         self.streams = Streams(
             self._uow, self._flusher, policy=self.batch, limits=self.limits,
             lease_seconds=self.stream_lease_seconds, process=self.process,
@@ -143,7 +141,12 @@ class ConversationStore:
         )  # fmt: skip
         """Opening, closing and expiring streams (the stream methods below forward to it)."""
         self._news = News(self.log)
-        self._eraser = Eraser(self.log, self.read_models, self.projector, self._forget_one)
+        self.operations = Operations(
+            config=self.config, log=self.log, read_models=self.read_models,
+            projector=self.projector, cache=self._uow.cache,
+            forget_reads=self._reads.forget_cached, tenant=self.tenant,
+        )  # fmt: skip
+        """What operators run: verify, seal, export, erase, retain, rebuild... (``Operations``)."""
 
     @classmethod
     def open(
@@ -827,157 +830,23 @@ class ConversationStore:
         """
         return self._uow.load(self._settle(tenant, chat_id), chat_id, at_version)
 
-    # -- read models and checks -------------------------------------------------
+    # -- deprecated: the operator methods, now on ``operations`` ---------------------
 
-    def catch_up(self, *, progress: Progress | None = None) -> int:
-        """Bring the read models up to date with the log; returns how many events were applied.
+    if not TYPE_CHECKING:  # type checkers keep flagging misspelt names, and point at old callers
 
-        Reads do this by themselves; call it to keep reads fast (for example
-        from a background worker, or ``chatledger project``).
-        """
-        return self.projector.catch_up(progress=progress)
+        def __getattr__(self, name: str) -> Any:
+            """``store.verify(...)`` and the other operator methods: ``store.operations``'s, with a warning.
 
-    def rebuild(
-        self, *, progress: Progress | None = None, accept_broken_chain: bool = False
-    ) -> int:
-        """Drop the read models and rebuild them from the whole log; returns how many events were applied.
-
-        The log's hash chain is checked first: a log that fails it raises
-        LogTamperedError and nothing is changed (rebuilding would make the
-        damage look legitimate). ``accept_broken_chain=True`` rebuilds anyway
-        and records, beside the chain, that it did and what was wrong.
-        """
-        integrity.guard(self.log, "rebuild the read models", accept=accept_broken_chain)
-        return self.projector.rebuild(progress=progress)
-
-    def export(
-        self,
-        chat_id: str,
-        out: TextIO,
-        *,
-        tenant: str | None = None,
-        at_version: int | None = None,
-    ) -> int:
-        """Write the conversation (as it stood at ``at_version``) as a verifiable JSON Lines bundle.
-
-        The bundle holds the events, their chain and the newest seal covering
-        the conversation; ``chatledger.domain.bundle.verify_bundle`` checks it
-        offline with the seal key (see that module for the format). Returns
-        the lines written. Needs a seal first (``seal()``).
-        """
-        return export_bundle(self.log, tenant or self.tenant, chat_id, out, at_version)
-
-    def otel_exporter(
-        self, endpoint: str, *, content: bool = False, name: str = "otel"
-    ) -> OtelExporter:
-        """An exporter of the timeline as OpenTelemetry GenAI spans to an OTLP/HTTP ``endpoint``.
-
-        ``run_once()`` sends the spans finished since its last run (it keeps
-        its own position, under ``name``); ``follow(stop)`` keeps going.
-        ``content=True`` adds tool arguments and results to the spans. Needs
-        ``pip install 'chatledger[otel]'``.
-        """
-        return OtelExporter(self.log, endpoint, name=name, content=content)
-
-    def seal(self, key: SealKey) -> Seal:
-        """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
-
-        Seal at intervals and after a ``verify``: a seal makes deleting whole
-        conversations or the tail of one detectable, and pins every chain it
-        covers. Keep the returned seal's ``digest`` outside the store as well.
-        """
-        return integrity.make_seal(self.log, self.config.backend, key)
-
-    def head(self) -> int:
-        """The id of the last event recorded in the whole store (0 when empty)."""
-        return self.log.head()
-
-    def erase(
-        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
-    ) -> ErasureReport:
-        """Erase the conversation for good (e.g. a data-subject request); its audit skeleton stays.
-
-        Its data key is destroyed (crypto-shredding) and, in the same
-        transaction, its events become tombstones, its snapshots and
-        read-model rows are deleted, and a ``ConversationErased`` event
-        records ``actor``, the time and ``reason``. Afterwards every read of
-        it raises ConversationErasedError, except ``history``, which keeps
-        each event's kind, actor and time; ``verify`` still passes. Erasing
-        it again raises ConversationErasedError; the chat id cannot be used
-        again. Not for ``memory://`` stores (StoreConfigurationError).
-        """
-        return self._eraser.erase(tenant or self.tenant, chat_id, actor, reason)
-
-    def retain(
-        self,
-        older_than: timedelta,
-        *,
-        tenant: str | None = None,
-        dry_run: bool = False,
-        actor: str = "system:retention",
-        reason: str | None = None,
-        progress: RetainProgress | None = None,
-        now: datetime | None = None,
-    ) -> RetentionReport:
-        """Erase every conversation idle for longer than ``older_than`` (of ``tenant``, or of all tenants).
-
-        Idle means no event since then (as the conversation list shows).
-        ``dry_run`` only lists them. Each is erased as ``erase`` does, by
-        ``actor``, with ``reason`` (default: the retention period).
-        ``progress`` is called with (done, total) after each conversation.
-        ``now`` is the moment idleness is measured from (default: the current time).
-        """
-        return self._eraser.retain(
-            older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
-            progress=progress, now=now,
-        )  # fmt: skip
-
-    def _forget_one(self, key: uuid.UUID) -> None:
-        """Drop what this process caches of one conversation (after erasing it)."""
-        self._uow.cache.take(key)
-        self._reads.forget_cached()
-
-    def forget_cached(self) -> None:
-        """Drop what this process caches (conversations, message rows); reads go to the database again.
-
-        Nothing is needed for writes from other processes (every read checks
-        the log first); use it after changing the database behind the store's
-        back, e.g. a restore.
-        """
-        self._uow.cache.clear()
-        self._reads.forget_cached()
-        heads = getattr(self.log.recorder, "heads", None)  # the chain heads last written
-        if heads is not None:
-            heads.clear()
-
-    def quarantined(self) -> list[QuarantinedEvent]:
-        """Events the read models skipped because they cannot be applied (``verify`` names them).
-
-        One bad event (stored by an older version, or by hand) must not stop
-        the read models for every conversation: it is set aside here, logged,
-        and the projection goes on. ``rebuild`` tries them again.
-        """
-        return self.projector.quarantined()
-
-    def read_model_counts(self) -> dict[str, int]:
-        """Rows per read model: conversations, timeline, approvals, continuations."""
-        return self.read_models.counts()
-
-    def verify(
-        self,
-        chat_id: str | None = None,
-        *,
-        tenant: str | None = None,
-        progress: VerifyProgress | None = None,
-        seal_key: SealKey | None = None,
-    ) -> VerifyReport:
-        """Check the log's hash chains and seals, re-derive snapshots and read models and compare.
-
-        All conversations, or one. The report names each disagreement (for a
-        damaged chain: the first bad event and the kind of damage) and how to
-        repair it, and says which part of the log the chain and seals cover;
-        see ``chatledger.adapters.store.operations.verify``. Seal signatures
-        are checked with ``seal_key``. Raises ConversationNotFoundError for an unknown
-        ``chat_id``.
-        """
-        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key)
+            Called only for names the store does not have, so real attributes
+            never come here; any other missing name raises AttributeError. The
+            deprecated names are answered but not listed by ``dir()``.
+            """
+            if name not in DEPRECATED_OPERATIONS:
+                message = f"{type(self).__name__!r} object has no attribute {name!r}"
+                raise AttributeError(message, name=name, obj=self)
+            warnings.warn(
+                f"store.{name}(...) is deprecated: use store.operations.{name}(...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(self.operations, name)

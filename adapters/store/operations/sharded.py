@@ -1,0 +1,158 @@
+"""``Operations`` over the databases of a sharded store (``ShardedStore.operations``).
+
+A conversation's operations (``verify`` of one chat, ``export``, ``erase``)
+go to its shard; the others run in every shard and add up (retention is
+measured from one moment for all of them). ``seal`` and ``otel_exporter``
+need one log, so a sharded store refuses them: run them on each database's
+own URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+from chatledger.adapters.store.operations.erasure import RetentionReport
+from chatledger.domain.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.operations import Operations
+    from chatledger.adapters.store.operations.erasure import ErasureReport, RetainProgress
+    from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
+    from chatledger.adapters.store.operations.verify import VerifyReport
+    from chatledger.domain.seal import SealKey
+    from chatledger.projections.projector import Progress
+    from chatledger.projections.read_models import QuarantinedEvent
+
+__all__ = ["ShardedOperations"]
+
+
+class ShardedOperations:
+    """The operations of every shard as one; ``locate(chat_id, tenant)`` names a chat's shard."""
+
+    def __init__(
+        self, shards: Sequence[Operations], locate: Callable[[str, str | None], Operations]
+    ) -> None:
+        if not shards:
+            raise InvalidInputError("a sharded store needs at least one database")
+        self.shards = list(shards)
+        """One shard's ``Operations`` per database, in the URL's order."""
+        self._locate = locate
+        self.tenant = self.shards[0].tenant
+        """The tenant of calls that name none (the store's default tenant)."""
+
+    def verify(
+        self,
+        chat_id: str | None = None,
+        *,
+        tenant: str | None = None,
+        progress: VerifyProgress | None = None,
+        seal_key: SealKey | None = None,
+    ) -> VerifyReport:
+        """Verify one conversation (in its shard), or every shard; the first report with problems, else the last."""
+        if chat_id is not None:
+            return self._locate(chat_id, tenant).verify(
+                chat_id, tenant=tenant, progress=progress, seal_key=seal_key
+            )
+        reports = [
+            s.verify(tenant=tenant, progress=progress, seal_key=seal_key) for s in self.shards
+        ]
+        return next((r for r in reports if not r.ok), reports[-1])
+
+    def seal(self, key: SealKey) -> NoReturn:
+        """Not for a sharded store: seal each database as a store of its own."""
+        raise InvalidInputError(
+            "a sharded store has no single log to seal: seal each database with its own URL"
+        )
+
+    def head(self) -> int:
+        """Events recorded in all shards (each shard's last position, added up)."""
+        return sum(s.head() for s in self.shards)
+
+    def export(
+        self, chat_id: str, out: TextIO, *, tenant: str | None = None, at_version: int | None = None
+    ) -> int:
+        """Write the conversation as a verifiable bundle, from its shard (see ``Operations.export``)."""
+        return self._locate(chat_id, tenant).export(
+            chat_id, out, tenant=tenant, at_version=at_version
+        )
+
+    def erase(
+        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
+    ) -> ErasureReport:
+        """Erase the conversation in its shard (see ``Operations.erase``)."""
+        return self._locate(chat_id, tenant).erase(
+            chat_id, actor=actor, reason=reason, tenant=tenant
+        )
+
+    def retain(
+        self,
+        older_than: timedelta,
+        *,
+        tenant: str | None = None,
+        dry_run: bool = False,
+        actor: str = "system:retention",
+        reason: str | None = None,
+        progress: RetainProgress | None = None,
+        now: datetime | None = None,
+    ) -> RetentionReport:
+        """Retention in every shard, measured from one moment; one report for all of them."""
+        now = now or datetime.now(UTC)
+        merged: RetentionReport | None = None
+        for shard in self.shards:
+            offset = len(merged.idle) if merged is not None else 0
+
+            def shifted(done: int, total: int, offset: int = offset) -> None:
+                if progress is not None:
+                    progress(offset + done, offset + total)
+
+            report = shard.retain(
+                older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
+                progress=shifted, now=now,
+            )  # fmt: skip
+            if merged is None:
+                merged = RetentionReport(report.cutoff, report.dry_run)
+            merged.idle += report.idle
+            merged.erased += report.erased
+            merged.failed += report.failed
+        assert merged is not None  # there is at least one shard
+        return merged
+
+    def rebuild(
+        self, *, progress: Progress | None = None, accept_broken_chain: bool = False
+    ) -> int:
+        """Rebuild every shard's read models; the events applied in all."""
+        return sum(
+            s.rebuild(progress=progress, accept_broken_chain=accept_broken_chain)
+            for s in self.shards
+        )
+
+    def catch_up(self, *, progress: Progress | None = None) -> int:
+        """Bring every shard's read models up to date; the events applied in all."""
+        return sum(s.catch_up(progress=progress) for s in self.shards)
+
+    def quarantined(self) -> list[QuarantinedEvent]:
+        """The events no shard could project."""
+        return [q for s in self.shards for q in s.quarantined()]
+
+    def read_model_counts(self) -> dict[str, int]:
+        """Rows per read model, added up over the shards."""
+        total: dict[str, int] = {}
+        for shard in self.shards:
+            for name, count in shard.read_model_counts().items():
+                total[name] = total.get(name, 0) + count
+        return total
+
+    def forget_cached(self) -> None:
+        """Drop every shard's cached conversations."""
+        for shard in self.shards:
+            shard.forget_cached()
+
+    def otel_exporter(
+        self, endpoint: str, *, content: bool = False, name: str = "otel"
+    ) -> NoReturn:
+        """Not for a sharded store: export each database with its own URL."""
+        raise InvalidInputError(
+            "a sharded store has no single log to export: export each database with its own URL"
+        )
