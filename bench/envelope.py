@@ -48,7 +48,7 @@ def one_run(
             store.log.mapper.data_keys = keys  # type: ignore[attr-defined]
             started = time.perf_counter()
             for conv in convs:
-                store.erase(conv.chat_id, actor="bench", reason="bench")
+                store.operations.erase(conv.chat_id, actor="bench", reason="bench")
             erase_ms = (time.perf_counter() - started) * 1000 / len(convs)
         finally:
             store.close()

@@ -82,7 +82,7 @@ def measure_rebuild(store: ConversationStore, conversations: int, turns: int) ->
             position = page[-1].id
 
     read_seconds = _timed(read_only)
-    rebuild_seconds = _timed(store.rebuild)
+    rebuild_seconds = _timed(store.operations.rebuild)
     return {
         "events": events,
         "chunks": chunks,
@@ -136,7 +136,7 @@ def measure_messages(
         chat = f"long-{size}"
         log(f"  writing a conversation of {size:,} events")
         events = write_events(store, chat, size)
-        store.catch_up()
+        store.operations.catch_up()
         key = conversation_id(store.tenant, chat)
         raw = store.read_models.conversation(key)
         assert raw is not None
@@ -144,7 +144,7 @@ def measure_messages(
         load = partial(store.log.load, key, store.tenant, chat)
 
         def uncached(chat: str = chat) -> None:
-            store.forget_cached()  # the row is fetched from the database again
+            store.operations.forget_cached()  # the row is fetched from the database again
             store.messages(chat)
 
         read_model = [_timed(read) for _ in range(calls)]

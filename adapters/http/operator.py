@@ -8,8 +8,8 @@ tenant tokens get 403 here, operator tokens 403 on the tenant routes.
 Without tokens configured the operator routes answer 403 to everyone.
 
 * ``POST /api/chat/{id}/erase`` ``{"reason": ..., "tenant": ...}``: erases
-  the conversation (``store.erase``) as the token's user; 200 with what was
-  erased, 404 unknown, 410 already erased.
+  the conversation (``store.operations.erase``) as the token's user; 200
+  with what was erased, 404 unknown, 410 already erased.
 * ``POST /api/chat/{id}/redact`` ``{"reason", "toolCallId" | "messageId",
   "fields", "tenant"}``: hides a tool call's input/output or a message's
   parts from every view (``store.redact``); 200 ``{"redacted": true}``, or
@@ -70,7 +70,9 @@ class OperatorEndpoints:
         tenant = self._tenant(string_field(body, "tenant", required=False))
         chat_id = request.path_params["chat_id"]
         report = await run_in_threadpool(
-            lambda: self.store.erase(chat_id, actor=who.actor, reason=reason or "", tenant=tenant)
+            lambda: self.store.operations.erase(
+                chat_id, actor=who.actor, reason=reason or "", tenant=tenant
+            )
         )
         return JSONResponse(
             {
@@ -120,7 +122,7 @@ class OperatorEndpoints:
         at_version = int_param(request, "atVersion", minimum=1)
         out = io.StringIO()
         await run_in_threadpool(
-            lambda: self.store.export(chat_id, out, tenant=tenant, at_version=at_version)
+            lambda: self.store.operations.export(chat_id, out, tenant=tenant, at_version=at_version)
         )
         return Response(out.getvalue(), media_type=BUNDLE_MEDIA_TYPE)
 

@@ -139,7 +139,7 @@ class _Pages:
         chat_id = _chat_param(request)
         key = self.app.seal_key
         report = await run_in_threadpool(
-            lambda: self.app.store.verify(chat_id, tenant=tenant, seal_key=key)
+            lambda: self.app.store.operations.verify(chat_id, tenant=tenant, seal_key=key)
         )
         return _render("_verify.html", report=report, chat_id=chat_id, seal=seal_view(report, key))
 

@@ -9,7 +9,11 @@ shows the newest seal and says that no seal key was given.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.operations.verify import VerifyReport
+    from chatledger.domain.seal import SealKey
 
 __all__ = ["SealView", "seal_view"]
 
@@ -34,8 +38,8 @@ class SealView:
     """Conversations changed since it was made (their newest events are not sealed yet)."""
 
 
-def seal_view(report: Any, key: Any) -> SealView:
-    """The seal status of a ``VerifyReport`` checked with ``key`` (None: no key given)."""
+def seal_view(report: VerifyReport, key: SealKey | None) -> SealView:
+    """The seal status of a ``store.operations.verify`` report checked with ``key`` (None: no key given)."""
     coverage = report.coverage
     if coverage is None:
         return SealView("unavailable", "this store keeps no hash chain or seals (memory://)")

@@ -37,7 +37,7 @@ def project_forever(
     )
     try:
         while not stop.is_set():
-            applied = store.catch_up()
+            applied = store.operations.catch_up()
             if applied and on_catch_up is not None:
                 on_catch_up(applied)
             if listener is None:

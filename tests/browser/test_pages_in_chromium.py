@@ -236,7 +236,7 @@ def test_verify_page(page: Any, served: Served) -> None:
     if page.get_attribute("#seal-status", "data-status") == "none":  # before any test sealed
         assert "no seal yet" in page.inner_text("#seal-status")
     with ConversationStore.open(served.url) as store:
-        seal = store.seal(SEAL_KEY)
+        seal = store.operations.seal(SEAL_KEY)
     page.goto(served.base + "/verify?id=ci-disk")
     page.locator("#seal-status").wait_for()
     status = page.inner_text("#seal-status")
@@ -253,7 +253,7 @@ def test_the_verify_page_checks_the_seal_with_the_servers_key(
     key_file = tmp_path / "seal.key"
     key_file.write_text(SEAL_SECRET)
     with ConversationStore.open(served.url) as store:
-        store.seal(SEAL_KEY)
+        store.operations.seal(SEAL_KEY)
     other = start_server(
         served.name, served.url, tmp_path / "serve.log", tmp_path / "gates",
         ("--seal-key-file", str(key_file)),
@@ -271,7 +271,7 @@ def test_the_verify_page_checks_the_seal_with_the_servers_key(
         assert "signature verified" in tab.inner_text("#seal-status")
         other.screenshot(tab, "verify-sealed")
         with ConversationStore.open(served.url) as store:
-            store.seal(SealKey.from_text("not the operator's key, but long enough"))
+            store.operations.seal(SealKey.from_text("not the operator's key, but long enough"))
         tab.reload()
         tab.locator("#seal-status").wait_for()
         assert tab.get_attribute("#seal-status", "data-status") == "failed"

@@ -60,8 +60,8 @@ def test_processes_creating_a_store_together_all_open_it(
     """A new schema, PROCESSES processes: every one opens it and writes; the store is whole."""
     assert open_together(postgres_backend.url) == ["ok"] * PROCESSES
     store = postgres_backend.open()
-    assert store.head() == PROCESSES
-    assert store.verify().ok
+    assert store.operations.head() == PROCESSES
+    assert store.operations.verify().ok
 
 
 @pytest.fixture
@@ -93,5 +93,5 @@ def test_opening_an_existing_store_runs_no_ddl(writer_role: str) -> None:
     """A role that cannot create anything opens the store, from several processes at once."""
     assert open_together(writer_role) == ["ok"] * PROCESSES
     with ConversationStore.open(writer_role) as store:
-        assert store.head() == PROCESSES
-        assert store.verify().ok
+        assert store.operations.head() == PROCESSES
+        assert store.operations.verify().ok

@@ -175,7 +175,7 @@ def test_the_list_is_rebuilt_exactly(store: ConversationStore) -> None:
     store.set_title("c2", "Titled")
     store.set_metadata("c1", {"k": "v"})
     before = store.list_conversations().conversations
-    store.rebuild()
+    store.operations.rebuild()
     assert store.list_conversations().conversations == before
     assert _ids(store.list_conversations(query="rebuild").conversations) == ["c2"]
 
@@ -184,7 +184,7 @@ def test_read_models_from_before_the_list_are_rebuilt_on_open(durable_backend: B
     """A database whose read models predate the list gets it filled at the next open."""
     store = durable_backend.open()
     new_chat(store, "c1")
-    store.catch_up()
+    store.operations.catch_up()
     with store.read_models._transaction(commit=True) as c:  # type: ignore[attr-defined]
         c.execute(store.read_models._statement("DELETE FROM {list}"))  # type: ignore[attr-defined]
     store.close()

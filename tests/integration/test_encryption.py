@@ -120,7 +120,7 @@ def test_no_content_is_readable_in_the_raw_database(durable_backend: Backend) ->
     key = AESCipher.create_key(32)
     with durable_backend.open(compress=False, cipher_key=key) as store:
         fill(store)
-        assert store.verify().ok
+        assert store.operations.verify().ok
     raw = raw_contents(durable_backend)
     assert raw and CANARY.encode() not in raw
     with durable_backend.open(compress=False, cipher_key=key, tenant=TENANT) as store:
@@ -131,8 +131,8 @@ def test_no_content_is_readable_in_the_raw_database(durable_backend: Backend) ->
         queue = {c.chat_id: c.claimed_by for c in store.pending_continuations()}
         assert queue == {f"second-{CANARY}": f"worker-{CANARY}", CHAT: None}
         assert store.pending_approvals() == []
-        assert store.rebuild() > 0
-        assert store.verify().ok
+        assert store.operations.rebuild() > 0
+        assert store.operations.verify().ok
     assert CANARY.encode() not in raw_contents(durable_backend)
 
 
@@ -143,7 +143,7 @@ def test_a_wrong_or_missing_key_is_refused_before_anything_is_read_or_written(
     key = AESCipher.create_key(32)
     with durable_backend.open(cipher_key=key) as store:
         fill(store)
-        head = store.head()
+        head = store.operations.head()
     with pytest.raises(CipherKeyError, match="not this store's key"):
         durable_backend.open(cipher_key=AESCipher.create_key(32))
     with pytest.raises(CipherKeyError, match="encrypted"):
@@ -151,7 +151,7 @@ def test_a_wrong_or_missing_key_is_refused_before_anything_is_read_or_written(
     with pytest.raises(CipherKeyError, match="base64"):
         durable_backend.open(cipher_key="not a key")
     with durable_backend.open(cipher_key=key, tenant=TENANT) as store:
-        assert store.head() == head
+        assert store.operations.head() == head
         assert store.messages(CHAT)
     plain = Backend(durable_backend.name, durable_backend.url.replace(".db", "-plain.db"))
     if durable_backend.name == "sqlite":
@@ -177,7 +177,7 @@ def test_a_store_older_than_key_checks_is_checked_by_its_first_event(tmp_path: P
         ConversationStore.open(url, cipher_key=AESCipher.create_key(16))
     with ConversationStore.open(url, cipher_key=key) as store:
         assert store.version("c") == 1
-        assert store.messages("c") == [] and store.verify().ok  # re-derived, sealed
+        assert store.messages("c") == [] and store.operations.verify().ok  # re-derived, sealed
     with sqlite3.connect(tmp_path / "old.db", isolation_level=None) as db:
         (chat,) = db.execute("SELECT chat_id FROM chatledger_conversations_v2").fetchone()
         assert chat.startswith("k1:")

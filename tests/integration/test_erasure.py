@@ -1,4 +1,4 @@
-"""Erasure (``store.erase``) and retention (``store.retain``) on a real SQLite file and PostgreSQL schema.
+"""Erasure and retention (``store.operations.erase``, ``.retain``) on a real SQLite file and PostgreSQL schema.
 
 After an erase the raw database (every byte of the SQLite file and its WAL;
 every row of every table of the PostgreSQL schema) holds nothing of the
@@ -146,12 +146,12 @@ def test_erase_leaves_nothing_of_the_chat_in_the_database(
     before = timeline(store, gone)
     if not keyed:  # the search below finds them while they are there
         assert traces(raw_database(backend), "A") == canaries("A")
-    store.seal(SEAL)
+    store.operations.seal(SEAL)
 
     wrapped = Tamperer(backend.url).run("SELECT wrapped FROM chatledger_conversation_keys")
     assert len(wrapped) == (2 if keyed else 0)  # a data key per conversation, with a store key
 
-    report = store.erase(gone, actor="operator:olga", reason="GDPR request 42")
+    report = store.operations.erase(gone, actor="operator:olga", reason="GDPR request 42")
 
     assert (report.events, report.actor, report.chat_id) == (len(before), "operator:olga", gone)
     assert traces(raw_database(backend), "A") == []
@@ -165,7 +165,7 @@ def test_erase_leaves_nothing_of_the_chat_in_the_database(
     if not keyed:
         assert traces(raw_database(backend), "B") == canaries("B")
     assert store.messages(kept) == kept_messages
-    verified = store.verify(seal_key=SEAL)
+    verified = store.operations.verify(seal_key=SEAL)
     assert verified.ok, verified.problems
     assert verified.erased == 1
     after = timeline(store, gone)
@@ -178,11 +178,11 @@ def test_erase_leaves_nothing_of_the_chat_in_the_database(
     with pytest.raises(ConversationErasedError, match="operator:olga"):
         again.messages(gone)
     assert timeline(again, gone) == after
-    again.rebuild()
+    again.operations.rebuild()
     assert timeline(again, gone) == after
     assert [s.chat_id for s in again.list_conversations().conversations] == [kept]
     assert again.list_conversations(query="CANARYATEXT").conversations == []
-    assert again.verify(seal_key=SEAL).ok
+    assert again.operations.verify(seal_key=SEAL).ok
     assert traces(raw_database(backend), "A") == []
 
 
@@ -194,35 +194,35 @@ def test_every_read_and_write_of_an_erased_chat_says_it_was_erased(
     other = durable_backend.open()
     chat = fill(store, "C")
     assert other.messages(chat)  # cached there
-    store.seal(SEAL)
-    store.erase(chat, actor="operator:olga", reason="closing the account")
+    store.operations.seal(SEAL)
+    store.operations.erase(chat, actor="operator:olga", reason="closing the account")
 
     for read in (
         lambda s: s.messages(chat),
         lambda s: s.messages(chat, at_version=2),
         lambda s: s.status(chat),
         lambda s: s.model_messages(chat, "anthropic"),
-        lambda s: s.export(chat, StringIO()),
+        lambda s: s.operations.export(chat, StringIO()),
         lambda s: s.append_message(chat, {"id": "u9", "role": "user", "parts": []}),
         lambda s: s.set_title(chat, "again"),
-        lambda s: s.erase(chat, actor="operator:olga", reason="twice"),
+        lambda s: s.operations.erase(chat, actor="operator:olga", reason="twice"),
     ):
         for either in (store, other):
             with pytest.raises(ConversationErasedError, match="erased"):
                 read(either)
     assert store.start_conversation(chat, exist_ok=True) is False
     with pytest.raises(ConversationNotFoundError):
-        store.erase("never-was", actor="operator:olga", reason="r")
+        store.operations.erase("never-was", actor="operator:olga", reason="r")
     with pytest.raises(Exception, match="reason"):
-        store.erase(fill(store, "D"), actor="operator:olga", reason=" ")
+        store.operations.erase(fill(store, "D"), actor="operator:olga", reason=" ")
 
 
 def test_the_chain_of_an_erased_chat_still_catches_tampering(durable_backend: Backend) -> None:
     """A tombstone's kept digest is what its link commits to: changing it is named as changed."""
     store = durable_backend.open()
     chat = fill(store, "E")
-    store.erase(chat, actor="operator:olga", reason="r")
-    assert store.verify().ok
+    store.operations.erase(chat, actor="operator:olga", reason="r")
+    assert store.operations.verify().ok
     tamperer = Tamperer(durable_backend.url)
     _, state = tamperer.state(chat, 2)
     link, inner = split_link(state)
@@ -234,7 +234,7 @@ def test_the_chain_of_an_erased_chat_still_catches_tampering(durable_backend: Ba
         forged,
         tamperer.key(chat),
     )
-    problems = store.verify().problems
+    problems = store.operations.verify().problems
     assert [(p.where, p.kind, p.version) for p in problems] == [("chain", "changed", 2)]
 
 
@@ -254,7 +254,7 @@ def test_retention_erases_idle_chats_and_its_dry_run_changes_nothing(
     )
     seen: list[tuple[int, int]] = []
 
-    dry = store.retain(
+    dry = store.operations.retain(
         timedelta(days=90), dry_run=True, now=later, progress=lambda d, t: seen.append((d, t))
     )
 
@@ -270,17 +270,17 @@ def test_retention_erases_idle_chats_and_its_dry_run_changes_nothing(
     )
     assert store.messages(old_a, tenant="acme")
 
-    acme = store.retain(timedelta(days=90), tenant="acme", now=later)
+    acme = store.operations.retain(timedelta(days=90), tenant="acme", now=later)
     assert sorted(r.chat_id or "" for r in acme.erased) == sorted([old_a, old_b])
     with pytest.raises(ConversationErasedError):
         store.messages(old_a, tenant="acme")
     assert store.messages(old_c, tenant="globex") and store.messages(fresh, tenant="acme")
     assert store.history(old_a, tenant="acme")[-1].actor == "system:retention"
 
-    everyone = store.retain(timedelta(days=90), now=later)
+    everyone = store.operations.retain(timedelta(days=90), now=later)
     assert [r.chat_id for r in everyone.erased] == [old_c]
     assert store.messages(fresh, tenant="acme")
-    assert store.verify().ok
+    assert store.operations.verify().ok
     raw = raw_database(durable_backend)
     assert [traces(raw, tag) for tag in "FGH"] == [[], [], []]
     assert traces(raw, "I") == canaries("I")  # the search sees what is there
@@ -291,7 +291,7 @@ def test_a_memory_store_refuses_to_erase() -> None:
     with ConversationStore.open("memory://") as store:
         chat = fill(store, "J")
         with pytest.raises(StoreConfigurationError, match="SQLite or PostgreSQL"):
-            store.erase(chat, actor="operator:olga", reason="r")
+            store.operations.erase(chat, actor="operator:olga", reason="r")
 
 
 def test_events_encrypted_before_data_keys_load_verify_and_are_erased(
@@ -316,9 +316,9 @@ def test_events_encrypted_before_data_keys_load_verify_and_are_erased(
     )
     assert tamperer.run("SELECT COUNT(*) FROM chatledger_conversation_keys") == [(1,)]
     assert store.messages(chat, at_version=store.version(chat))[-1]["id"] == "u2"
-    assert store.verify().ok
-    store.erase(chat, actor="operator:olga", reason="r")
-    assert store.verify().ok
+    assert store.operations.verify().ok
+    store.operations.erase(chat, actor="operator:olga", reason="r")
+    assert store.operations.verify().ok
     assert tamperer.run("SELECT COUNT(*) FROM chatledger_conversation_keys") == [(0,)]
     states = tamperer.run(f"SELECT state FROM {tamperer.events}")
     assert all(b"erased/1" in bytes(state) for (state,) in states[:-1])
@@ -346,11 +346,11 @@ def test_a_write_between_reading_and_erasing_is_erased_too(
         return found
 
     monkeypatch.setattr(erasure, "_plan", plan_then_write)
-    report = store.erase(chat, actor="operator:olga", reason="r")
+    report = store.operations.erase(chat, actor="operator:olga", reason="r")
 
     assert report.events == interleaved[0]  # the late event was read again and erased
     assert [e.kind for e in store.history(chat)][-2:] == ["message-appended", "conversation-erased"]
-    assert store.verify().ok
+    assert store.operations.verify().ok
     with pytest.raises(ConversationErasedError):
         writer.messages(chat)
 
@@ -360,7 +360,7 @@ def test_a_redacted_chat_is_erased_and_still_verifies(durable_backend: Backend) 
     store = durable_backend.open()
     chat = fill(store, "M")
     store.redact(chat, message_id="u-M", fields=["text"], actor="operator:olga", reason="password")
-    store.erase(chat, actor="operator:olga", reason="account closed")
+    store.operations.erase(chat, actor="operator:olga", reason="account closed")
     assert [e.kind for e in store.history(chat)][-2:] == ["redacted", "conversation-erased"]
-    assert store.verify().ok
+    assert store.operations.verify().ok
     assert traces(raw_database(durable_backend), "M") == []

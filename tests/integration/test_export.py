@@ -28,14 +28,14 @@ def filled(url: str, key: SealKey = KEY) -> int:
     with ConversationStore.open(url) as store:
         events = demo.record_demo(store, "done").events
         store.start_conversation("other")
-        store.seal(key)
+        store.operations.seal(key)
     return events
 
 
 def bundle(url: str, at_version: int | None = None) -> bytes:
     out = io.StringIO()
     with ConversationStore.open(url) as store:
-        store.export("done", out, at_version=at_version)
+        store.operations.export("done", out, at_version=at_version)
     return out.getvalue().encode("ascii")
 
 
@@ -93,10 +93,10 @@ def test_export_needs_a_seal_and_a_version_inside_the_conversation(tmp_path: Pat
     with ConversationStore.open(f"sqlite:///{tmp_path / 'ledger.db'}") as store:
         events = demo.record_demo(store, "done").events
         with pytest.raises(InvalidInputError, match="no seal covers conversation 'done'"):
-            store.export("done", io.StringIO())
-        store.seal(KEY)
+            store.operations.export("done", io.StringIO())
+        store.operations.seal(KEY)
         with pytest.raises(InvalidInputError, match=rf"--at-version 99 is outside .* 1-{events}"):
-            store.export("done", io.StringIO(), at_version=99)
+            store.operations.export("done", io.StringIO(), at_version=99)
 
 
 def test_the_cli_exports_and_verifies_with_an_ed25519_key_pair(tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ def test_projections_wait_for_a_store_write_held_between_its_insert_and_commit(
     reader = postgres_backend.open()
     held_store.start_conversation("held")
     free_store.start_conversation("free")
-    reader.catch_up()
+    reader.operations.catch_up()
     recorder: Any = reader.log.recorder
     recorder.feed.settle_seconds = 0.2
     before = reader.projector.position()
@@ -203,14 +203,14 @@ def test_projections_wait_for_a_store_write_held_between_its_insert_and_commit(
         writer.start()
         _wait_until_blocked(held_store, writer)
         free_store.append_message("free", _text("committed while the other is held"))
-        assert reader.catch_up() == 0
+        assert reader.operations.catch_up() == 0
         assert reader.projector.position() == before
         listed = {c.chat_id: c.message_count for c in reader.list_conversations().conversations}
         assert listed == {"held": 0, "free": 0}
     writer.join(timeout=30)
     assert not failure, failure
     total = len(_all_positions(reader))
-    assert reader.catch_up() == total - before
+    assert reader.operations.catch_up() == total - before
     listed = {c.chat_id: c.message_count for c in reader.list_conversations().conversations}
     assert listed == {"held": 1, "free": 1}
     assert reader.projector.position() == max(_all_positions(reader))
@@ -274,7 +274,7 @@ def test_several_writer_processes_every_event_read_once_in_order(
         seen += [(n.id, n.originator_id, n.originator_version) for n in page]
         if page:
             position = page[-1].id
-        applied += reader.catch_up()
+        applied += reader.operations.catch_up()
     outcomes = dict(results.get(timeout=120) for _ in processes)
     for process in processes:
         process.join(timeout=30)
@@ -282,7 +282,7 @@ def test_several_writer_processes_every_event_read_once_in_order(
     while page := recorder.select_notifications(position, 50, inclusive_of_start=False):
         seen += [(n.id, n.originator_id, n.originator_version) for n in page]
         position = page[-1].id
-    applied += reader.catch_up()
+    applied += reader.operations.catch_up()
 
     committed = _all_positions(reader)
     positions = [p for p, _, _ in seen]

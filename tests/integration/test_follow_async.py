@@ -192,7 +192,9 @@ async def test_a_resume_never_runs_the_projection(sqlite_store: ConversationStor
     async with client_of(app) as client:
         resumed = await client.get("/api/chat/c/stream", params={"after": cursors[0]})
     assert sse_events(resumed) == answer[1:]
-    assert store.catch_up() == store.head()  # nothing was projected by the resume
+    assert (
+        store.operations.catch_up() == store.operations.head()
+    )  # nothing was projected by the resume
 
 
 async def test_a_resume_while_the_turn_is_being_recorded_waits_for_its_stream(

@@ -102,7 +102,7 @@ def test_one_tick_commits_the_batches_of_several_streams_in_one_transaction(
     chats = [f"c{i}" for i in range(STREAMS)]
     writers = _start(store, chats)
     versions = {chat: store.version(chat) for chat in chats}
-    head = store.head()
+    head = store.operations.head()
     rounds = SNAPSHOT_EVERY + 2  # the versions pass a multiple of SNAPSHOT_EVERY
     for round_ in range(rounds):
         for i, writer in enumerate(writers):
@@ -117,7 +117,7 @@ def test_one_tick_commits_the_batches_of_several_streams_in_one_transaction(
             assert calls == [{aggregate_id(store, chat) for chat in chats}]  # one, holding all
         if backend.name == "postgres":
             assert len(_postgres_xmins(store, head)) == 1
-            head = store.head()
+            head = store.operations.head()
     for chat in chats:  # one event per conversation per tick, in order
         assert store.version(chat) == versions[chat] + rounds
         snapshot = (versions[chat] + rounds) // SNAPSHOT_EVERY * SNAPSHOT_EVERY
@@ -127,7 +127,7 @@ def test_one_tick_commits_the_batches_of_several_streams_in_one_transaction(
     for i, chat in enumerate(chats):
         expected = "".join(f"{i}.{r}.{j} " for r in range(rounds) for j in range(3))
         assert _text(store, chat) == expected  # each chunk exactly once, in order
-    assert store.verify().ok  # hash chains, snapshots and read models agree
+    assert store.operations.verify().ok  # hash chains, snapshots and read models agree
 
 
 def test_a_group_with_a_conversation_written_meanwhile_commits_every_members_chunks_once(
@@ -159,7 +159,7 @@ def test_a_group_with_a_conversation_written_meanwhile_commits_every_members_chu
     for i, chat in enumerate(chats):
         assert _text(store, chat) == f"{i}.a {i}.b "
     assert store.conversation("c1").state.title == "written elsewhere"
-    assert store.verify().ok
+    assert store.operations.verify().ok
 
 
 @pytest.mark.anyio
@@ -261,7 +261,7 @@ def test_appends_go_on_during_a_group_commit_and_a_write_meanwhile_loses_no_chun
     for i, chat in enumerate(chats):
         assert _text(store, chat) == f"{i}.a {i}.b "
     assert store.conversation("c1").state.title == "written elsewhere"
-    assert store.verify().ok
+    assert store.operations.verify().ok
 
 
 def test_a_pending_open_commits_alone_and_its_later_batches_join_the_group(
@@ -294,4 +294,4 @@ def test_a_pending_open_commits_alone_and_its_later_batches_join_the_group(
     for i, chat in enumerate(chats):
         assert _text(store, chat) == "".join(f"{i}.{r} " for r in range(3))
         assert [m["role"] for m in store.messages(chat)] == ["user", "assistant"]
-    assert store.verify().ok
+    assert store.operations.verify().ok

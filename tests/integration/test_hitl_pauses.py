@@ -410,4 +410,4 @@ def test_a_call_left_behind_by_a_new_turn_awaits_nothing(store: ConversationStor
     converted = store.model_messages("chat", "anthropic")["messages"]
     results = [b for m in converted for b in m["content"] if b.get("type") == "tool_result"]
     assert [r["tool_use_id"] for r in results] == [DELETE.call_id]
-    assert store.verify("chat").ok
+    assert store.operations.verify("chat").ok

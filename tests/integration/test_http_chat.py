@@ -418,7 +418,9 @@ async def test_a_turn_never_waits_for_the_projection(sqlite_store: ConversationS
         sse_events(await client.post("/api/chat", json=send_body("c", [user("u1", "hi")])))
         body = send_body("c", [user("u1", "hi"), assistant, user("u2", "again")])
         sse_events(await client.post("/api/chat", json=body))
-    assert sqlite_store.catch_up() == sqlite_store.head()  # nothing was projected before
+    assert (
+        sqlite_store.operations.catch_up() == sqlite_store.operations.head()
+    )  # nothing was projected before
     stored = sqlite_store.messages("c")
     assert [r.messages for r in responder.requests] == [stored[:1], stored[:3]]
 
@@ -443,7 +445,7 @@ async def test_a_refused_first_message_creates_no_conversation(
         )
         error_of(nothing, 422, "InvalidRequestError")
         error_of(await client.get("/api/chats/new/status"), 404, "ConversationNotFoundError")
-    assert sqlite_store.head() == 0
+    assert sqlite_store.operations.head() == 0
 
 
 def test_start_conversation_exist_ok_leaves_an_existing_one_alone(
@@ -451,9 +453,9 @@ def test_start_conversation_exist_ok_leaves_an_existing_one_alone(
 ) -> None:
     """``exist_ok=True`` creates a conversation once; later calls change nothing and raise nothing."""
     assert sqlite_store.start_conversation("c", actor="alice", exist_ok=True) is True
-    head = sqlite_store.head()
+    head = sqlite_store.operations.head()
     assert sqlite_store.start_conversation("c", actor="bob", exist_ok=True) is False
-    assert sqlite_store.head() == head
+    assert sqlite_store.operations.head() == head
     with pytest.raises(ConversationExistsError):
         sqlite_store.start_conversation("c")
 

@@ -84,7 +84,7 @@ async def test_an_operator_erases_and_exports_across_tenants_and_nothing_else(
         error_of(again, 410, "ConversationErasedError")
         error_of(await ops.get("/api/chat/a1/export?tenant=acme"), 410, "ConversationErasedError")
 
-        store.seal(SEAL)
+        store.operations.seal(SEAL)
         bundle = await ops.get("/api/chat/g1/export", params={"tenant": "globex"})
         assert bundle.status_code == 200, bundle.text
         assert bundle.headers["content-type"].startswith("application/x-ndjson")

@@ -128,4 +128,4 @@ async def test_each_route_bounds_the_work_of_a_body(sqlite_store: ConversationSt
             413,
             "RequestTooLargeError",
         )
-    assert sqlite_store.head() == 0
+    assert sqlite_store.operations.head() == 0

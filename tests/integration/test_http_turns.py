@@ -160,7 +160,7 @@ async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
         opened = [e.stream_id for e in stored_events(store, "c") if isinstance(e, StreamOpened)]
         assert opened == [stream_id]
         assert [m["role"] for m in store.messages("c")] == ["user", "assistant"]
-        assert store.verify().ok
+        assert store.operations.verify().ok
     finally:
         store.close()
 

@@ -85,7 +85,7 @@ def test_the_timeline_arrives_as_genai_spans_attribute_by_attribute(
 ) -> None:
     store = durable_backend.open()
     demo.record_demo(store, "done")
-    exporter = store.otel_exporter(receiver.url, content=True)
+    exporter = store.operations.otel_exporter(receiver.url, content=True)
     sent = exporter.run_once()
     exporter.close()
     assert receiver.paths and set(receiver.paths) == {"/v1/traces"}
@@ -130,7 +130,7 @@ def test_export_resumes_and_a_rebuild_then_re_export_gives_the_same_span_ids(
 ) -> None:
     store = durable_backend.open()
     demo.record_demo(store, "done")
-    exporter = store.otel_exporter(receiver.url)
+    exporter = store.operations.otel_exporter(receiver.url)
     first = exporter.run_once()
     assert exporter.run_once() == 0  # nothing new: the position moved
     store.start_conversation("later")
@@ -142,9 +142,11 @@ def test_export_resumes_and_a_rebuild_then_re_export_gives_the_same_span_ids(
     assert "gen_ai.tool.call.arguments" not in attributes(
         next(span for span in receiver.spans if span.name.startswith("execute_tool"))
     )
-    store.rebuild()
+    store.operations.rebuild()
     receiver.spans.clear()
-    again = durable_backend.other_store(store).otel_exporter(receiver.url, name="after-rebuild")
+    again = durable_backend.other_store(store).operations.otel_exporter(
+        receiver.url, name="after-rebuild"
+    )
     assert again.run_once() == first + 1
     again.close()
     after = sorted((span.trace_id, span.span_id, span.parent_span_id) for span in receiver.spans)
@@ -169,7 +171,7 @@ def test_follow_sends_the_spans_of_new_streams_as_they_close(
     durable_backend: Backend, receiver: Receiver
 ) -> None:
     store = durable_backend.open()
-    exporter = store.otel_exporter(receiver.url)
+    exporter = store.operations.otel_exporter(receiver.url)
     stop = threading.Event()
     follower = threading.Thread(target=exporter.follow, args=(stop, 0.05))
     follower.start()

@@ -70,11 +70,11 @@ def test_a_position_behind_the_rows_is_reported_and_repaired(
     else:
         set_tracking(durable_backend, position)
     store = durable_backend.open()
-    report = store.verify()
+    report = store.operations.verify()
     assert [p.where for p in report.problems] == ["read-model"], report.problems
     assert "after their tracking position" in str(report.problems[0])
     assert "after their tracking position" in caplog.text
-    assert store.verify().ok  # repaired
+    assert store.operations.verify().ok  # repaired
     assert store.messages("done") == expected
     assert store.pending_approvals() == approvals
-    assert store.catch_up() == 0
+    assert store.operations.catch_up() == 0

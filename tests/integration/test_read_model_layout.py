@@ -145,7 +145,7 @@ def test_a_store_with_read_models_of_the_older_layout_reads_right(
 
     with ConversationStore.open(durable_backend.url) as store:
         assert _reads(store) == expected
-        assert store.verify().ok
+        assert store.operations.verify().ok
     raw = Tamperer(durable_backend.url)
     if raw.postgres:
         found = raw.run(

@@ -94,9 +94,9 @@ def test_a_rebuild_gives_exactly_what_the_live_projection_gave(backend: Backend)
         store.messages(chat)  # reads catch the read models up as the conversations are written
 
     write()
-    store.catch_up()
+    store.operations.catch_up()
     live = _snapshot(store, store.read_models, chats)
-    applied = store.rebuild()
+    applied = store.operations.rebuild()
     assert applied == len(store.log.recorder.select_notifications(start=1, limit=1_000_000))
     assert _snapshot(store, store.read_models, chats) == live
 
@@ -114,7 +114,7 @@ def test_two_projectors_racing_apply_each_event_exactly_once(durable_backend: Ba
     def project(store: ConversationStore) -> None:
         try:
             while not stop.is_set():
-                store.catch_up()
+                store.operations.catch_up()
         except BaseException as error:  # reported below
             errors.append(error)
 
@@ -133,7 +133,7 @@ def test_two_projectors_racing_apply_each_event_exactly_once(durable_backend: Ba
         for thread in threads:
             thread.join()
     assert not errors
-    readers[0].catch_up()
+    readers[0].operations.catch_up()
     for chat in chats:
         history = readers[0].history(chat)
         assert [entry.position for entry in history] == list(range(1, writer.version(chat) + 1))
@@ -210,5 +210,5 @@ def test_forget_cached_makes_reads_fetch_the_row_again(tmp_path: Path) -> None:
             edited = pack(PLAIN, unpack(PLAIN, packed).replace("before", "after"))
             raw.execute("UPDATE chatledger_messages_v2 SET message = ?", (edited,))
         assert "before" in json.dumps(store.messages("c"))  # served from this process's cache
-        store.forget_cached()
+        store.operations.forget_cached()
         assert "after" in json.dumps(store.messages("c"))

@@ -185,7 +185,7 @@ def test_redacted_content_is_in_no_view_and_no_read_model_row(
         assert each.list_conversations(query=USER).conversations == []
         assert [c.chat_id for c in each.list_conversations(query="please").conversations] == []
     assert row_leaks(durable_backend) == []
-    report = reader.verify()
+    report = reader.operations.verify()
     assert report.ok, report.problems
     # The log is untouched: the original events still decode (for whoever holds the key).
     logged = json.dumps([e.model_dump(mode="json") for e in store.log.events.get(_key("c"))])
@@ -200,11 +200,11 @@ def test_a_rebuild_and_a_fresh_store_keep_hiding_it(durable_backend: Backend) ->
     store = durable_backend.open()
     build(store, "c", 7)
     redact_all(store, "c")
-    store.rebuild()  # the whole log again: redacted rows come back redacted
+    store.operations.rebuild()  # the whole log again: redacted rows come back redacted
     assert row_leaks(durable_backend) == []
     fresh = durable_backend.open()
     assert leaks(fresh.messages("c", at_version=3)) == []
-    assert fresh.verify().ok
+    assert fresh.operations.verify().ok
 
 
 def test_a_call_awaiting_approval_shows_redacted_in_the_inbox_and_can_still_be_answered(
@@ -327,7 +327,7 @@ def test_otel_content_export_sends_redacted_arguments_and_results(
     store.redact("c", tool_call_id="call1", actor="user:dpo", reason="pii")
     receiver = Receiver()
     try:
-        exporter = store.otel_exporter(receiver.url, content=True)
+        exporter = store.operations.otel_exporter(receiver.url, content=True)
         exporter.run_once()
         exporter.close()
     finally:

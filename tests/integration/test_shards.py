@@ -130,11 +130,11 @@ def test_erase_and_retention_across_shards(three_databases: str) -> None:
         cutoff = datetime.now(UTC)
         fresh = next(c for c in (f"fresh-{n}" for n in range(100)) if c not in chats)
         store.start_conversation(fresh)
-        store.erase(chats[0], actor="ops:olga", reason="request")
+        store.operations.erase(chats[0], actor="ops:olga", reason="request")
         with pytest.raises(ConversationErasedError):
             store.messages(chats[0])
         seen: list[tuple[int, int]] = []
-        report = store.retain(
+        report = store.operations.retain(
             timedelta(days=1),
             now=cutoff + timedelta(days=1),
             progress=lambda d, t: seen.append((d, t)),
@@ -142,4 +142,4 @@ def test_erase_and_retention_across_shards(three_databases: str) -> None:
         assert sorted(r.chat_id or "" for r in report.erased) == sorted(chats[1:])
         assert seen[-1] == (2, 2)
         assert store.messages(fresh) == []
-        assert store.verify().ok
+        assert store.operations.verify().ok

@@ -757,7 +757,7 @@ def test_racing_streams_with_pending_opens_record_exactly_one(backend: Backend) 
         assert len(closed) == 1 and len(refused) == 1, outcomes
         assert isinstance(refused[0], (StreamAlreadyOpenError, StreamOpenLostError)), refused
         assert [m["role"] for m in first.messages("race")].count("assistant") == round_ + 1
-    assert first.verify().ok
+    assert first.operations.verify().ok
 
 
 def test_a_writer_whose_stream_was_closed_elsewhere_is_refused(backend: Backend) -> None:
@@ -782,7 +782,7 @@ def test_a_writer_whose_stream_was_closed_elsewhere_is_refused(backend: Backend)
     stream.close("finished")
     (closed,) = other.history("chat", kinds=["stream-closed"])
     assert closed.summary.endswith("closed: interrupted (taken over)")
-    assert other.verify("chat").ok
+    assert other.operations.verify("chat").ok
 
 
 def test_closing_a_writer_whose_flusher_found_the_stream_closed_raises(backend: Backend) -> None:

@@ -219,7 +219,7 @@ def test_two_stores_opening_one_conversation_at_once_record_one_stream(
     users = [m["id"] for m in reader.messages("chat") if m["role"] == "user"]
     assert users == (["u1"] if won == ["first"] else ["u2"])
     assert reader.status("chat").status == "idle"
-    assert reader.verify().ok
+    assert reader.operations.verify().ok
 
 
 def test_an_open_lost_found_by_a_read_ends_the_writer_at_its_next_call(backend: Backend) -> None:
@@ -258,7 +258,7 @@ def test_an_open_stands_when_only_bookkeeping_came_between(backend: Backend) -> 
     assert _opened(first, "chat") == [stream.stream_id]
     assert [m["role"] for m in first.messages("chat")] == ["user", "assistant"]
     assert stored_chunk_count(first, "chat") == len(_reply(5))
-    assert first.verify().ok
+    assert first.operations.verify().ok
 
 
 def test_an_open_is_lost_when_a_message_came_between(backend: Backend) -> None:

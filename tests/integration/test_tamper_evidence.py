@@ -50,7 +50,7 @@ def sealed(durable_backend: Backend) -> Iterator[Tamperer]:
     """A filled, sealed store on each durable backend (closed), and raw SQL access to it."""
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
-        store.seal(KEY)
+        store.operations.seal(KEY)
     yield Tamperer(durable_backend.url)
 
 
@@ -172,9 +172,9 @@ def test_an_inserted_event_is_named(sealed: Tamperer, linked: bool) -> None:
 def test_writes_after_a_seal_are_chained_and_counted_as_unsealed(durable_backend: Backend) -> None:
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
-        store.seal(KEY)
+        store.operations.seal(KEY)
         store.append_message("paused", {**demo.USER_MESSAGE, "id": "later"})
-        store.seal(KEY)
+        store.operations.seal(KEY)
         store.append_message("done", {**demo.USER_MESSAGE, "id": "later"}, tenant="other")
     report = integrity(durable_backend.url)
     assert report.ok, report.tampered
@@ -186,7 +186,7 @@ def test_a_deleted_seal_is_named(durable_backend: Backend) -> None:
     with ConversationStore.open(durable_backend.url) as store:
         fill(store)
         for _ in range(3):
-            store.seal(KEY)
+            store.operations.seal(KEY)
     tamperer = Tamperer(durable_backend.url)
     tamperer.run("DELETE FROM chatledger_seals WHERE seq = 2")
     report = integrity(durable_backend.url)
@@ -199,15 +199,15 @@ def test_verify_names_the_first_bad_event_and_rebuild_refuses(sealed: Tamperer) 
     """The store's verify reports chain damage; rebuild refuses, unless told, and then records it."""
     sealed.edit("done", 2, b"old build logs", b"new build logs")
     with ConversationStore.open(sealed.url) as store:
-        report = store.verify(seal_key=KEY)
+        report = store.operations.verify(seal_key=KEY)
         chain = [p for p in report.problems if p.where == "chain"]
         assert [(p.kind, p.chat_id, p.version) for p in chain] == [("changed", "done", 2)]
         assert "restore the database from a backup" in report.advice
         with pytest.raises(LogTamperedError, match="changed: chat 'done'"):
-            store.rebuild()
-        assert store.read_model_counts()["conversations"] == 3  # nothing was dropped
-        store.rebuild(accept_broken_chain=True)
-        coverage = store.verify(seal_key=KEY).coverage
+            store.operations.rebuild()
+        assert store.operations.read_model_counts()["conversations"] == 3  # nothing was dropped
+        store.operations.rebuild(accept_broken_chain=True)
+        coverage = store.operations.verify(seal_key=KEY).coverage
     assert coverage is not None
     ((_, action, detail),) = coverage.notes
     assert action == "rebuild the read models"
@@ -235,8 +235,8 @@ def test_a_store_from_before_chains_is_chained_from_a_marked_point(
     )
     with ConversationStore.open(durable_backend.url) as store:
         store.append_message("paused", {**demo.USER_MESSAGE, "id": "after-upgrade"})
-        store.seal(KEY)
-        report = store.verify(seal_key=KEY)
+        store.operations.seal(KEY)
+        report = store.operations.verify(seal_key=KEY)
         assert report.ok, report.problems
         version = store.version("paused")
     coverage = report.coverage
@@ -271,8 +271,8 @@ def test_an_encrypted_store_is_chained_and_a_flipped_ciphertext_byte_is_named(
     cipher_key = AESCipher.create_key(16)
     with ConversationStore.open(durable_backend.url, cipher_key=cipher_key) as store:
         fill(store)
-        store.seal(KEY)
-        assert store.verify(seal_key=KEY).ok
+        store.operations.seal(KEY)
+        assert store.operations.verify(seal_key=KEY).ok
     tamperer = Tamperer(durable_backend.url)
     _, state = tamperer.state("done", 6)
     flipped = state[:-3] + bytes([state[-3] ^ 1]) + state[-2:]
@@ -282,7 +282,7 @@ def test_an_encrypted_store_is_chained_and_a_flipped_ciphertext_byte_is_named(
         tamperer.key("done"),
     )
     with ConversationStore.open(durable_backend.url, cipher_key=cipher_key) as store:
-        report = store.verify(seal_key=KEY)
+        report = store.operations.verify(seal_key=KEY)
     chain = [(p.kind, p.chat_id, p.version) for p in report.problems if p.where == "chain"]
     assert chain == [("changed", "done", 6)]
 
@@ -313,9 +313,9 @@ def test_an_event_encrypted_before_chains_that_starts_like_a_link_still_loads(
     )
     tamperer.run("UPDATE chatledger_chain_start SET after_position = 1000")
     with ConversationStore.open(durable_backend.url, cipher_key=cipher_key) as store:
-        store.rebuild()
+        store.operations.rebuild()
         assert store.messages("old") == expected
-        report = store.verify()
+        report = store.operations.verify()
     assert report.ok, report.problems
     assert report.coverage is not None and report.coverage.unchained == 1
 
@@ -330,7 +330,7 @@ def test_two_stores_writing_one_conversation_in_turn_keep_one_chain(
         writer = first if n % 2 == 0 else second
         writer.append_message("shared", {**demo.USER_MESSAGE, "id": f"m{n}"})
     assert first.version("shared") == 7
-    report = first.verify("shared")
+    report = first.operations.verify("shared")
     assert report.ok, report.problems
 
 
@@ -344,11 +344,11 @@ def test_forget_cached_after_a_restore_keeps_the_chain_right(durable_backend: Ba
         f"DELETE FROM {tamperer.events} WHERE originator_id = ? AND originator_version = 2",
         tamperer.key("restored"),
     )
-    store.forget_cached()
+    store.operations.forget_cached()
     store.append_message("restored", {**demo.USER_MESSAGE, "id": "restored"})  # version 2 again
-    store.forget_cached()
+    store.operations.forget_cached()
     store.append_message("restored", {**demo.USER_MESSAGE, "id": "after"})
-    report = store.verify("restored")
+    report = store.operations.verify("restored")
     assert report.ok, report.problems
 
 
@@ -383,9 +383,9 @@ def test_the_edits_that_used_to_pass_verify_are_named(sealed: Tamperer, edit: st
         sealed.edit("done", 2, b"old build logs", b"new build logs")
         sealed.run(f"DELETE FROM {sealed.snapshots}")
         with ConversationStore.open(sealed.url) as store, pytest.raises(LogTamperedError):
-            store.rebuild()
+            store.operations.rebuild()
         expected = ("changed", "done", 2)
     with ConversationStore.open(sealed.url) as store:
-        report = store.verify(seal_key=KEY)
+        report = store.operations.verify(seal_key=KEY)
     chain = [(p.kind, p.chat_id, p.version) for p in report.problems if p.where == "chain"]
     assert chain == [expected]

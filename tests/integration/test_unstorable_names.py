@@ -105,15 +105,15 @@ def test_names_with_control_characters_are_refused_at_the_door(backend: Backend,
     """Every entry point refuses the name with InvalidInputError; nothing is recorded; the store serves."""
     store = backend.open()
     paused(store)
-    head = store.head()
+    head = store.operations.head()
     for what, call in entry_points(store, bad):
         with pytest.raises(InvalidInputError):
             call()
             pytest.fail(f"{what}: {bad!r} was accepted")
-    assert store.head() == head, "a refused name recorded something"
+    assert store.operations.head() == head, "a refused name recorded something"
     assert store.messages("paused")[-1]["role"] == "assistant"
     assert [a.tool_call_id for a in store.pending_approvals()] == [demo.TOOL_CALL_ID]
-    assert store.verify().ok
+    assert store.operations.verify().ok
 
 
 def test_a_chunk_naming_a_tool_call_with_nul_is_refused_and_the_stream_goes_on(
@@ -168,7 +168,7 @@ def test_bad_choices_and_numbers_are_chatledger_errors(backend: Backend) -> None
     for call in calls:
         with pytest.raises(InvalidInputError):
             call()
-    assert store.verify().ok
+    assert store.operations.verify().ok
 
 
 NAMES = st.text(
@@ -197,9 +197,9 @@ def test_fuzzed_names_give_only_chatledger_errors_on_postgres(postgres_backend: 
                 store.close_stream(chat, outcome="aborted")
 
     check()
-    assert store.quarantined() == []
+    assert store.operations.quarantined() == []
     assert store.messages("fuzz") is not None and store.history("fuzz")
-    report = store.verify()
+    report = store.operations.verify()
     assert report.ok, report.problems
 
 
@@ -230,15 +230,15 @@ def test_a_poison_event_is_quarantined_and_the_rest_keeps_working(
     paused(store, "after")
     assert store.messages("after")[0]["id"] == demo.USER_MESSAGE["id"]
     assert [a.chat_id for a in store.pending_approvals()] == ["after"]
-    quarantined = store.quarantined()
+    quarantined = store.operations.quarantined()
     if durable_backend.name == "postgres":
         assert [q.conversation_id for q in quarantined] == [conversation_id("default", "evil\x00")]
         assert "NUL" in quarantined[0].error
-        report = store.verify()
+        report = store.operations.verify()
         assert any("is quarantined" in str(problem) for problem in report.problems), report
     else:  # SQLite stores NUL: nothing to quarantine
         assert quarantined == []
-    assert store.rebuild() > 0
+    assert store.operations.rebuild() > 0
     assert store.messages("after")[-1]["role"] == "assistant"
 
 
@@ -251,8 +251,8 @@ def test_a_store_opened_with_settings_that_do_not_fit_its_log_quarantines_nothin
         paused(store)
     with ConversationStore.open(url, compress=False) as store:
         with pytest.raises(StoredDataError):
-            store.rebuild()
-        assert store.quarantined() == []
+            store.operations.rebuild()
+        assert store.operations.quarantined() == []
     with ConversationStore.open(url) as store:
-        assert store.catch_up() > 0 and store.quarantined() == []
-        assert store.verify().ok
+        assert store.operations.catch_up() > 0 and store.operations.quarantined() == []
+        assert store.operations.verify().ok

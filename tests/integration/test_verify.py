@@ -43,7 +43,9 @@ def test_a_healthy_store_verifies_clean(durable_backend: Backend) -> None:
     store = durable_backend.open()
     fill(store)
     steps: list[tuple[str, int, int]] = []
-    report = store.verify(progress=lambda stage, done, total: steps.append((stage, done, total)))
+    report = store.operations.verify(
+        progress=lambda stage, done, total: steps.append((stage, done, total))
+    )
     assert report.problems == []
     assert report.ok and report.advice == ""
     assert report.conversations == 4
@@ -53,10 +55,10 @@ def test_a_healthy_store_verifies_clean(durable_backend: Backend) -> None:
     ) + store.version("done", tenant="other")
     assert steps[-1] == ("conversations", 4, 4)
     assert any(stage == "log" for stage, _, _ in steps)
-    one = store.verify("paused")
+    one = store.operations.verify("paused")
     assert (one.ok, one.conversations, one.events) == (True, 1, store.version("paused"))
     with pytest.raises(ConversationNotFoundError):
-        store.verify("nobody")
+        store.operations.verify("nobody")
 
 
 @pytest.fixture
@@ -65,13 +67,13 @@ def tampered(tmp_path: Path) -> tuple[str, sqlite3.Connection]:
     path = tmp_path / "tampered.db"
     with ConversationStore.open(f"sqlite:///{path}") as store:
         fill(store)
-        assert store.verify().ok
+        assert store.operations.verify().ok
     return f"sqlite:///{path}", sqlite3.connect(path, isolation_level=None)
 
 
 def verify(url: str) -> VerifyReport:
     with ConversationStore.open(url) as store:
-        return store.verify()
+        return store.operations.verify()
 
 
 def key(chat: str, tenant: str = "default") -> str:
@@ -98,8 +100,8 @@ def test_an_edited_messages_row_is_found_and_rebuild_repairs_it(
     ]
     assert "chatledger rebuild" in report.advice
     with ConversationStore.open(url) as store:
-        store.rebuild()
-        assert store.verify().ok
+        store.operations.rebuild()
+        assert store.operations.verify().ok
 
 
 def test_a_lost_approval_and_timeline_entry_are_found(
@@ -216,5 +218,5 @@ def test_a_rewritten_approval_input_or_timeline_actor_is_found(
         ("done", "timeline entry 3 differs from its event (actor, kind, details or time)"),
     }
     with ConversationStore.open(url) as store:
-        store.rebuild()
-        assert store.verify().ok
+        store.operations.rebuild()
+        assert store.operations.verify().ok

@@ -1,4 +1,4 @@
-"""Erasing a conversation (``store.erase``) and retention (``store.retain``).
+"""Erasing a conversation (``store.operations.erase``) and retention (``store.operations.retain``).
 
 Erasure happens in one transaction, so a conversation's content becomes
 unreadable everywhere at once:

@@ -45,7 +45,7 @@ def export_bundle(
     if found is None:
         raise InvalidInputError(
             f"no seal covers conversation {chat_id!r} yet: run 'chatledger seal' "
-            "(store.seal()) first, then export"
+            "(store.operations.seal()) first, then export"
         )
     seal, heads, sealed = found
     chain_start = tables.chain_start()[0]
