@@ -4,11 +4,12 @@ Event class paths are stored data (``chatledger.domain.events:<Class>``):
 never rename or move a class here without registering its old topic
 (``eventsourcing.utils.register_topic``) or upcasting. Schemas are versioned
 with ``class_version`` and ``upcast_vN_vN+1`` static methods (docs/behaviour.md §2).
+Each event's ``apply_to`` says what it does to the state; the rules that take
+longer, or that several events share, are in ``_event_folds``.
 """
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
@@ -16,9 +17,9 @@ from uuid import UUID
 from eventsourcing.domain import CanInitAggregate, CanMutateAggregate
 from pydantic import BaseModel, ConfigDict
 
+from chatledger.domain import _event_folds as folds
 from chatledger.domain.approvals import record_approval
 from chatledger.domain.conversation import ConversationState, Verdict
-from chatledger.domain.errors import InvalidChunkError, StoredDataError
 from chatledger.domain.tool_outputs import record_tool_output
 from chatledger.domain.tool_parts import is_tool_part
 
@@ -108,7 +109,7 @@ class MessageAppended(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Append the message."""
-        message = _own(self.message)
+        message = folds.own(self.message)
         state.append_message(message)
         if message["role"] == "user":
             state.continuation = None  # a new user turn overtakes a pending continuation
@@ -136,12 +137,7 @@ class StreamOpened(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one); its lease starts now."""
-        pending = state.continuation
-        if pending and (
-            pending["requestId"] == self.request_id
-            or (self.continuation and pending["messageId"] == self.message_id)
-        ):
-            state.continuation = None  # fulfilled: this stream continues the requested message
+        folds.fulfil_continuation(state, self.request_id, self.message_id, self.continuation)
         state.open_stream(
             self.stream_id,
             self.message_id,
@@ -180,44 +176,15 @@ class ChunksReceived(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Fold the batch's applied chunks; positions already folded live are skipped."""
-        stream = state.stream
-        if stream is None or stream.stream_id != self.stream_id:
-            raise StoredDataError(
-                f"stored chunks of stream {self.stream_id!r} (version {self.originator_version}) "
-                "follow no open stream of that id: the log is corrupt"
-            )
-        stream.renewed_at = self.timestamp  # every batch renews the stream's lease
-        skipped = self.skipped()
-        for index, chunk in enumerate(self.chunks):
-            if index in skipped:
-                if self.first_seq + index >= stream.next_seq:
-                    state.skip_position()
-                continue
-            unfolded = (
-                self.first_seq + index >= stream.next_seq
-            )  # else folded live, before this save
-            if unfolded and _refold(state, chunk) is not Verdict.APPLIED:
-                raise StoredDataError(f"stored chunk {self.first_seq + index} no longer applies")
-            if chunk["type"] == "tool-approval-request":
-                # Derived from the event (not the clock) so the live state and the replay agree.
-                age = self.ages_ms[index] if index < len(self.ages_ms) else 0
-                when = self.timestamp - timedelta(milliseconds=age)
-                state.approval_times[chunk["toolCallId"]] = when.isoformat()
+        folds.fold_batch(state, self)
 
     def skipped(self) -> set[int]:
         """Batch indexes of the chunks that were recorded but not applied (replays and refusals)."""
-        skipped = set(self.replays)
-        skipped.update(index for index, _ in self.refusals)
-        return skipped
+        return folds.skipped(self.replays, self.refusals)
 
     def verdicts(self) -> list[Verdict]:
         """What became of each chunk of the batch."""
-        replays = set(self.replays)
-        refused = {index for index, _ in self.refusals}
-        return [
-            Verdict.REFUSED if i in refused else Verdict.REPLAY if i in replays else Verdict.APPLIED
-            for i in range(len(self.chunks))
-        ]
+        return folds.verdicts(len(self.chunks), self.replays, self.refusals)
 
 
 class StreamRenewed(ConversationEvent):
@@ -232,13 +199,8 @@ class StreamRenewed(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Move the stream's lease on."""
-        stream = state.stream
-        if stream is None or stream.stream_id != self.stream_id:
-            raise StoredDataError(
-                f"a renewal of stream {self.stream_id!r} (version {self.originator_version}) "
-                "follows no open stream of that id: the log is corrupt"
-            )
-        stream.renewed_at = self.timestamp
+        what = f"a renewal of stream {self.stream_id!r} (version {self.originator_version}) follows"
+        folds.open_stream_named(state, self.stream_id, what).renewed_at = self.timestamp
 
 
 class StreamClosed(ConversationEvent):
@@ -278,7 +240,7 @@ class ToolApprovalResponded(ConversationEvent):
             return
         record_approval(state, self.tool_call_id, self.approval_id, self.approved, self.reason)
         verb = "approval" if self.approved else "denial"
-        _answered(state, self.auto_continue, self.actor, f"{verb} of {self.tool_call_id}")
+        folds.answered(state, self.auto_continue, self.actor, f"{verb} of {self.tool_call_id}")
 
 
 class ToolOutputAdded(ConversationEvent):
@@ -302,13 +264,7 @@ class ToolOutputAdded(ConversationEvent):
         if self.late:
             return
         record_tool_output(state, self.tool_call_id, self.state, self.output, self.error_text)
-        _answered(state, self.auto_continue, self.actor, f"output of {self.tool_call_id}")
-
-
-def _answered(state: ConversationState, auto_continue: bool, actor: str, cause: str) -> None:
-    state.answered_since_stream = True
-    if auto_continue and state.stream is not None:
-        state.wants_continuation = {"actor": actor, "cause": cause}
+        folds.answered(state, self.auto_continue, self.actor, f"output of {self.tool_call_id}")
 
 
 class ContinuationRequested(ConversationEvent):
@@ -344,17 +300,10 @@ class ContinuationClaimed(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Mark the request as claimed."""
-        if state.continuation is None:
-            raise StoredDataError(
-                f"a claim of {self.request_id!r} (version {self.originator_version}) follows no "
-                "continuation request: the log is corrupt"
-            )
         until = self.timestamp + timedelta(seconds=self.lease_seconds)
-        state.continuation = {
-            **state.continuation,
-            "claimedBy": self.worker,
-            "leaseUntil": until.isoformat(),
-        }
+        folds.claim_continuation(
+            state, self.request_id, self.worker, until, self.originator_version
+        )
 
 
 class MessagesCut(ConversationEvent):
@@ -394,7 +343,7 @@ class MetadataSet(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Record the metadata."""
-        state.metadata = _own(self.metadata)
+        state.metadata = folds.own(self.metadata)
 
 
 class SteeringQueued(ConversationEvent):
@@ -412,7 +361,7 @@ class SteeringQueued(ConversationEvent):
 
     def apply_to(self, state: ConversationState) -> None:
         """Queue the message."""
-        state.steering.append(_own(self.message))
+        state.steering.append(folds.own(self.message))
 
 
 class Redacted(ConversationEvent):
@@ -443,16 +392,3 @@ class Redacted(ConversationEvent):
             else {"messageId": self.message_id}
         )
         return {**target, "fields": list(self.fields), "version": self.originator_version}
-
-
-def _own(value: dict[str, Any]) -> dict[str, Any]:
-    """A private deep copy, so the folded state never aliases an event's payload."""
-    return copy.deepcopy(value)
-
-
-def _refold(state: ConversationState, chunk: Any) -> Verdict:
-    """Fold a stored chunk again; a refusal now means the stored data no longer fits the fold."""
-    try:
-        return state.receive_chunk(chunk)
-    except InvalidChunkError as error:
-        raise StoredDataError(f"a stored chunk no longer applies: {error}") from None
