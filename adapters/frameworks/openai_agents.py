@@ -7,21 +7,9 @@ the conversation as UIMessages, and a new process (a new store on the same
 database) gets the same items back. The protocol is structural: this module
 does not import the ``agents`` package.
 
-The mapping, one added item at a time (items are Responses API input items):
-
-- a ``message`` item (``type: "message"`` or a bare ``{"role", "content"}``)
-  → one appended UIMessage of that role (``developer`` → ``system``): string
-  content, ``input_text``, ``output_text`` and ``refusal`` content → ``text``
-  parts, any other content → a ``data-openai-content`` part;
-- ``function_call`` → one assistant UIMessage with a ``dynamic-tool`` part
-  (``toolName``, ``toolCallId`` = ``call_id``, ``input`` = the parsed
-  ``arguments``, state ``input-available``);
-- ``function_call_output`` (exactly ``type``, ``call_id`` and ``output``) for
-  a call awaiting its result → ``store.add_tool_output`` on that part
-  (``output-available``, the session's actor, no auto-continuation: the
-  Runner drives the turn), so the audit shows who answered the call;
-- anything else (reasoning, other tool calls, an output nothing awaits, ...)
-  → an assistant UIMessage holding the item in a ``data-openai-item`` part.
+Each added item becomes one UIMessage that keeps the item, so ``get_items``
+gives the Runner back exactly what it added; ``openai_agents_items`` says
+how each kind of item maps, and how the items are given back in order.
 
 Approvals: the Runner keeps its approvals in its ``RunState``, not in the
 session (while the Runner waits, the call's part is ``input-available`` and
@@ -30,18 +18,6 @@ decision in chatledger too (who approved or rejected which call, and why), so
 the audit has it. A rejected call's part is then ``output-denied``, and the
 Runner's output item for it (the rejection message) is kept as a
 ``data-openai-item`` message.
-
-**Exactness.** Each appended message keeps the original item, JSON-copied,
-in its metadata (``{"openaiItem": item}``), and ``get_items`` returns those
-items, so the Runner gets back exactly what it stored. An output item is
-rebuilt from its tool part (``{"type": "function_call_output", "call_id",
-"output"}``, which is all such an item holds) and placed where it was added,
-by the log position of its ``tool-output-added`` event; a part answered
-otherwise (denied, or an error, through the store) gives its reason or error
-text as the output (placed at the denial or error), unless a later message
-holds an output item for the call. Messages written by other means
-(streams, ``append_message``) are given as the converter's
-``openai-responses`` items.
 
 ``add_items`` checks every item first, then records the whole batch in one
 commit (``chatledger.adapters.store.transaction``): a batch refused part way
@@ -70,24 +46,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from chatledger.adapters.frameworks.openai_agents_items import (
     ITEM_METADATA_KEY,
+    Entry,
     Item,
-    foreign_items,
     is_plain_output,
     item_of,
     json_copy,
     message_for,
-    output_item,
+    session_entries,
+    tail_to_cut,
 )
-from chatledger.adapters.frameworks.openai_agents_runs import Decision, mark_paused, paused_run
+from chatledger.adapters.frameworks.openai_agents_runs import (
+    Decision,
+    apply_decisions,
+    mark_paused,
+    paused_run,
+)
+from chatledger.adapters.frameworks.openai_agents_sdk import agents_sdk, coerce_settings, settled
+from chatledger.adapters.frameworks.store_binding import StoreBinding
 from chatledger.domain.errors import (
-    ConversationExistsError,
     ConversationNotFoundError,
     InvalidInputError,
     ToolCallNotReadyError,
@@ -98,26 +78,14 @@ if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
     from chatledger.adapters.store.actions import ActionResult
     from chatledger.adapters.store.transaction import Transaction
+    from chatledger.domain.timeline import TimelineEntry
 
 __all__ = ["DEFAULT_ACTOR", "ITEM_METADATA_KEY", "ChatLedgerSession"]
-
-T = TypeVar("T")
 
 DEFAULT_ACTOR = "agent:openai-agents"
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """One item of the session and where it lives in the current view."""
-
-    item: Item
-    message_index: int
-    """Index, in the current messages, of the message holding the item (or its call)."""
-    position: int
-    """Log position of the event that added it (ordering key)."""
-
-
-class ChatLedgerSession:
+class ChatLedgerSession(StoreBinding):
     """An OpenAI Agents SDK ``Session`` whose items are events of one chatledger conversation.
 
     ``session_id`` is the chat id (the conversation is started on the first
@@ -140,12 +108,9 @@ class ChatLedgerSession:
         actor: str = DEFAULT_ACTOR,
         session_settings: Any = None,
     ) -> None:
-        self.store = store
+        super().__init__(store, tenant=tenant, actor=actor)
         self.session_id = session_id
-        self.tenant = tenant
-        self.actor = actor
-        self.session_settings = _settings(session_settings)
-        self._lock = threading.Lock()
+        self.session_settings = coerce_settings(session_settings)
 
     # -- the Session protocol ------------------------------------------------
 
@@ -155,15 +120,15 @@ class ChatLedgerSession:
 
     async def add_items(self, items: list[Any]) -> None:
         """Append items, all in one commit (see the module docstring)."""
-        await _settled(self.add, items)
+        await settled(self.add, items)
 
     async def pop_item(self) -> Any | None:
         """Remove the latest item from the view and return it (None when empty); the log keeps it."""
-        return await _settled(self.pop)
+        return await settled(self.pop)
 
     async def clear_session(self) -> None:
         """Cut every message from the view; the log keeps them."""
-        await _settled(self.clear)
+        await settled(self.clear)
 
     # -- beyond the protocol: the human decision, audited ------------------------
 
@@ -185,15 +150,13 @@ class ChatLedgerSession:
         back from ``get_items`` exactly as it added it. No continuation is
         queued: the Runner drives the turn.
         """
-        return await _settled(
-            self.store.respond_to_approval,
+        return await settled(
+            self._record_decision,
             self.session_id,
-            tool_call_id=tool_call_id,
+            tool_call_id,
             approved=approved,
-            reason=reason,
             actor=actor,
-            auto_continue=False,
-            tenant=self.tenant,
+            reason=reason,
         )
 
     # -- beyond the protocol: a paused run, kept in chatledger ---------------------
@@ -210,7 +173,7 @@ class ChatLedgerSession:
         """
         calls = [str(item.call_id) for item in state.get_interruptions() if item.call_id]
         record = {"state": state.to_json(), "calls": calls}
-        await _settled(self.save_paused_run, record)
+        await settled(self.save_paused_run, record)
 
     async def load_run_state(self, agent: Any, **options: Any) -> Any | None:
         """The paused run saved with ``save_run_state``, with chatledger's decisions applied.
@@ -224,13 +187,8 @@ class ChatLedgerSession:
         if found is None:
             return None
         data, decisions = found
-        state = await _agents().RunState.from_json(agent, data, **options)
-        for item in state.get_interruptions():
-            decision = decisions.get(str(item.call_id))
-            if decision is not None and decision.approved:
-                state.approve(item)
-            elif decision is not None:
-                state.reject(item, rejection_message=decision.reason)
+        state = await agents_sdk().RunState.from_json(agent, data, **options)
+        apply_decisions(state, decisions)
         return state
 
     def save_paused_run(self, record: dict[str, Any]) -> None:
@@ -255,7 +213,7 @@ class ChatLedgerSession:
                     f"session {self.session_id!r} holds none of the paused calls {calls}: "
                     "run the agent with session= this session before saving its state"
                 )
-            first, cut_at = _tail_to_cut(entries, paused[0])
+            first, cut_at = tail_to_cut(entries, paused[0])
             tx.cut(messages[cut_at]["id"], trigger="run-paused", actor=self.actor)
             kept: dict[str, Any] | None = record
             for entry in entries[first:]:
@@ -273,11 +231,8 @@ class ChatLedgerSession:
 
     def paused_run(self) -> tuple[dict[str, Any], dict[str, Decision]] | None:
         """The saved run state still waiting, and chatledger's decisions on its calls (or None)."""
-        try:
-            messages = self.store.messages(self.session_id, tenant=self.tenant)
-        except ConversationNotFoundError:
-            return None
-        return paused_run(messages, item_of)
+        messages = self._messages_or_none(self.session_id)
+        return None if messages is None else paused_run(messages, item_of)
 
     # -- the same, synchronous -----------------------------------------------
 
@@ -285,10 +240,7 @@ class ChatLedgerSession:
         """``get_items``, synchronously."""
         if limit is None:
             limit = getattr(self.session_settings, "limit", None)
-        try:
-            messages = self.store.messages(self.session_id, tenant=self.tenant)
-        except ConversationNotFoundError:
-            return []
+        messages = self._messages_or_none(self.session_id) or []
         items = [entry.item for entry in self._entries(messages, None)]
         if limit is None:
             return items
@@ -300,8 +252,7 @@ class ChatLedgerSession:
             return
         copies = [json_copy(item) for item in items]  # refuses the batch before any write
         with self._lock:
-            with contextlib.suppress(ConversationExistsError):  # started by an earlier add
-                self.store.start_conversation(self.session_id, tenant=self.tenant, actor=self.actor)
+            self._start_once(self.session_id)
 
             def decide(tx: Transaction) -> None:
                 for item in copies:
@@ -317,7 +268,7 @@ class ChatLedgerSession:
             entries = self._entries(messages, tx.started_at)
             if not entries:
                 return None
-            first, cut_at = _tail_to_cut(entries)
+            first, cut_at = tail_to_cut(entries)
             tx.cut(messages[cut_at]["id"], trigger="pop-item", actor=self.actor)
             for entry in entries[first:-1]:
                 self._add_one(tx, copy.deepcopy(entry.item))
@@ -355,121 +306,10 @@ class ChatLedgerSession:
 
     # -- reading ---------------------------------------------------------------
 
-    def _entries(self, messages: list[dict[str, Any]], upto: int | None) -> list[_Entry]:
+    def _entries(self, messages: list[dict[str, Any]], upto: int | None) -> list[Entry]:
         """The session's items in the order they were added (``upto``: the log version read)."""
-        held = [item_of(message) for message in messages]
-        kept_outputs: dict[str, int] = {}  # call id -> last message holding an output item for it
-        for index, item in enumerate(held):
-            if item is not None and item.get("type") == "function_call_output":
-                kept_outputs[str(item.get("call_id"))] = index
-        found: list[tuple[int, Item, str | None]] = []  # message index, item, answered call
-        for index, (message, item) in enumerate(zip(messages, held, strict=True)):
-            if item is None:
-                for converted in foreign_items(message):
-                    found.append((index, converted, None))
-                continue
-            found.append((index, item, None))
-            output = output_item(message, item)
-            if output is None:
-                continue
-            given, by_output = output
-            # A result the session gave always stays; a denial's or an error's text stands
-            # for the Runner's output only until the Runner's own output item follows.
-            if by_output or kept_outputs.get(item["call_id"], -1) <= index:
-                found.append((index, given, item["call_id"]))
-        positions = self._positions(messages, upto) if any(c for _, _, c in found) else None
-        entries: list[_Entry] = []
-        for index, item, call_id in found:
-            position = 0
-            if positions is not None:
-                appended, outputs = positions
-                position = appended[index]
-                if call_id is not None:
-                    later = (p for p in outputs.get(call_id, []) if p > position)
-                    position = next(later, position)
-            entries.append(_Entry(item, index, position))
-        entries.sort(key=lambda entry: entry.position)  # stable: view order among equals
-        return entries
 
-    def _positions(
-        self, messages: list[dict[str, Any]], upto: int | None
-    ) -> tuple[list[int], dict[str, list[int]]]:
-        """Log positions: each message's append (or its predecessor's), each call's answers.
+        def read_history(kinds: list[str]) -> list[TimelineEntry]:
+            return self.store.history(self.session_id, tenant=self.tenant, kinds=kinds)
 
-        A call is answered by a tool output or a denial (an approval gives no output).
-        """
-        history = self.store.history(
-            self.session_id,
-            tenant=self.tenant,
-            kinds=["message-appended", "tool-output-added", "approval-responded"],
-        )
-        appended_at: dict[str, int] = {}
-        outputs: dict[str, list[int]] = {}
-        for entry in history:
-            if upto is not None and entry.position > upto:
-                break
-            if entry.kind == "message-appended":
-                appended_at[entry.details["messageId"]] = entry.position
-            elif entry.kind == "tool-output-added" or entry.details.get("approved") is False:
-                outputs.setdefault(entry.details["toolCallId"], []).append(entry.position)
-        appended: list[int] = []
-        for message in messages:
-            appended.append(appended_at.get(message["id"], appended[-1] if appended else 0))
-        return appended, outputs
-
-
-def _settings(value: Any) -> Any:
-    """``session_settings`` as the SDK's own sessions take it: a dict becomes ``SessionSettings``.
-
-    The SDK validates it (a bad ``limit`` raises as it does for ``SQLiteSession``).
-    Only a dict needs the ``agents`` package.
-    """
-    if value is None or not isinstance(value, dict):
-        return value
-    coerce_session_settings = _agents().memory.session_settings.coerce_session_settings
-
-    return coerce_session_settings(value)
-
-
-def _agents() -> Any:
-    """The ``agents`` package (the OpenAI Agents SDK), imported when a method needs it."""
-    try:
-        import agents
-        import agents.memory.session_settings
-    except ImportError as error:
-        raise ImportError(
-            "this needs the OpenAI Agents SDK, which is not installed: "
-            "pip install 'chatledger[agents]'"
-        ) from error
-    return agents
-
-
-async def _settled(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a store call in a worker thread; a cancellation is reported once the call has finished.
-
-    The write in the thread cannot be stopped half way, so the caller learns
-    of its cancellation only when what was written is settled.
-    """
-    task = asyncio.ensure_future(asyncio.to_thread(function, *args, **kwargs))
-    try:
-        return await asyncio.shield(task)
-    except asyncio.CancelledError:
-        while not task.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.wait({task})
-        raise
-
-
-def _tail_to_cut(entries: list[_Entry], start: int = -1) -> tuple[int, int]:
-    """(first item to remove, first message to cut) so that removing ``entries[start:]`` is exact.
-
-    Cutting a message removes it and every later message with all their
-    items; the items removed that are not wanted gone are appended again.
-    """
-    cut_at = entries[start].message_index
-    while True:
-        first = next(i for i, entry in enumerate(entries) if entry.message_index >= cut_at)
-        lowest = min(entry.message_index for entry in entries[first:])
-        if lowest == cut_at:
-            return first, cut_at
-        cut_at = lowest
+        return session_entries(messages, upto, read_history)

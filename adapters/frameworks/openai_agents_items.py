@@ -1,9 +1,36 @@
-"""OpenAI Agents session items as chatledger UIMessages, and back.
+"""OpenAI Agents session items as chatledger UIMessages, and back, in the order they were added.
 
-The mapping ``ChatLedgerSession`` (``openai_agents.py``) writes and reads: each
-item becomes one UIMessage keeping the item itself in its metadata; a
-``function_call_output`` answers its call's part. Pure functions over JSON
-items; no store access and no import of the SDK.
+The mapping ``ChatLedgerSession`` (``openai_agents.py``) writes and reads.
+Pure functions over JSON items (and audit entries, when given); no store
+access and no import of the SDK.
+
+The mapping, one added item at a time (items are Responses API input items):
+
+- a ``message`` item (``type: "message"`` or a bare ``{"role", "content"}``)
+  → one appended UIMessage of that role (``developer`` → ``system``): string
+  content, ``input_text``, ``output_text`` and ``refusal`` content → ``text``
+  parts, any other content → a ``data-openai-content`` part;
+- ``function_call`` → one assistant UIMessage with a ``dynamic-tool`` part
+  (``toolName``, ``toolCallId`` = ``call_id``, ``input`` = the parsed
+  ``arguments``, state ``input-available``);
+- ``function_call_output`` (exactly ``type``, ``call_id`` and ``output``) for
+  a call awaiting its result → ``store.add_tool_output`` on that part
+  (``output-available``, the session's actor, no auto-continuation: the
+  Runner drives the turn), so the audit shows who answered the call;
+- anything else (reasoning, other tool calls, an output nothing awaits, ...)
+  → an assistant UIMessage holding the item in a ``data-openai-item`` part.
+
+**Exactness.** Each appended message keeps the original item, JSON-copied,
+in its metadata (``{"openaiItem": item}``), and ``get_items`` returns those
+items, so the Runner gets back exactly what it stored. An output item is
+rebuilt from its tool part (``{"type": "function_call_output", "call_id",
+"output"}``, which is all such an item holds) and placed where it was added,
+by the log position of its ``tool-output-added`` event; a part answered
+otherwise (denied, or an error, through the store) gives its reason or error
+text as the output (placed at the denial or error), unless a later message
+holds an output item for the call. Messages written by other means
+(streams, ``append_message``) are given as the converter's
+``openai-responses`` items.
 """
 
 from __future__ import annotations
@@ -11,10 +38,27 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.timeline import TimelineEntry
+
+__all__ = [
+    "ITEM_METADATA_KEY",
+    "Entry",
+    "Item",
+    "foreign_items",
+    "is_plain_output",
+    "item_of",
+    "json_copy",
+    "message_for",
+    "output_item",
+    "session_entries",
+    "tail_to_cut",
+]
 
 Item = dict[str, Any]
 
@@ -39,6 +83,7 @@ def json_copy(item: Any) -> Item:
 
 
 def is_plain_output(item: Item) -> bool:
+    """Whether the item is a bare ``function_call_output`` (``type``, ``call_id``, ``output``)."""
     return (
         item.get("type") == "function_call_output"
         and set(item) == _OUTPUT_KEYS
@@ -108,6 +153,7 @@ def _arguments(arguments: Any) -> Any:
 
 
 def item_of(message: dict[str, Any]) -> Item | None:
+    """A copy of the item a message keeps in its metadata, or None for a message not written so."""
     metadata = message.get("metadata")
     item = metadata.get(ITEM_METADATA_KEY) if isinstance(metadata, dict) else None
     return copy.deepcopy(item) if isinstance(item, dict) else None
@@ -143,3 +189,103 @@ def foreign_items(message: dict[str, Any]) -> list[Item]:
     """Items for a message this session did not write (the converter's Responses items)."""
     items: list[Item] = to_model_messages([message], "openai-responses", unanswered="omit")
     return items
+
+
+# -- the session's items in order ---------------------------------------------------
+
+_ORDER_KINDS = ["message-appended", "tool-output-added", "approval-responded"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One item of the session and where it lives in the current view."""
+
+    item: Item
+    message_index: int
+    """Index, in the current messages, of the message holding the item (or its call)."""
+    position: int
+    """Log position of the event that added it (ordering key)."""
+
+
+def session_entries(
+    messages: list[dict[str, Any]],
+    upto: int | None,
+    read_history: Callable[[list[str]], Iterable[TimelineEntry]],
+) -> list[Entry]:
+    """The session's items in the order they were added (``upto``: the log version read).
+
+    ``read_history(kinds)`` gives the chat's audit entries of those kinds; it
+    is read only when an output item has to be placed by its log position.
+    """
+    held = [item_of(message) for message in messages]
+    kept_outputs: dict[str, int] = {}  # call id -> last message holding an output item for it
+    for index, item in enumerate(held):
+        if item is not None and item.get("type") == "function_call_output":
+            kept_outputs[str(item.get("call_id"))] = index
+    found: list[tuple[int, Item, str | None]] = []  # message index, item, answered call
+    for index, (message, item) in enumerate(zip(messages, held, strict=True)):
+        if item is None:
+            for converted in foreign_items(message):
+                found.append((index, converted, None))
+            continue
+        found.append((index, item, None))
+        output = output_item(message, item)
+        if output is None:
+            continue
+        given, by_output = output
+        # A result the session gave always stays; a denial's or an error's text stands
+        # for the Runner's output only until the Runner's own output item follows.
+        if by_output or kept_outputs.get(item["call_id"], -1) <= index:
+            found.append((index, given, item["call_id"]))
+    positions = None
+    if any(c for _, _, c in found):
+        positions = _positions(messages, upto, read_history(_ORDER_KINDS))
+    entries: list[Entry] = []
+    for index, item, call_id in found:
+        position = 0
+        if positions is not None:
+            appended, outputs = positions
+            position = appended[index]
+            if call_id is not None:
+                later = (p for p in outputs.get(call_id, []) if p > position)
+                position = next(later, position)
+        entries.append(Entry(item, index, position))
+    entries.sort(key=lambda entry: entry.position)  # stable: view order among equals
+    return entries
+
+
+def _positions(
+    messages: list[dict[str, Any]], upto: int | None, history: Iterable[TimelineEntry]
+) -> tuple[list[int], dict[str, list[int]]]:
+    """Log positions: each message's append (or its predecessor's), each call's answers.
+
+    A call is answered by a tool output or a denial (an approval gives no output).
+    """
+    appended_at: dict[str, int] = {}
+    outputs: dict[str, list[int]] = {}
+    for entry in history:
+        if upto is not None and entry.position > upto:
+            break
+        if entry.kind == "message-appended":
+            appended_at[entry.details["messageId"]] = entry.position
+        elif entry.kind == "tool-output-added" or entry.details.get("approved") is False:
+            outputs.setdefault(entry.details["toolCallId"], []).append(entry.position)
+    appended: list[int] = []
+    for message in messages:
+        appended.append(appended_at.get(message["id"], appended[-1] if appended else 0))
+    return appended, outputs
+
+
+def tail_to_cut(entries: list[Entry], start: int = -1) -> tuple[int, int]:
+    """(first item to remove, first message to cut) so that removing ``entries[start:]`` is exact.
+
+    Cutting a message removes it and every later message with all their
+    items; the items removed that are not wanted gone are appended again.
+    """
+    cut_at = entries[start].message_index
+    while True:
+        first = next(i for i, entry in enumerate(entries) if entry.message_index >= cut_at)
+        lowest = min(entry.message_index for entry in entries[first:])
+        if lowest == cut_at:
+            return first, cut_at
+        cut_at = lowest

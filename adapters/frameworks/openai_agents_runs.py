@@ -28,7 +28,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RUN_STATE_KEY", "Decision", "mark_paused", "paused_run"]
+__all__ = ["RUN_STATE_KEY", "Decision", "apply_decisions", "mark_paused", "paused_run"]
 
 RUN_STATE_KEY = "openaiRunState"
 """The message metadata key holding a paused run's state."""
@@ -106,3 +106,16 @@ def paused_run(
     if not waiting:
         return None
     return record["state"], decisions
+
+
+def apply_decisions(state: Any, decisions: dict[str, Decision]) -> None:
+    """Apply chatledger's decisions to a rebuilt ``RunState``: approve, or reject with the reason.
+
+    Calls with no decision yet stay interruptions.
+    """
+    for item in state.get_interruptions():
+        decision = decisions.get(str(item.call_id))
+        if decision is not None and decision.approved:
+            state.approve(item)
+        elif decision is not None:
+            state.reject(item, rejection_message=decision.reason)
