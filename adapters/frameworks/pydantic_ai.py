@@ -17,31 +17,8 @@ one chatledger conversation per Pydantic AI conversation::
 
 **The mapping.** The chat id is the ``conversation_id``. The current view of
 the chat (``messages(chat)``) is the conversation's history, head last,
-followed by one *record marker*:
-
-- each entry → one appended UIMessage whose id is the entry id; its metadata
-  ``{"pydanticAi": {"entryId", "parentId", "kind", "message"}}`` keeps the
-  exact ``ModelMessagesTypeAdapter`` JSON of the message, which is what is
-  given back (so ``load`` returns messages equal to those saved);
-- a ``ModelRequest`` → a ``user`` message (``system`` when it only holds system
-  prompts): text user prompts and system prompts → ``text`` parts, anything
-  else (tool returns, retry prompts, files) → ``data-pydantic-ai-part`` parts;
-- a ``ModelResponse`` → an ``assistant`` message: ``TextPart`` → ``text``,
-  ``ThinkingPart`` → ``reasoning``, ``ToolCallPart`` → a ``dynamic-tool`` part
-  (``input-available``; ``approval-requested`` when the record being written
-  lists the call in ``deferred_tool_requests.approvals``, so
-  ``store.status(chat)`` says ``awaiting-approval`` and
-  ``store.pending_approvals()`` lists it), anything else →
-  ``data-pydantic-ai-part``;
-- a ``ToolReturnPart`` answers its call's part, with the store's ``actor``:
-  ``outcome="denied"`` → ``respond_to_approval(approved=False, reason=content)``
-  (``output-denied``; an ``output-error`` carrying the message when the call
-  was not awaiting approval), ``"success"`` → ``add_tool_output`` (after an
-  approval when the call awaited one), other outcomes, and a tool's
-  ``RetryPromptPart`` (``ModelRetry``), → an ``output-error``; no
-  continuation is queued (Pydantic AI drives its runs);
-- the record → a ``system`` message with a ``data-pydantic-ai-record`` part,
-  the record's JSON in its metadata (``{"pydanticAi": {"record": ...}}``).
+followed by one *record marker*; ``pydantic_ai_mapping`` says how each entry,
+tool return and record is recorded.
 
 Who decided: ``respond_to_approval`` (beyond the contract) records a human's
 decision on a paused call with that human as the actor, before the run is
@@ -80,9 +57,7 @@ lists every conversation this class created.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
-import threading
 import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -106,20 +81,18 @@ except ImportError as error:  # the framework is an optional dependency
         "pip install 'chatledger[pydantic-ai]'"
     ) from error
 
+from chatledger.adapters.frameworks.pydantic_ai_entries import DELETE_TRIGGER, EntryIndex
 from chatledger.adapters.frameworks.pydantic_ai_mapping import (
     METADATA_KEY,
-    Json,
-    branch_tips,
     delete_marker,
     entry_json,
     entry_message,
-    entry_of,
-    record_in,
     record_message,
     tool_states,
     tool_text,
 )
-from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
+from chatledger.adapters.frameworks.store_binding import StoreBinding
+from chatledger.domain.errors import ConversationNotFoundError
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -137,10 +110,9 @@ DEFAULT_ACTOR = "agent:pydantic-ai"
 DEFAULT_REGISTRY_CHAT_ID = "pydantic-ai:conversations"
 _REGISTERED_PART = "data-pydantic-ai-conversation"
 _SAVE_TRIGGER = "pydantic-ai-save"
-_DELETE_TRIGGER = "pydantic-ai-delete"
 
 
-class ChatLedgerConversationStore(PydanticAIConversationStore):
+class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
     """A Pydantic AI ``ConversationStore`` whose conversations are chatledger conversations.
 
     ``store`` is the chatledger store; ``tenant`` defaults to the store's;
@@ -157,13 +129,9 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         actor: str = DEFAULT_ACTOR,
         registry_chat_id: str = DEFAULT_REGISTRY_CHAT_ID,
     ) -> None:
-        self.store = store
-        self.tenant = tenant
-        self.actor = actor
+        super().__init__(store, tenant=tenant, actor=actor)
         self.registry_chat_id = registry_chat_id
-        self._lock = threading.RLock()
-        self._entries: dict[str, ConversationEntry] = {}
-        """Entries seen by this instance (entries never change, so a cache is safe)."""
+        self._index = EntryIndex(store, tenant)
 
     # -- the five primitives of the contract -------------------------------------
 
@@ -202,6 +170,11 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         """A copy of a stored entry of any conversation this class registered (KeyError otherwise)."""
         return await asyncio.to_thread(self._find_entry, entry_id)
 
+    def _find_entry(self, entry_id: str) -> ConversationEntry:
+        """An entry of any registered conversation (a copy), indexing their logs on a miss."""
+        with self._lock:
+            return self._index.find(entry_id, self._registered)
+
     # -- beyond the contract: the human decision, audited -------------------------
 
     async def respond_to_approval(
@@ -221,14 +194,12 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         ``output-denied``. No continuation is queued.
         """
         return await asyncio.to_thread(
-            self.store.respond_to_approval,
+            self._record_decision,
             conversation_id,
-            tool_call_id=tool_call_id,
+            tool_call_id,
             approved=approved,
-            reason=reason,
             actor=actor,
-            auto_continue=False,
-            tenant=self.tenant,
+            reason=reason,
         )
 
     # -- the same, synchronous -----------------------------------------------------
@@ -236,10 +207,10 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
     def read_record_sync(self, conversation_id: str) -> ConversationRecord | None:
         """``read_record``, synchronously (it also indexes the chat's entries)."""
         with self._lock:
-            messages = self._messages(conversation_id)
+            messages = self._messages_or_none(conversation_id)
             if messages is None:
                 return None
-            return self._current(conversation_id, messages)
+            return self._index.current(conversation_id, messages)
 
     def read_records_sync(
         self, *, scope: str | None = None, limit: int | None = None
@@ -264,18 +235,17 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
         chat = record.conversation_id
         given = {entry.id: copy.deepcopy(entry) for entry in new_entries}
         if expected_revision is None:
-            with contextlib.suppress(ConversationExistsError):
-                # AI SDK 6 rules: tool returns arrive in a request entry (a user message)
-                # before the approval is answered, which v7 would treat as superseding it.
-                self.store.start_conversation(chat, tenant=self.tenant, actor=self.actor, ai_sdk=6)
+            # AI SDK 6 rules: tool returns arrive in a request entry (a user message)
+            # before the approval is answered, which v7 would treat as superseding it.
+            self._start_once(chat, ai_sdk=6)
             self._register(chat)
 
         def decide(tx: Transaction) -> None:
             messages = tx.messages
-            current = self._current(chat, messages)
+            current = self._index.current(chat, messages)
             if (current.revision if current is not None else None) != expected_revision:
                 raise ConversationConflict(chat)
-            history = self._history(record, given)
+            history = self._index.history(record, given)
             shared = 0
             for message, entry in zip(messages, history, strict=False):
                 if message["id"] != entry.id or entry_json(message) is None:
@@ -292,112 +262,27 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
                 self.store.transact(chat, decide, tenant=self.tenant)
             except ConversationNotFoundError:
                 raise ConversationConflict(chat) from None
-            for entry_id, entry in given.items():
-                self._entries.setdefault(entry_id, entry)
+            self._index.remember(given)
 
     def delete_record_sync(self, conversation_id: str, *, expected_revision: str) -> None:
         """``delete_record``, synchronously: the revision check and the cut are one commit."""
 
         def decide(tx: Transaction) -> None:
             messages = tx.messages
-            current = self._current(conversation_id, messages)
+            current = self._index.current(conversation_id, messages)
             if current is None or current.revision != expected_revision:
                 raise ConversationConflict(conversation_id)
             if not messages:  # an interrupted write had cut everything: cut nothing more
                 marker = delete_marker()
                 tx.append_message(marker, actor=self.actor)
                 messages = [marker]
-            tx.cut(messages[0]["id"], trigger=_DELETE_TRIGGER, actor=self.actor)
+            tx.cut(messages[0]["id"], trigger=DELETE_TRIGGER, actor=self.actor)
 
         with self._lock:
             try:
                 self.store.transact(conversation_id, decide, tenant=self.tenant)
             except ConversationNotFoundError:
                 raise ConversationConflict(conversation_id) from None
-
-    # -- reading -----------------------------------------------------------------
-
-    def _messages(self, chat: str) -> list[Json] | None:
-        try:
-            return self.store.messages(chat, tenant=self.tenant)
-        except ConversationNotFoundError:
-            return None
-
-    def _current(self, chat: str, messages: list[Json]) -> ConversationRecord | None:
-        """The chat's current record (indexing its entries on the way).
-
-        The last record marker of the view; when the view has none (a write
-        was interrupted after its cut), the last marker in the log, unless a
-        ``pydantic-ai-delete`` cut came after it.
-        """
-        record = record_in(messages)
-        if record is not None:
-            self._index(chat, messages)
-            return record
-        logged = self.store.history(
-            chat, kinds=["message-appended", "messages-cut"], tenant=self.tenant
-        )
-        for item in logged:
-            if item.kind == "messages-cut":
-                if item.details.get("trigger") == _DELETE_TRIGGER:
-                    record = None
-                continue
-            message = item.details.get("message") or {}
-            entry = entry_of(message)
-            if entry is not None:
-                self._entries.setdefault(entry.id, entry)
-            record = record_in([message]) or record
-        return record
-
-    def _index(self, chat: str, messages: list[Json]) -> None:
-        """Cache every entry the chat ever held (the view, and cut branches from the log)."""
-        found = [entry_of(message) for message in messages]
-        if any(entry is not None and entry.id not in self._entries for entry in found) or any(
-            tip not in self._entries for tip in branch_tips(messages)
-        ):
-            appended = self.store.history(chat, kinds=["message-appended"], tenant=self.tenant)
-            found += [entry_of(item.details.get("message") or {}) for item in appended]
-        for entry in found:
-            if entry is not None:
-                self._entries.setdefault(entry.id, entry)
-
-    def _history(
-        self, record: ConversationRecord, new_entries: dict[str, ConversationEntry]
-    ) -> list[ConversationEntry]:
-        """The entries from the first to ``record.head_id`` (the chat's log is read for unseen ones)."""
-        history: list[ConversationEntry] = []
-        entry_id = record.head_id
-        indexed = False
-        while entry_id is not None:
-            entry = new_entries.get(entry_id) or self._entries.get(entry_id)
-            if entry is None and not indexed:
-                self._index_log(record.conversation_id)
-                indexed = True
-                continue
-            if entry is None:  # released by a concurrent delete, or never stored
-                raise ConversationConflict(record.conversation_id)
-            history.append(entry)
-            entry_id = entry.parent_id
-        history.reverse()
-        return history
-
-    def _index_log(self, chat: str) -> None:
-        """Cache every entry the chat's log holds."""
-        with contextlib.suppress(ConversationNotFoundError):
-            for item in self.store.history(chat, kinds=["message-appended"], tenant=self.tenant):
-                entry = entry_of(item.details.get("message") or {})
-                if entry is not None:
-                    self._entries.setdefault(entry.id, entry)
-
-    def _find_entry(self, entry_id: str) -> ConversationEntry:
-        """An entry of any registered conversation (a copy), indexing their logs on a miss."""
-        with self._lock:
-            if entry_id not in self._entries:
-                for chat in self._registered():
-                    self._index_log(chat)
-                    if entry_id in self._entries:
-                        break
-            return copy.deepcopy(self._entries[entry_id])
 
     # -- writing -----------------------------------------------------------------
 
@@ -447,7 +332,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
                 tx.add_tool_output(call_id, state="output-error", error_text=text, actor=actor)
 
     def _registered(self) -> list[str]:
-        messages = self._messages(self.registry_chat_id) or []
+        messages = self._messages_or_none(self.registry_chat_id) or []
         ids: list[str] = []
         for message in messages:
             for part in message["parts"]:
@@ -458,10 +343,7 @@ class ChatLedgerConversationStore(PydanticAIConversationStore):
     def _register(self, chat: str) -> None:
         if chat in self._registered():
             return
-        with contextlib.suppress(ConversationExistsError):
-            self.store.start_conversation(
-                self.registry_chat_id, tenant=self.tenant, actor=self.actor
-            )
+        self._start_once(self.registry_chat_id)
         message = {
             "id": f"pai_{uuid.uuid4().hex}",
             "role": "system",

@@ -1,9 +1,33 @@
 """Pydantic AI entries and records as chatledger UIMessages, and back.
 
 The mapping that ``ChatLedgerConversationStore`` (``pydantic_ai.py``) writes and
-reads: each ``ConversationEntry`` becomes one UIMessage whose metadata keeps the
-entry's exact JSON, and each ``ConversationRecord`` a ``system`` marker message.
-Pure functions over Pydantic AI's types; no store access.
+reads. Pure functions over Pydantic AI's types; no store access. The current
+view of a chat is the conversation's history, head last, then one record marker:
+
+- each entry → one appended UIMessage whose id is the entry id; its metadata
+  ``{"pydanticAi": {"entryId", "parentId", "kind", "message"}}`` keeps the
+  exact ``ModelMessagesTypeAdapter`` JSON of the message, which is what is
+  given back (so ``load`` returns messages equal to those saved);
+- a ``ModelRequest`` → a ``user`` message (``system`` when it only holds system
+  prompts): text user prompts and system prompts → ``text`` parts, anything
+  else (tool returns, retry prompts, files) → ``data-pydantic-ai-part`` parts;
+- a ``ModelResponse`` → an ``assistant`` message: ``TextPart`` → ``text``,
+  ``ThinkingPart`` → ``reasoning``, ``ToolCallPart`` → a ``dynamic-tool`` part
+  (``input-available``; ``approval-requested`` when the record being written
+  lists the call in ``deferred_tool_requests.approvals``, so
+  ``store.status(chat)`` says ``awaiting-approval`` and
+  ``store.pending_approvals()`` lists it), anything else →
+  ``data-pydantic-ai-part``;
+- a ``ToolReturnPart`` answers its call's part (``ChatLedgerConversationStore``
+  records it, with the store's ``actor``):
+  ``outcome="denied"`` → ``respond_to_approval(approved=False, reason=content)``
+  (``output-denied``; an ``output-error`` carrying the message when the call
+  was not awaiting approval), ``"success"`` → ``add_tool_output`` (after an
+  approval when the call awaited one), other outcomes, and a tool's
+  ``RetryPromptPart`` (``ModelRetry``), → an ``output-error``; no
+  continuation is queued (Pydantic AI drives its runs);
+- the record → a ``system`` message with a ``data-pydantic-ai-record`` part,
+  the record's JSON in its metadata (``{"pydanticAi": {"record": ...}}``).
 """
 
 from __future__ import annotations
@@ -27,6 +51,22 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+
+__all__ = [
+    "METADATA_KEY",
+    "OTHER_PART",
+    "RECORD_PART",
+    "Json",
+    "branch_tips",
+    "delete_marker",
+    "entry_json",
+    "entry_message",
+    "entry_of",
+    "record_in",
+    "record_message",
+    "tool_states",
+    "tool_text",
+]
 
 METADATA_KEY = "pydanticAi"
 """The message metadata key holding an entry (or a record) as Pydantic AI stored it."""
@@ -139,6 +179,7 @@ def tool_text(part: ToolReturnPart | RetryPromptPart) -> str:
 
 
 def record_message(record: ConversationRecord) -> Json:
+    """The record marker message: the record's JSON in its metadata, a summary in its part."""
     data = _RECORDS.dump_python(record, mode="json")
     summary = {
         "revision": record.revision,
@@ -165,11 +206,13 @@ def _meta(message: Json) -> Json | None:
 
 
 def entry_json(message: Json) -> Json | None:
+    """The entry JSON a message keeps in its metadata, or None for a message that holds no entry."""
     held = _meta(message)
     return held if held is not None and "message" in held else None
 
 
 def entry_of(message: Json) -> ConversationEntry | None:
+    """The entry a message records, rebuilt from its exact JSON (None when it records none)."""
     held = entry_json(message)
     if held is None:
         return None
@@ -189,11 +232,13 @@ def record_in(messages: list[Json]) -> ConversationRecord | None:
 
 
 def branch_tips(messages: list[Json]) -> list[str]:
+    """The heads of the branches the view's current record left behind."""
     record = record_in(messages)
     return list(record.branches) if record is not None else []
 
 
 def tool_states(messages: list[Json]) -> dict[str, str]:
+    """Each tool call's part state in the view, by call id."""
     states: dict[str, str] = {}
     for message in messages:
         for part in message["parts"]:
