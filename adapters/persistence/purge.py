@@ -13,7 +13,7 @@ from uuid import UUID
 
 from psycopg import sql
 
-from chatledger.adapters.persistence.conversation_list import SEARCH_TABLE
+from chatledger.adapters.persistence.read_models.dialect import SEARCH_TABLE
 
 __all__ = ["LogPurge"]
 

@@ -24,7 +24,7 @@ from psycopg import sql
 from chatledger.adapters.persistence.chain import TABLES as CHAIN_TABLES
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import TABLES as DATA_KEY_TABLES
-from chatledger.adapters.persistence.read_models import QUARANTINE, SETTINGS, TABLES
+from chatledger.adapters.persistence.read_models.dialect import QUARANTINE, SETTINGS, TABLES
 from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = ["STORE_TABLES", "preparing"]

@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from chatledger.adapters.persistence.conversation_list import list_time
+from chatledger.adapters.persistence.read_models.columns import list_time
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.aggregate import conversation_id

@@ -185,8 +185,9 @@ def test_read_models_from_before_the_list_are_rebuilt_on_open(durable_backend: B
     store = durable_backend.open()
     new_chat(store, "c1")
     store.operations.catch_up()
-    with store.read_models._transaction(commit=True) as c:  # type: ignore[attr-defined]
-        c.execute(store.read_models._statement("DELETE FROM {list}"))  # type: ignore[attr-defined]
+    dialect = store.read_models.dialect  # type: ignore[attr-defined]
+    with dialect.transaction(commit=True) as c:
+        c.execute(dialect.statement("DELETE FROM {list}"))
     store.close()
     again = durable_backend.open()
     assert _ids(again.list_conversations().conversations) == ["c1"]

@@ -1,0 +1,127 @@
+"""The conversations read model: one row per conversation (version, status) and one per message.
+
+- ``chatledger_conversations_v2``: one row per conversation;
+- ``chatledger_messages_v2``: its messages, one row per message as JSON (not
+  compressed: read on every turn start, inflating them tripled that read)
+  with a digest of the JSON: a page rewrites only the messages whose digest
+  changed (a turn writes its new messages, not the whole conversation again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+from uuid import UUID
+
+from chatledger.adapters.persistence.keys import ColumnKey
+from chatledger.adapters.persistence.packing import pack_plain, unpack
+from chatledger.adapters.persistence.read_models.columns import iso_time, json_text
+from chatledger.adapters.persistence.read_models.dialect import Dialect
+from chatledger.projections.read_models import ConversationRow, ConversationView
+
+__all__ = ["ConversationTables"]
+
+_UPSERT_CONVERSATION = (
+    "INSERT INTO {conversations} VALUES (?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version,"
+    " status = excluded.status, updated_at = excluded.updated_at"
+)
+_SELECT_DIGESTS = "SELECT position, digest FROM {messages} WHERE conversation_id = ?"
+_UPSERT_MESSAGE = (
+    "INSERT INTO {messages} VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id, position)"
+    " DO UPDATE SET digest = excluded.digest, message = excluded.message"
+)
+_TRIM_MESSAGES = "DELETE FROM {messages} WHERE conversation_id = ? AND position >= ?"
+_SELECT_CONVERSATION = (  # one statement: one snapshot of the row and its messages
+    "SELECT c.version, c.status, m.message FROM {conversations} c"
+    " LEFT JOIN {messages} m ON m.conversation_id = c.conversation_id"
+    " WHERE c.conversation_id = ? ORDER BY m.position"
+)
+
+
+class ConversationTables:
+    """Each conversation's row and messages; chat id sealed, tenant tagged with a store key."""
+
+    DDL = (
+        "CREATE TABLE IF NOT EXISTS {conversations} ("
+        " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
+        " version INTEGER NOT NULL, status TEXT NOT NULL, updated_at TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS {messages} ("
+        " conversation_id TEXT NOT NULL, position INTEGER NOT NULL, digest BIGINT NOT NULL,"
+        " message {blob} NOT NULL, PRIMARY KEY (conversation_id, position))",
+    )
+    PURGE = (
+        "DELETE FROM {conversations} WHERE conversation_id = ?",
+        "DELETE FROM {messages} WHERE conversation_id = ?",
+    )
+
+    def __init__(self, dialect: Dialect, key: ColumnKey) -> None:
+        self._dialect = dialect
+        self._key = key
+
+    def purge(self, c: Any, key: str) -> None:
+        """In transaction ``c``: delete the conversation's rows."""
+        self._dialect.run(c, self.PURGE, (key,))
+
+    def write(self, c: Any, rows: Iterable[ConversationRow], *, rewrite: bool) -> None:
+        """In transaction ``c``: upsert the rows and their changed messages (all of them if ``rewrite``)."""
+        seal, statement = self._key, self._dialect.statement
+        rows = list(rows)
+        if not rows:
+            return
+        c.executemany(
+            statement(_UPSERT_CONVERSATION),
+            [
+                (
+                    str(row.conversation_id),
+                    seal.tag(row.tenant),
+                    seal.seal(row.chat_id),
+                    row.version,
+                    row.status,
+                    iso_time(row.updated_at),
+                )
+                for row in rows
+            ],
+        )
+        self._write_messages(c, rows, rewrite=rewrite)
+
+    def _write_messages(self, c: Any, rows: list[ConversationRow], *, rewrite: bool) -> None:
+        """Write the messages whose digest differs from the stored one, drop those past the end."""
+        seal, statement = self._key, self._dialect.statement
+        changed, trimmed = [], []
+        for row in rows:
+            key = str(row.conversation_id)
+            c.execute(statement(_SELECT_DIGESTS), (key,))
+            stored = {found["position"]: found["digest"] for found in c.fetchall()}
+            for position, message in enumerate(row.messages):
+                text = json_text(message)
+                digest = seal.digest(text)
+                if rewrite or stored.get(position) != digest:
+                    changed.append((key, position, digest, pack_plain(seal, text)))
+            if len(stored) > len(row.messages):
+                trimmed.append((key, len(row.messages)))
+        if changed:
+            c.executemany(statement(_UPSERT_MESSAGE), changed)
+        if trimmed:
+            c.executemany(statement(_TRIM_MESSAGES), trimmed)
+
+    def read(self, conversation_id: UUID) -> ConversationView | None:
+        """The conversation's row with its messages, or None if it was never projected."""
+        with self._dialect.transaction(commit=False) as c:
+            c.execute(self._dialect.statement(_SELECT_CONVERSATION), (str(conversation_id),))
+            rows = c.fetchall()
+        if not rows:
+            return None
+        key = self._key
+        if key.enabled:
+            messages = [unpack(key, row["message"]) for row in rows if row["message"] is not None]
+        else:  # stored as they are (the raw tag, then UTF-8): no call per message
+            messages = [
+                bytes(row["message"][1:]).decode("utf-8", "surrogatepass")
+                if row["message"][:1] == b"\x00"
+                else unpack(key, row["message"])
+                for row in rows
+                if row["message"] is not None
+            ]
+        first = rows[0]
+        return ConversationView(first["version"], f"[{','.join(messages)}]", first["status"])
