@@ -1,7 +1,8 @@
 """The composition root: a URL (or a parsed configuration) becomes a working ``ConversationStore``.
 
-URL -> ``StoreConfig`` -> the event log (eventsourcing application over
-SQLite, PostgreSQL or memory) -> the read models next to it -> the projector
+URL -> ``StoreConfig`` and ``StoreKey`` -> the event log (eventsourcing
+application over SQLite, PostgreSQL or memory) and its data keys -> the
+read models next to it -> the projector
 -> the flusher, caches and unit of work -> the store. Nothing else in
 chatledger builds these parts; ``ConversationStore.open`` calls
 ``open_store``.
@@ -12,12 +13,11 @@ from __future__ import annotations
 import os
 
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
-from chatledger.adapters.persistence.data_keys import DataKeys
-from chatledger.adapters.persistence.keys import decode_key, key_from_environment
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
+from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
 from chatledger.adapters.store.streams.policy import (
@@ -33,22 +33,22 @@ from chatledger.projections.projector import Projector
 __all__ = ["StoreParts", "build_store", "default_ai_sdk", "default_stream_lease", "open_store"]
 
 
-def open_parts(config: StoreConfig, env: dict[str, str] | None = None) -> StoreParts:
-    """Open (creating on first use) the log and read models at ``config``."""
+def open_parts(
+    config: StoreConfig, env: dict[str, str] | None = None, key: StoreKey | None = None
+) -> StoreParts:
+    """Open (creating on first use) the log and read models at ``config``, encrypted with ``key``."""
     check_postgres(config)  # the server's own reason, before a connection pool waits it out
     with preparing(config) as create:  # on PostgreSQL: DDL only for a new store, under a lock
         settings = {**(env or {}), "CREATE_TABLE": "y" if create else "n"}
         try:
-            log = ConversationLog(config, settings)
+            # The log makes its data keys from the key before the key check, which may
+            # decode the first event (nothing is written before the check passes).
+            log = ConversationLog(config, settings, key)
         except Exception as error:  # database driver errors vary by backend
             raise StoreConfigurationError(
                 f"cannot open the store at {config.display}: {error}"
             ) from error
-        # Before the key check, which may decode the first event (a data key unwraps only
-        # with the right store key; nothing is written before the check passes).
-        datastore = getattr(log.recorder, "datastore", None)
-        log.mapper.data_keys = DataKeys(datastore, config.backend, log.cipher_key)  # type: ignore[attr-defined]
-        read_models = open_read_models(log, config.backend, create=create)
+        read_models = open_read_models(log, config.backend, key, create=create)
     return StoreParts(config, log, read_models, Projector(log, read_models))
 
 
@@ -62,10 +62,11 @@ def build_store(
     auto_continue: bool = True,
     ai_sdk: int = 7,
     stream_lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
+    key: StoreKey | None = None,
 ) -> ConversationStore:
-    """A store over ``config``; ``env`` adds eventsourcing settings (e.g. lock timeouts, a cipher)."""
+    """A store over ``config``, encrypted with ``key``; ``env`` adds eventsourcing settings (e.g. lock timeouts)."""
     return ConversationStore(
-        open_parts(config, env),
+        open_parts(config, env, key),
         tenant=tenant,
         limits=limits or Limits(),
         batch=batch or BatchPolicy(),
@@ -117,16 +118,10 @@ def open_store(
     stream_lease_seconds: float | None = None,
 ) -> ConversationStore:
     """What ``ConversationStore.open`` does; see there."""
-    cipher_key = cipher_key or key_from_environment()
-    if cipher_key:
-        _require_cryptography()
-        decode_key(cipher_key)  # a malformed key: CipherKeyError, not a driver error
+    key = StoreKey.resolve(cipher_key)  # a malformed key: CipherKeyError, not a driver error
     env: dict[str, str] = {}
     if not compress:
         env["COMPRESSOR_TOPIC"] = ""
-    if cipher_key:
-        env["CIPHER_TOPIC"] = "eventsourcing.cryptography:AESCipher"
-        env["CIPHER_KEY"] = cipher_key
     urls = shard_urls(url) or [resolve_url(url)]
     stores: list[ConversationStore] = []
     try:
@@ -141,6 +136,7 @@ def open_store(
                     auto_continue=auto_continue,
                     ai_sdk=default_ai_sdk(ai_sdk),
                     stream_lease_seconds=default_stream_lease(stream_lease_seconds),
+                    key=key,
                 )
             )
     except BaseException:
@@ -148,14 +144,3 @@ def open_store(
             opened.close()
         raise
     return stores[0] if len(urls) == 1 else ShardedStore(stores)
-
-
-def _require_cryptography() -> None:
-    """Encryption at rest needs the ``cryptography`` package (the ``crypto`` extra)."""
-    try:
-        import cryptography  # noqa: F401
-    except ImportError:
-        raise StoreConfigurationError(
-            "cipher_key needs the cryptography package, which is not installed: "
-            "pip install 'chatledger[crypto]'"
-        ) from None

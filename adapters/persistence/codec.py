@@ -14,7 +14,7 @@ from typing import Any
 from uuid import UUID
 
 import pydantic_core
-from eventsourcing.persistence import Compressor, Mapper, StoredEvent
+from eventsourcing.persistence import Cipher, Compressor, Mapper, StoredEvent, Transcoder
 from eventsourcing.utils import get_topic, resolve_topic
 from pydantic import BaseModel
 
@@ -57,8 +57,16 @@ class PydanticMapper(Mapper[UUID]):
     (``chain_digest``).
     """
 
-    data_keys: DataKeys | None = None
-    """The store's data keys (set when the store is opened)."""
+    def __init__(
+        self,
+        transcoder: Transcoder,
+        compressor: Compressor | None = None,
+        cipher: Cipher | None = None,
+        data_keys: DataKeys | None = None,
+    ) -> None:
+        super().__init__(transcoder, compressor=compressor, cipher=cipher)
+        self.data_keys = data_keys
+        """The store's data keys (None: events are written with the store's cipher alone)."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Serialise with pydantic; defaults are left out to keep rows small."""

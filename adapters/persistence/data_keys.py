@@ -38,7 +38,7 @@ from uuid import UUID
 
 from psycopg import sql
 
-from chatledger.adapters.persistence.keys import _derive, decode_key
+from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.domain.errors import CipherKeyError, ConversationErasedError
 
 __all__ = [
@@ -110,10 +110,10 @@ class Erasure:
 class DataKeys:
     """The conversations' data keys (when the store has a key) and the erasures register, for one store."""
 
-    def __init__(self, datastore: Any, backend: str, store_key: str | None) -> None:
+    def __init__(self, datastore: Any, backend: str, store_key: StoreKey | None) -> None:
         self.backend = backend
         self.datastore = datastore
-        self.enabled = bool(store_key) and backend in ("sqlite", "postgres")
+        self.enabled = store_key is not None and backend in ("sqlite", "postgres")
         """Whether events are encrypted with data keys (a store key on SQLite or PostgreSQL)."""
         self._cache: OrderedDict[UUID, Any] = OrderedDict()
         """Each conversation's data key, as a ready AES-GCM object (forgotten on erase)."""
@@ -122,7 +122,7 @@ class DataKeys:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
             assert store_key is not None
-            self._wrap: Any = AESGCM(_derive(decode_key(store_key), b"data-key-wrap-v1"))
+            self._wrap: Any = AESGCM(store_key.derive(b"data-key-wrap-v1"))
         if backend == "postgres":
             schema = datastore.schema
             self._keys: Any = sql.Identifier(schema, KEYS_TABLE)

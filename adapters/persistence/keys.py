@@ -1,9 +1,8 @@
-"""The store's encryption key: where it comes from, how it is checked, and what it seals besides events.
+"""What the store key seals besides events, and the check that a store is opened with its own key.
 
-With a key (``cipher_key``, or ``CHATLEDGER_CIPHER_KEY`` / ``CHATLEDGER_CIPHER_KEY_FILE``),
-``eventsourcing`` encrypts every event and snapshot with AES-GCM. The read
-models hold the same content (messages, tool inputs, ids, actors), so they
-are sealed too, by a ``ColumnKey`` derived from the same key:
+The read models hold the same content as the events (messages, tool inputs,
+ids, actors), so with a store key they are sealed too, by a ``ColumnKey``
+derived from it:
 
 - ``seal``/``unseal``: AES-GCM over one column value, stored as text;
 - ``tag``: a keyed hash, for the columns looked up by equality (the tenant).
@@ -14,38 +13,23 @@ wrong key, a missing key, or a key given to a store created without one, is
 refused with ``CipherKeyError``: a process with the wrong key can neither
 read nor write events others could not read.
 
-Everything about keys is in this module, so that per-conversation keys (for
-erasure) can be added here.
+The key itself (where it comes from, what is derived from it) is a
+``StoreKey`` (``store_key``).
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import hmac
 import os
-from pathlib import Path
 from typing import Any
 
+from chatledger.adapters.persistence.store_key import KEY_ENV, KEY_FILE_ENV, StoreKey
 from chatledger.domain.errors import CipherKeyError
 
-__all__ = [
-    "KEY_ENV",
-    "KEY_FILE_ENV",
-    "PLAIN",
-    "ColumnKey",
-    "check_store_key",
-    "check_value",
-    "decode_key",
-    "key_from_environment",
-    "read_key_file",
-]
+__all__ = ["PLAIN", "ColumnKey", "check_store_key", "check_value"]
 
-KEY_ENV = "CHATLEDGER_CIPHER_KEY"
-"""Environment variable holding the key (base64 of 16, 24 or 32 bytes)."""
-KEY_FILE_ENV = "CHATLEDGER_CIPHER_KEY_FILE"
-"""Environment variable naming a file that holds the key."""
 NO_KEY_CHECK = "none"
 """The check value of a store created without a key."""
 
@@ -55,67 +39,22 @@ _SEALED_BYTES = b"\x02"
 _NONCE = 12
 
 
-def decode_key(key: str) -> bytes:
-    """The raw bytes of a base64 key; CipherKeyError if it is not one."""
-    try:
-        raw = base64.b64decode(key.strip().encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise CipherKeyError(
-            "the cipher key is not base64 text (make one with "
-            "`python -c 'from eventsourcing.cryptography import AESCipher; "
-            "print(AESCipher.create_key(32))'`)"
-        ) from None
-    if len(raw) not in (16, 24, 32):
-        raise CipherKeyError(
-            f"the cipher key is {len(raw)} bytes; an AES key is 16, 24 or 32 bytes (base64)"
-        )
-    return raw
-
-
-def read_key_file(path: str | Path) -> str:
-    """The key held in a file (surrounding whitespace ignored); CipherKeyError if unreadable."""
-    try:
-        text = Path(path).read_text(encoding="ascii").strip()
-    except (OSError, UnicodeDecodeError) as error:
-        raise CipherKeyError(f"cannot read the cipher key file {str(path)!r}: {error}") from None
-    decode_key(text)
-    return text
-
-
-def key_from_environment(environ: Any = None) -> str | None:
-    """The key from ``CHATLEDGER_CIPHER_KEY``, else from the file ``CHATLEDGER_CIPHER_KEY_FILE`` names."""
-    environ = os.environ if environ is None else environ
-    key = environ.get(KEY_ENV)
-    if key:
-        decode_key(key)
-        return str(key).strip()
-    path = environ.get(KEY_FILE_ENV)
-    return read_key_file(path) if path else None
-
-
-def _derive(raw: bytes, purpose: bytes) -> bytes:
-    return hmac.new(raw, b"chatledger/" + purpose, hashlib.sha256).digest()
-
-
-def check_value(key: str | None) -> str:
+def check_value(key: StoreKey | None) -> str:
     """What the store keeps to recognise its key (``none`` without one); reveals nothing of the key."""
-    if not key:
-        return NO_KEY_CHECK
-    return "v1:" + _derive(decode_key(key), b"key-check-v1").hex()[:32]
+    return NO_KEY_CHECK if key is None else key.check_value()
 
 
 class ColumnKey:
     """Seals read-model column values with a key derived from the store's key (identity without one)."""
 
-    def __init__(self, key: str | None) -> None:
-        self.enabled = bool(key)
+    def __init__(self, key: StoreKey | None) -> None:
+        self.enabled = key is not None
         """Whether values are sealed."""
-        if key:
-            raw = decode_key(key)
+        if key is not None:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-            self._aead: Any = AESGCM(_derive(raw, b"read-models-v1"))
-            self._tag_key = _derive(raw, b"lookup-v1")
+            self._aead: Any = AESGCM(key.derive(b"read-models-v1"))
+            self._tag_key = key.derive(b"lookup-v1")
 
     def seal(self, value: str | None) -> str | None:
         """The value encrypted (base64 text), or as is without a key."""
@@ -189,7 +128,7 @@ class ColumnKey:
         )
 
 
-def check_store_key(settings: Any, key: str | None, log: Any) -> bool:
+def check_store_key(settings: Any, key: StoreKey | None, log: Any) -> bool:
     """Refuse a key that is not the store's (CipherKeyError), before anything is read or written.
 
     ``settings`` keeps the check value (``setting``/``stored_setting``); a
@@ -212,7 +151,7 @@ def check_store_key(settings: Any, key: str | None, log: Any) -> bool:
             "this store was created without encryption: open it without a cipher key "
             "(an existing store cannot be encrypted in place)"
         )
-    if not key:
+    if key is None:
         raise CipherKeyError(
             f"this store is encrypted: give its key ({KEY_ENV}, {KEY_FILE_ENV}, "
             "--cipher-key-file, or cipher_key=)"
@@ -223,7 +162,7 @@ def check_store_key(settings: Any, key: str | None, log: Any) -> bool:
     )
 
 
-def _check_first_event(log: Any, key: str | None) -> None:
+def _check_first_event(log: Any, key: StoreKey | None) -> None:
     """Decode the store's first event with ``key`` (a store older than check values)."""
     first = log.recorder.select_notifications(start=1, limit=1)
     if not first:
@@ -231,7 +170,7 @@ def _check_first_event(log: Any, key: str | None) -> None:
     try:
         log.decode(first[0])
     except Exception:  # a wrong key shows as a failed decryption, decompression or parse
-        what = "with the cipher key given" if key else "without a cipher key"
+        what = "with the cipher key given" if key is not None else "without a cipher key"
         raise CipherKeyError(
             f"the store's events cannot be read {what}: give the store's key "
             f"({KEY_ENV}, {KEY_FILE_ENV}, --cipher-key-file, or cipher_key=)"

@@ -6,10 +6,14 @@ from typing import Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError, Mapper, StoredEvent
+from eventsourcing.utils import get_topic, resolve_topic
 
+from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.persistence.config import StoreConfig
+from chatledger.adapters.persistence.data_keys import DataKeys
 from chatledger.adapters.persistence.errors import STORAGE_ERRORS
+from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
     ConcurrentWriteError,
@@ -36,15 +40,37 @@ class ConversationLog(Application[UUID]):
         "COMPRESSOR_TOPIC": "chatledger.adapters.persistence.codec:ChunkCompressor",
     }
 
-    def __init__(self, config: StoreConfig, env: dict[str, str] | None = None) -> None:
-        super().__init__(env={**config.env, **(env or {})})
+    def __init__(
+        self, config: StoreConfig, env: dict[str, str] | None = None, key: StoreKey | None = None
+    ) -> None:
         self.config = config
         """Where the log lives (backend, connection settings)."""
-        settings = {**config.env, **(env or {})}
-        self.cipher_key: str | None = (
-            settings.get("CIPHER_KEY") if settings.get("CIPHER_TOPIC") else None
-        ) or None
-        """The store's key (events, snapshots and read models are encrypted with it), or None."""
+        self._key = key
+        self.datastore: Any = None
+        """The database's ``eventsourcing`` datastore, shared by the log, data keys and read models (None in memory)."""
+        self.data_keys: DataKeys
+        """The conversations' data keys and the erasures register (made with the mapper)."""
+        super().__init__(env={**config.env, **(env or {})})
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        """The ``MAPPER_TOPIC`` mapper, encrypting with the store key given (none without one).
+
+        The key is given to the constructor, not read from ``CIPHER_*``
+        settings: the data keys and the read models are made from the same
+        value. The data keys share the log's database connections (made
+        before the mapper, which is made before the recorder).
+        """
+        self.datastore = getattr(self.factory, "datastore", None)
+        self.data_keys = DataKeys(self.datastore, self.config.backend, self._key)
+        mapper_class = resolve_topic(self.env.get("MAPPER_TOPIC") or get_topic(PydanticMapper))
+        assert issubclass(mapper_class, PydanticMapper), mapper_class
+        mapper: PydanticMapper = mapper_class(
+            transcoder=self.construct_transcoder(),
+            compressor=self.factory.compressor(),
+            cipher=None if self._key is None else self._key.cipher(),
+            data_keys=self.data_keys,
+        )
+        return mapper
 
     # -- the reader port: what followers and listeners need ---------------------
 
@@ -102,8 +128,7 @@ class ConversationLog(Application[UUID]):
         self, aggregate_id: UUID, tenant: str, chat_id: str
     ) -> ConversationErasedError:
         """The error reads of an erased conversation answer: when, by whom and why, if recorded."""
-        data_keys = getattr(self.mapper, "data_keys", None)
-        erasure = data_keys.erasure(aggregate_id) if data_keys is not None else None
+        erasure = self.data_keys.erasure(aggregate_id)
         if erasure is None:
             return ConversationErasedError(tenant, chat_id)
         return erasure.error(tenant, chat_id)

@@ -30,6 +30,7 @@ from chatledger.adapters.persistence.read_models.conversations import Conversati
 from chatledger.adapters.persistence.read_models.dialect import TABLES, Dialect
 from chatledger.adapters.persistence.read_models.inbox import InboxTables
 from chatledger.adapters.persistence.read_models.timeline import TimelineTable
+from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.read_models import (
@@ -57,7 +58,7 @@ class ReadModels(ReadModelView):
         dialect: Dialect,
         tracking: TrackingRecorders,
         index: SearchIndex,
-        key: str | None = None,
+        key: StoreKey | None = None,
     ) -> None:
         self.dialect = dialect
         """How statements are written for this database, and its transactions."""
