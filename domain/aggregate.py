@@ -19,12 +19,12 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from eventsourcing.domain import BaseAggregate
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
-from chatledger.domain.chunks import SDK_VERSIONS, check_chunk
+from chatledger.domain.chunks import check_chunk
 from chatledger.domain.continuation import batch_is_answered, latest_assistant
 from chatledger.domain.conversation import ConversationState, Verdict
+from chatledger.domain.dialects import IMPLICIT_MAJOR, dialect_for
 from chatledger.domain.errors import (
     ContinuationNotPendingError,
-    InvalidAiSdkVersionError,
     InvalidChunkError,
     InvalidInputError,
     InvalidMessageError,
@@ -54,7 +54,6 @@ from chatledger.domain.limits import Limits, check_choice, check_name, check_tex
 from chatledger.domain.parts import check_message
 from chatledger.domain.redaction import decide_redaction
 from chatledger.domain.tool_outputs import ToolOutputDecision, decide_tool_output
-from chatledger.domain.v7_rules import halts, in_halted_message
 
 __all__ = [
     "STREAM_OUTCOMES",
@@ -116,7 +115,7 @@ class Conversation(BaseAggregate[UUID]):
         *,
         actor: str,
         metadata: dict[str, Any] | None = None,
-        ai_sdk: int = 6,
+        ai_sdk: int = IMPLICIT_MAJOR,
     ) -> Conversation:
         """Create a new conversation that speaks AI SDK ``ai_sdk`` (6 or 7).
 
@@ -125,8 +124,7 @@ class Conversation(BaseAggregate[UUID]):
         check_name("tenant", tenant)
         check_name("chat id", chat_id)
         check_name("actor", actor)
-        if ai_sdk not in SDK_VERSIONS:
-            raise InvalidAiSdkVersionError(ai_sdk)
+        dialect_for(ai_sdk)  # the major is checked here, once, before it is recorded
         return cls._create(
             ConversationStarted,
             id=conversation_id(tenant, chat_id),
@@ -147,16 +145,17 @@ class Conversation(BaseAggregate[UUID]):
     def append_message(self, message: Any, *, actor: str, limits: Limits) -> None:
         """Append a whole UIMessage of any role, after checking it is storable and valid.
 
-        While a stream is open, a user message of a v7 conversation is queued as a
-        steering message (``SteeringQueued``); anything else is refused then.
+        While a stream is open, a user message is queued as a steering message
+        (``SteeringQueued``) if the conversation's dialect steers; anything
+        else is refused then.
         """
         check_name("actor", actor)
         stream = self.state.stream
-        steering = stream is not None and self.state.ai_sdk == 7
+        steering = stream is not None and self.state.dialect.steers
         if stream is not None and not (steering and _role(message) == "user"):
             raise StreamAlreadyOpenError(self.state.chat_id, stream.stream_id)
         limits.message_size(message)
-        message = check_message(message, self.state.ai_sdk)
+        message = check_message(message, self.state.dialect)
         queued = any(m["id"] == message["id"] for m in self.state.steering)
         if self.state.has_message(message["id"]) or queued:
             raise InvalidMessageError(
@@ -275,7 +274,7 @@ class Conversation(BaseAggregate[UUID]):
         arrived = time.time()
         try:
             cost = limits.chunk_cost(chunk)
-            check_chunk(chunk, state.ai_sdk)
+            check_chunk(chunk, state.dialect)
             if stream.message_bytes + cost > limits.max_message_bytes:
                 raise OversizedChunkError(
                     "message",
@@ -336,8 +335,8 @@ class Conversation(BaseAggregate[UUID]):
         wanted = self.state.wants_continuation
         if self.state.steering:
             wanted = None  # the user spoke meanwhile: that turn comes next, not a continuation
-        if halts(self.state):
-            # v7: the provider stream ended without completing; nothing continues it.
+        if self.state.halts():
+            # The provider stream ended without completing; nothing continues it.
             wanted = None
             if outcome == "finished":
                 outcome = "interrupted"
@@ -371,7 +370,7 @@ class Conversation(BaseAggregate[UUID]):
         decision = decide_approval(
             self.state, approval_id=approval_id, tool_call_id=tool_call_id, approved=approved
         )
-        if decision.changed and in_halted_message(self.state, decision.tool_call_id):
+        if decision.changed and self.state.in_halted_message(decision.tool_call_id):
             self.trigger_event(
                 ToolApprovalResponded,
                 tool_call_id=decision.tool_call_id,
@@ -418,7 +417,7 @@ class Conversation(BaseAggregate[UUID]):
         if decision.changed:
             # A result for a call of a halted (interrupted) message is recorded as late:
             # it changes nothing and continues nothing.
-            late = in_halted_message(self.state, tool_call_id)
+            late = self.state.in_halted_message(tool_call_id)
             limits.check_tool_output(output, tool_call_id=tool_call_id)
             self.trigger_event(
                 ToolOutputAdded,
@@ -443,7 +442,7 @@ class Conversation(BaseAggregate[UUID]):
         if state.continuation is not None or not batch_is_answered(state):
             return False
         latest = latest_assistant(state.messages)
-        if state.ai_sdk == 7 and latest is not None and latest["id"] == state.halted_message:
+        if latest is not None and latest["id"] == state.halted_message:
             return False
         answer = latest_assistant(state.messages)
         assert answer is not None  # a batch to answer lives in an assistant message

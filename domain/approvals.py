@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chatledger.domain.continuation import last_user_index
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import (
     ApprovalConflictError,
     InvalidInputError,
     UnknownToolCallError,
 )
-from chatledger.domain.v7_rules import is_superseded
 
-__all__ = ["ApprovalDecision", "decide_approval", "record_approval"]
+__all__ = ["ApprovalDecision", "decide_approval", "is_superseded", "record_approval"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def decide_approval(
     current = part.get("state")
     answered_id = str(approval.get("id", approval_id or call_id))
     if current == "approval-requested" and is_superseded(state, call_id):
-        # v7: a later user message left this request behind; answering it changes nothing.
+        # A later user message left this request behind; answering it changes nothing.
         return ApprovalDecision(call_id, answered_id, False, str(current))
     if current == "approval-requested" or (current == "input-available" and not approval):
         new_state = "approval-responded" if approved else "output-denied"
@@ -49,6 +49,14 @@ def decide_approval(
     if isinstance(previous, bool) and previous != approved:
         raise ApprovalConflictError(call_id, answered_id, previous)
     return ApprovalDecision(call_id, answered_id, False, str(current))
+
+
+def is_superseded(state: ConversationState, tool_call_id: str) -> bool:
+    """Whether a later user message left the call's approval request behind (if the dialect says so)."""
+    if not state.dialect.supersedes_approvals:
+        return False
+    where = state.tool_index.get(tool_call_id)
+    return where is not None and where[0] < last_user_index(state)
 
 
 def record_approval(

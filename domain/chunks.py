@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, cast, get_args
+from typing import Annotated, Any, Final, cast
 
 from pydantic import Discriminator, Tag, ValidationError
 
@@ -34,23 +34,13 @@ from chatledger.domain._chunk_models import (
     ToolOutputDeniedChunk,
     ToolOutputErrorChunk,
 )
-from chatledger.domain._chunk_models_v7 import (
-    CustomChunk,
-    FinishChunkV7,
-    ReasoningFileChunk,
-    ResetStepChunk,
-    SteeringMessageChunk,
-    TextEndChunkV7,
-    ToolApprovalRequestChunkV7,
-    ToolApprovalResponseChunk,
-)
 from chatledger.domain._wire import WireModel, describe_error, forbidden_key_path, type_name
+from chatledger.domain.dialects import DIALECTS, V6, V7, Dialect
 from chatledger.domain.errors import InvalidChunkError
 
 __all__ = [
     "CHUNK_TYPES",
     "CHUNK_TYPES_V7",
-    "SDK_VERSIONS",
     "AbortChunk",
     "Chunk",
     "DataChunk",
@@ -82,32 +72,10 @@ __all__ = [
     "parse_chunk",
 ]
 
-_FIXED: Final[tuple[type[WireModel], ...]] = (
-    TextStartChunk, TextDeltaChunk, TextEndChunk, ErrorChunk, ToolInputStartChunk,
-    ToolInputDeltaChunk, ToolInputAvailableChunk, ToolInputErrorChunk, ToolApprovalRequestChunk,
-    ToolOutputAvailableChunk, ToolOutputErrorChunk, ToolOutputDeniedChunk, ReasoningStartChunk,
-    ReasoningDeltaChunk, ReasoningEndChunk, SourceUrlChunk, SourceDocumentChunk, FileChunk,
-    StartStepChunk, FinishStepChunk, StartChunk, FinishChunk, AbortChunk, MessageMetadataChunk,
-)  # fmt: skip
-_BY_TYPE: Final[dict[str, type[WireModel]]] = {
-    get_args(model.model_fields["type"].annotation)[0]: model for model in _FIXED
-}
-CHUNK_TYPES: Final = frozenset(_BY_TYPE)
+CHUNK_TYPES: Final = frozenset(V6.chunk_models)
 """The fixed chunk types of v6; any type starting with ``data-`` is a data chunk as well."""
-
-_V7: Final[tuple[type[WireModel], ...]] = (
-    TextEndChunkV7, ToolApprovalRequestChunkV7, FinishChunkV7, ToolApprovalResponseChunk,
-    CustomChunk, ReasoningFileChunk, SteeringMessageChunk, ResetStepChunk,
-)  # fmt: skip
-_BY_TYPE_V7: Final[dict[str, type[WireModel]]] = {
-    **_BY_TYPE,
-    **{get_args(model.model_fields["type"].annotation)[0]: model for model in _V7},
-}
-CHUNK_TYPES_V7: Final = frozenset(_BY_TYPE_V7)
+CHUNK_TYPES_V7: Final = frozenset(V7.chunk_models)
 """The fixed chunk types of v7 (v6's plus the new ones)."""
-
-SDK_VERSIONS: Final = (6, 7)
-"""The AI SDK majors chatledger speaks."""
 
 
 def _chunk_tag(value: Any) -> str | None:
@@ -150,33 +118,37 @@ Chunk = Annotated[
 """Any UI message stream chunk, discriminated on ``type`` (``data-*`` types included)."""
 
 
-def _model_for(raw: dict[Any, Any], ai_sdk: int) -> type[WireModel]:
+def _model_for(raw: dict[Any, Any], dialect: Dialect) -> type[WireModel]:
     if "type" not in raw:
         raise InvalidChunkError("missing required field 'type'")
     kind = raw["type"]
     if not isinstance(kind, str):
         raise InvalidChunkError(f"field 'type' must be a string, got {type_name(kind)}")
-    models = _BY_TYPE_V7 if ai_sdk == 7 else _BY_TYPE
-    model = models.get(kind) or (DataChunk if kind.startswith("data-") else None)
+    model = dialect.chunk_models.get(kind) or (DataChunk if kind.startswith("data-") else None)
     if model is None:
         shown = kind if len(kind) <= 60 else kind[:57] + "..."
-        known = (
-            f" (a chunk of AI SDK 7: this conversation speaks AI SDK {ai_sdk})"
-            if (ai_sdk != 7 and kind in _BY_TYPE_V7)
-            else ""
+        raise InvalidChunkError(
+            f"unknown chunk type {shown!r}{_spoken_by(kind, dialect)}", chunk_type=kind
         )
-        raise InvalidChunkError(f"unknown chunk type {shown!r}{known}", chunk_type=kind)
     return model
 
 
-def parse_chunk(raw: object, ai_sdk: int = 6) -> Chunk:
-    """Validate one wire chunk (a parsed JSON value) of AI SDK ``ai_sdk`` and return its model.
+def _spoken_by(kind: str, dialect: Dialect) -> str:
+    """Names the major a chunk type belongs to when the conversation's dialect lacks it."""
+    for other in DIALECTS.values():
+        if kind in other.chunk_models:
+            return f" (a chunk of AI SDK {other.major}: this conversation speaks AI SDK {dialect.major})"
+    return ""
+
+
+def parse_chunk(raw: object, dialect: Dialect = V6) -> Chunk:
+    """Validate one wire chunk (a parsed JSON value) of an AI SDK ``dialect``; return its model.
 
     Raises InvalidChunkError, as ``check_chunk`` does.
     """
     if not isinstance(raw, dict):
         raise InvalidChunkError(f"chunk must be a JSON object, got {type_name(raw)}")
-    model = _model_for(raw, ai_sdk)
+    model = _model_for(raw, dialect)
     kind: str = raw["type"]
     try:
         forbidden = forbidden_key_path(raw)
@@ -198,8 +170,8 @@ _BARE_DELTA_KEYS: Final = {
 }
 
 
-def check_chunk(raw: object, ai_sdk: int = 6) -> str:
-    """Validate one wire chunk (a parsed JSON value) of AI SDK ``ai_sdk`` (6 or 7).
+def check_chunk(raw: object, dialect: Dialect = V6) -> str:
+    """Validate one wire chunk (a parsed JSON value) of an AI SDK ``dialect``.
 
     Returns its type or raises InvalidChunkError.
     """
@@ -212,4 +184,4 @@ def check_chunk(raw: object, ai_sdk: int = 6) -> str:
             keys = _BARE_DELTA_KEYS.get(kind)
             if keys is not None and type(raw.get(keys[0])) is str and type(raw.get(keys[1])) is str:
                 return kind
-    return parse_chunk(raw, ai_sdk).type
+    return parse_chunk(raw, dialect).type

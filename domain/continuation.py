@@ -7,13 +7,14 @@ from typing import Any
 
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
-from chatledger.domain.v7_rules import last_user_index
 
 __all__ = [
     "ConversationStatus",
     "WaitingCall",
+    "awaiting_approval",
     "batch_is_answered",
     "last_step_tool_parts",
+    "last_user_index",
     "latest_assistant",
     "status_of",
 ]
@@ -26,6 +27,14 @@ def latest_assistant(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
             found: dict[str, Any] = message
             return found
     return None
+
+
+def last_user_index(state: ConversationState) -> int:
+    """Index of the latest user message (-1 when there is none)."""
+    for index in range(len(state.messages) - 1, -1, -1):
+        if state.messages[index]["role"] == "user":
+            return index
+    return -1
 
 
 def awaiting_approval(
@@ -41,8 +50,9 @@ def awaiting_approval(
     message = latest_assistant(state.messages)
     if message is None:
         return None, []
-    if state.ai_sdk == 7 and state.messages.index(message) < last_user_index(state):
-        return message, []  # v7: the user moved on; the requests are superseded
+    superseded = state.messages.index(message) < last_user_index(state)
+    if state.dialect.supersedes_approvals and superseded:
+        return message, []  # the user moved on: the requests are superseded
     return message, [
         p for p in message["parts"] if is_tool_part(p) and p.get("state") == "approval-requested"
     ]

@@ -6,27 +6,21 @@ tests and the conformance suite can drive it directly.
 
 from __future__ import annotations
 
-import copy
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from chatledger.domain._fold_v7 import part_for_approval
+from chatledger.domain.dialects import IMPLICIT_MAJOR, Dialect, dialect_for
 from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
 from chatledger.domain.limits import Limits, chunk_cost, json_size
 from chatledger.domain.replay import approval_response_is_replay, is_replay
-from chatledger.domain.tool_parts import is_tool_part
+from chatledger.domain.tool_parts import is_tool_part, part_for_approval
 
-__all__ = [
-    "ConversationState",
-    "OpenStream",
-    "Verdict",
-    "fold_into_conversation",
-]
+__all__ = ["ConversationState", "OpenStream", "Verdict"]
 
 
 class Verdict(StrEnum):
@@ -62,6 +56,11 @@ class OpenStream:
     """Time of the stream's last event (its open, a batch, a renewal): its lease runs from here."""
     lease_seconds: float | None = None
     """The lease its writer asked for when it opened (None: opened before leases were recorded)."""
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the model's stream said it ended without completing (``finishReason: "interrupted"``)."""
+        return self.fold.finish_reason == "interrupted"
 
     def to_json(self) -> dict[str, Any]:
         """The stream as JSON, for snapshots."""
@@ -149,16 +148,21 @@ class ConversationState:
     """The title someone set (``TitleSet``), or None."""
     metadata: dict[str, Any] | None = None
     """The metadata someone set (``MetadataSet``), or None."""
-    ai_sdk: int = 6
-    """The AI SDK major the conversation speaks (6 or 7): its chunks, fold and converter."""
+    ai_sdk: int = IMPLICIT_MAJOR
+    """The AI SDK major the conversation speaks, as recorded (set it only when constructing)."""
     halted_message: str | None = None
-    """v7: the message whose last stream finished ``interrupted`` (nothing continues it)."""
+    """The message whose last stream finished ``interrupted`` (nothing continues it), if the dialect halts."""
     steering: list[dict[str, Any]] = field(default_factory=list)
-    """v7: user messages sent while the open stream runs, not yet taken by it (in order)."""
+    """User messages sent while the open stream runs, not yet taken by it (in order), if the dialect steers."""
     redactions: list[dict[str, Any]] = field(default_factory=list)
     """What views hide (``Redacted`` events): toolCallId or messageId, fields, version."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
+    dialect: Dialect = field(init=False, repr=False, compare=False)
+    """The AI SDK dialect of ``ai_sdk``: its chunks, parts, fold, converter and turn rules."""
+
+    def __post_init__(self) -> None:
+        self.dialect = dialect_for(self.ai_sdk)
 
     @property
     def tool_index(self) -> dict[str, tuple[int, int]]:
@@ -234,9 +238,9 @@ class ConversationState:
             index = len(self.messages) - 1
         fold = StreamFold(
             self.messages[index],
+            dialect=self.dialect,
             continuation=continuation,
             resolve_tool_part=self._earlier_part,
-            ai_sdk=self.ai_sdk,
         )
         size = json_size(self.messages[index])
         self.stream = OpenStream(stream_id, index, continuation, trigger, actor, fold, 0, size)
@@ -318,8 +322,9 @@ class ConversationState:
         self._tool_index = None
         for part in retracted:
             approval = part.get("approval") if is_tool_part(part) else None
-            known = isinstance(approval, dict) and isinstance(approval.get("id"), str)
-            if known and self.tool_part(part["toolCallId"]) is None:
+            if not isinstance(approval, dict) or not isinstance(approval.get("id"), str):
+                continue
+            if self.tool_part(part["toolCallId"]) is None:
                 self.approval_calls.pop(approval["id"], None)
 
     def _check_new_message_id(self, message_id: Any, index: int, position: int) -> None:
@@ -342,6 +347,18 @@ class ConversationState:
         self.stream.next_seq += 1
         return position
 
+    def halts(self) -> bool:
+        """Whether closing the open stream halts its message (an ``interrupted`` finish, if the dialect halts)."""
+        stream = self.stream
+        return self.dialect.halts_on_interrupted and stream is not None and stream.interrupted
+
+    def in_halted_message(self, tool_call_id: str) -> bool:
+        """Whether the call belongs to the halted message: a late answer to it changes nothing."""
+        if self.halted_message is None:
+            return False
+        where = self.tool_index.get(tool_call_id)
+        return where is not None and self.messages[where[0]]["id"] == self.halted_message
+
     def close_stream(self, outcome: str, reason: str | None) -> None:
         """Close the open stream with its outcome."""
         assert self.stream is not None
@@ -351,7 +368,7 @@ class ConversationState:
             "reason": reason,
         }
         message_id = self.messages[self.stream.message_index]["id"]
-        if self.ai_sdk == 7 and self.stream.fold.finish_reason == "interrupted":
+        if self.halts():
             self.halted_message = message_id
         elif outcome == "finished" and message_id == self.halted_message:
             self.halted_message = None  # a later answer for the message finished normally
@@ -380,7 +397,7 @@ class ConversationState:
             # Only when set, so the snapshots of untitled conversations stay as they were.
             **({"title": self.title} if self.title is not None else {}),
             **({"metadata": self.metadata} if self.metadata is not None else {}),
-            **({"aiSdk": self.ai_sdk} if self.ai_sdk != 6 else {}),
+            **({"aiSdk": self.ai_sdk} if self.ai_sdk != IMPLICIT_MAJOR else {}),
             **({"haltedMessage": self.halted_message} if self.halted_message else {}),
             **({"steering": self.steering} if self.steering else {}),
             **({"redactions": self.redactions} if self.redactions else {}),
@@ -389,7 +406,12 @@ class ConversationState:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ConversationState:
         """Rebuild a state from ``to_json()`` output (which it then owns)."""
-        state = cls(data["tenant"], data["chatId"], list(data["messages"]))
+        state = cls(
+            data["tenant"],
+            data["chatId"],
+            list(data["messages"]),
+            ai_sdk=int(data.get("aiSdk", IMPLICIT_MAJOR)),
+        )
         state.last_outcome = data.get("lastOutcome")
         state.continuation = data.get("continuation")
         state.wants_continuation = data.get("wantsContinuation")
@@ -398,7 +420,6 @@ class ConversationState:
         state.approval_calls = dict(data.get("approvalCalls") or {})
         state.title = data.get("title")
         state.metadata = data.get("metadata")
-        state.ai_sdk = int(data.get("aiSdk", 6))
         state.halted_message = data.get("haltedMessage")
         state.steering = list(data.get("steering") or [])
         state.redactions = list(data.get("redactions") or [])
@@ -406,7 +427,10 @@ class ConversationState:
         if stream is not None:
             message = state.messages[stream["messageIndex"]]
             fold = StreamFold.restore(
-                message, stream["fold"], resolve_tool_part=state._earlier_part, ai_sdk=state.ai_sdk
+                message,
+                stream["fold"],
+                dialect=state.dialect,
+                resolve_tool_part=state._earlier_part,
             )
             state.stream = OpenStream(
                 stream["streamId"],
@@ -434,33 +458,3 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 _STEPLESS = frozenset({"start", "finish", "finish-step", "message-metadata", "error", "abort"})
 """Chunks that add nothing a ``reset-step`` takes back."""
-
-
-def fold_into_conversation(
-    messages: list[dict[str, Any]],
-    chunks: Iterable[Mapping[str, Any]],
-    *,
-    continuation: bool = False,
-    message_id: str = "",
-    ai_sdk: int = 6,
-) -> list[dict[str, Any]]:
-    """Fold one stream into a copy of ``messages`` and return the new list.
-
-    Every chunk is schema-checked first (as a chunk of AI SDK ``ai_sdk``); the
-    first refused chunk raises InvalidChunkError naming its position.
-    """
-    from chatledger.domain.chunks import check_chunk
-
-    state = ConversationState("", "", ai_sdk=ai_sdk)
-    for message in copy.deepcopy(messages):
-        state.append_message(message)
-    state.open_stream(
-        "s", message_id, continuation=continuation, trigger="submit-message", actor=""
-    )
-    for chunk in chunks:
-        try:
-            check_chunk(chunk, ai_sdk)
-        except InvalidChunkError as error:
-            raise error.at(state.skip_position()) from None
-        state.receive_chunk(chunk)
-    return state.messages

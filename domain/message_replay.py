@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatledger.domain.errors import ChatLedgerError
-from chatledger.domain.fold import fold_stream
 from chatledger.domain.tool_parts import is_tool_part
+from chatledger.domain.whole_stream import fold_stream
 
 __all__ = ["replay_chunks"]
 

@@ -252,12 +252,12 @@ _Scan = tuple[str, tuple[int, ...], int, int, int]
 _START: Final[_Scan] = ("", (_ROOT,), -1, 0, 0)
 _RECENT_SCANS: Final = 16
 _recent: list[_Scan] = []
-_recent_v7: list[_Scan] = []
+_recent_strict: list[_Scan] = []
 
 
-def _scan(s: str, v7: bool = False) -> _Scan:
-    global _recent, _recent_v7
-    recent = _recent_v7 if v7 else _recent
+def _scan(s: str, strict: bool = False) -> _Scan:
+    global _recent, _recent_strict
+    recent = _recent_strict if strict else _recent
     resume = _START
     for scan in recent:
         if len(scan[0]) <= len(s) and s.startswith(scan[0]):
@@ -345,8 +345,8 @@ def _scan(s: str, v7: bool = False) -> _Scan:
             if char == ":":
                 stack[-1] = _OBJECT_BEFORE_VALUE
         elif state == _ARRAY_START:
-            if not v7 or char == "]" or (char != "-" and char in _VALUE_START):
-                last_valid = i  # v7 counts only a character that opens a value
+            if not strict or char == "]" or (char != "-" and char in _VALUE_START):
+                last_valid = i  # strict (v7) counts only a character that opens a value
             if char == "]":
                 stack.pop()
             else:
@@ -390,18 +390,18 @@ def _scan(s: str, v7: bool = False) -> _Scan:
         i += 1
     result: _Scan = (s, tuple(stack), last_valid, literal_start, hex_digits)
     kept = [result, *(scan for scan in recent[: _RECENT_SCANS - 1] if scan is not resume)]
-    if v7:
-        _recent_v7 = kept
+    if strict:
+        _recent_strict = kept
     else:
         _recent = kept
     return result
 
 
-def fix_json(text: str, ai_sdk: int = 6) -> str:
+def fix_json(text: str, *, strict: bool = False) -> str:
     """The SDK's ``fixJson``: keep the longest completable prefix of ``text`` and close it.
 
     Works on UTF-16 code units like JavaScript (characters beyond U+FFFF count as two).
-    ``ai_sdk`` 7 no longer keeps a half-read first value of an array (``[-`` -> ``[]``).
+    ``strict``: AI SDK 7's, which no longer keeps a half-read first value of an array (``[-`` -> ``[]``).
     """
     pair = False
     s = text
@@ -413,7 +413,7 @@ def fix_json(text: str, ai_sdk: int = 6) -> str:
         if astral:
             s = _ASTRAL.sub(_split_astral, text)
             pair = True
-    _, stack, last_valid, literal_start, _ = _scan(s, ai_sdk == 7)
+    _, stack, last_valid, literal_start, _ = _scan(s, strict)
     closing = []
     for state in reversed(stack):
         if state == _STRING:
@@ -437,8 +437,8 @@ def fix_json(text: str, ai_sdk: int = 6) -> str:
 _VALUE_ENDS: Final = frozenset('}]"el0123456789')
 
 
-def parse_partial_json(text: str, ai_sdk: int = 6) -> Any:
-    """``parsePartialJson(text).value``: text parsed, else its ``fix_json`` repair, else MISSING."""
+def parse_partial_json(text: str, *, strict: bool = False) -> Any:
+    """``parsePartialJson(text).value``: text parsed, else its ``fix_json(strict)`` repair, else MISSING."""
     end = text.rstrip(" \t\n\r")[-1:]
     if end in _VALUE_ENDS:  # anything else cannot be complete JSON: go straight to the repair
         try:
@@ -446,6 +446,6 @@ def parse_partial_json(text: str, ai_sdk: int = 6) -> Any:
         except ValueError:
             pass
     try:
-        return parse_json_like_js(fix_json(text, ai_sdk))
+        return parse_json_like_js(fix_json(text, strict=strict))
     except ValueError:
         return MISSING

@@ -7,7 +7,6 @@ from typing import Annotated, Any, Final, Literal, get_args
 from pydantic import Discriminator, Tag, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from chatledger.domain._parts_v7 import V7_PARTS
 from chatledger.domain._tool_part_models import (
     DYNAMIC_TOOL_PARTS,
     STATIC_TOOL_PARTS,
@@ -41,6 +40,7 @@ from chatledger.domain._wire import (
     show_value,
     type_name,
 )
+from chatledger.domain.dialects import V6, Dialect
 from chatledger.domain.errors import InvalidMessageError
 from chatledger.domain.tool_parts import is_tool_part, tool_name
 
@@ -279,7 +279,7 @@ def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _part_problem(index: int, part: object, ai_sdk: int = 6) -> str | None:
+def _part_problem(index: int, part: object, dialect: Dialect) -> str | None:
     where = f"parts[{index}]"
     if not isinstance(part, dict):
         return f"{where}: part must be a JSON object, got {type_name(part)}"
@@ -289,9 +289,11 @@ def _part_problem(index: int, part: object, ai_sdk: int = 6) -> str | None:
     if not isinstance(kind, str):
         return f"{where}: field 'type' must be a string, got {type_name(kind)}"
     label = f"{where} ({_short(kind)})"
-    model = _SIMPLE.get(kind) or (DataPart if kind.startswith("data-") else None)
-    if model is None and ai_sdk == 7:
-        model = V7_PARTS.get(kind)
+    model = (
+        _SIMPLE.get(kind)
+        or (DataPart if kind.startswith("data-") else None)
+        or dialect.part_models.get(kind)
+    )
     if model is None:
         table = DYNAMIC_TOOL_PARTS if kind == "dynamic-tool" else None
         table = STATIC_TOOL_PARTS if kind.startswith("tool-") else table
@@ -311,11 +313,12 @@ def _part_problem(index: int, part: object, ai_sdk: int = 6) -> str | None:
     return None
 
 
-def check_message(raw: object, ai_sdk: int = 6) -> dict[str, Any]:
+def check_message(raw: object, dialect: Dialect = V6) -> dict[str, Any]:
     """Validate one UIMessage (parsed JSON); return it unchanged, or raise InvalidMessageError.
 
-    The rules are those of the SDK's ``validateUIMessages`` (of AI SDK ``ai_sdk``:
-    7 adds ``custom``, ``reasoning-file`` and ``steering-message`` parts), but where
+    The rules are those of the SDK's ``validateUIMessages`` (of the AI SDK
+    ``dialect``: v7 adds ``custom``, ``reasoning-file`` and ``steering-message``
+    parts), but where
     the SDK strips unknown keys, the message is returned as given (unknown keys kept).
     """
     if not isinstance(raw, dict):
@@ -324,7 +327,7 @@ def check_message(raw: object, ai_sdk: int = 6) -> dict[str, Any]:
     try:
         _MessageHead.model_validate(raw, strict=True, by_alias=True, by_name=False)
         for index, part in enumerate(raw["parts"]):
-            problem = _part_problem(index, part, ai_sdk)
+            problem = _part_problem(index, part, dialect)
             if problem is not None:
                 raise InvalidMessageError(problem, message_id=message_id)
     except ValidationError as error:

@@ -11,6 +11,7 @@ __all__ = [
     "is_terminal",
     "is_tool_part",
     "new_tool_part",
+    "part_for_approval",
     "static_tool_name",
     "tool_name",
     "write_tool_part",
@@ -99,6 +100,15 @@ def find_in_current_step(
             return index
         if dynamic is False and kind.startswith("tool-"):
             return index
+    return None
+
+
+def part_for_approval(parts: list[dict[str, Any]], approval_id: str) -> dict[str, Any] | None:
+    """The tool part of ``parts`` whose approval has ``approval_id`` (the SDK's first match)."""
+    for part in parts:
+        approval = part.get("approval")
+        if is_tool_part(part) and isinstance(approval, dict) and approval.get("id") == approval_id:
+            return part
     return None
 
 

@@ -92,6 +92,7 @@ except ImportError as error:  # the framework is an optional dependency
     ) from error
 
 from chatledger.adapters.responders.scripted import ResponderRequest
+from chatledger.domain.dialects import dialect_for
 from chatledger.domain.tool_parts import is_tool_part
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class PydanticAIResponder:
         return VercelAIAdapter(
             agent=self.agent,
             run_input=run_input,
-            sdk_version=7 if request.ai_sdk == 7 else SDK_VERSION,
+            sdk_version=dialect_for(request.ai_sdk).stream_encoding,
             server_message_id=request.message_id,
             **self.adapter_options,
         )
@@ -248,7 +249,7 @@ def encode_chunk(event: BaseChunk, ai_sdk: int = SDK_VERSION) -> Chunk | None:
     """
     if isinstance(event, DoneChunk):
         return None
-    encoded: Chunk = json.loads(event.encode(7 if ai_sdk == 7 else SDK_VERSION))
+    encoded: Chunk = json.loads(event.encode(dialect_for(ai_sdk).stream_encoding))
     return encoded
 
 

@@ -36,9 +36,9 @@ from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import Conversation, conversation_id
-from chatledger.domain.chunks import SDK_VERSIONS
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
+from chatledger.domain.dialects import SDK_VERSIONS
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,

@@ -39,7 +39,8 @@ def to_model_messages(
     result in the last assistant message raises ``UnansweredToolCallError``
     (``"refuse"``, the default: the turn is paused) or is left out (``"omit"``).
     ``ai_sdk`` is the AI SDK major of the conversation (6 or 7): ``ai-sdk``
-    follows that version's converter. Raises ``InvalidInputError`` for an unknown format.
+    follows that version's converter. Raises ``InvalidInputError`` for an unknown format
+    (``InvalidAiSdkVersionError``, one of its kind, for an unknown major with ``ai-sdk``).
     """
     if format == "ai-sdk":
         from chatledger.domain.convert import ai_sdk as ai_sdk_format

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from chatledger.domain.convert._js import js_string, json_stringify, spread
 from chatledger.domain.convert._url import href
+from chatledger.domain.dialects import IMPLICIT_MAJOR, Dialect, dialect_for
 from chatledger.domain.errors import MessageConversionError
 from chatledger.domain.tool_parts import MISSING, is_tool_part, static_tool_name
 
@@ -31,42 +32,41 @@ Json = dict[str, Any]
 _DENIED: Final = "Tool call execution denied."
 _UNAVAILABLE_TOOL: Final = "Tool output omitted because the tool is no longer available."
 _BLOCK_KINDS: Final = ("text", "reasoning", "file")
-_V7_BLOCK_KINDS: Final = ("custom", "reasoning-file")
 
 
 def convert(
     messages: list[dict[str, Any]],
     *,
     ignore_incomplete_tool_calls: bool = False,
-    ai_sdk: int = 6,
+    ai_sdk: int = IMPLICIT_MAJOR,
 ) -> list[dict[str, Any]]:
     """The SDK's ``convertToModelMessages(messages, {ignoreIncompleteToolCalls})`` as JSON.
 
-    ``ai_sdk`` is the SDK major to follow (6 or 7). Pure: ``messages`` is not
-    changed and shares nothing with the result. Raises ``MessageConversionError``
-    where the SDK throws.
+    ``ai_sdk`` is the SDK major to follow (6 or 7; any other raises
+    ``InvalidAiSdkVersionError``). Pure: ``messages`` is not changed and shares
+    nothing with the result. Raises ``MessageConversionError`` where the SDK throws.
     """
-    v7 = ai_sdk == 7
-    if v7:
+    dialect = dialect_for(ai_sdk)
+    if dialect.supersedes_approvals:
         messages = _without_superseded(messages, ignore_incomplete_tool_calls)
     elif ignore_incomplete_tool_calls:
         messages = [_without_incomplete_tool_calls(message) for message in messages]
     converted: list[Json] = []
     for message in messages:
-        converted += _convert_message(message, v7)
+        converted += _convert_message(message, dialect)
     return converted
 
 
-def _convert_message(message: Any, v7: bool = False) -> list[Json]:
+def _convert_message(message: Any, dialect: Dialect) -> list[Json]:
     if not isinstance(message, dict):
         raise _error(message, f"a message is not an object: {_show(message)}")
     role = message.get("role", MISSING)
     if role == "system":
         return [_system_message(message)]
     if role == "user":
-        return [_user_message(message, v7)]
+        return [_user_message(message, dialect)]
     if role == "assistant":
-        return _assistant_messages(message, v7)
+        return _assistant_messages(message, dialect)
     raise _error(message, f"unsupported role {_show(role)}")
 
 
@@ -81,7 +81,7 @@ def _without_incomplete_tool_calls(message: Any) -> Any:
 
 
 def _without_superseded(messages: list[Any], ignore_incomplete: bool) -> list[Any]:
-    """v7: approval requests before the last user message are dropped (and incomplete calls)."""
+    """Approval requests before the last user message are dropped (and incomplete calls)."""
     last_user = -1
     for index, message in enumerate(messages):
         if isinstance(message, dict) and message.get("role") == "user":
@@ -131,7 +131,7 @@ def _is_system_text(part: Any, message: Json) -> bool:
     return isinstance(part, dict) and part.get("type") == "text"
 
 
-def _user_message(message: Json, v7: bool = False) -> Json:
+def _user_message(message: Json, dialect: Dialect) -> Json:
     """Text and file parts in order; everything else (data, reasoning, tools, ...) dropped."""
     content: list[Json] = []
     for part in _parts(message):
@@ -139,7 +139,7 @@ def _user_message(message: Json, v7: bool = False) -> Json:
         if kind == "text":
             content.append(_text(part))
         elif kind == "file":
-            content.append(_file(part, v7, message))
+            content.append(_file(part, dialect.model_messages.file_data_as_url, message))
     # Emitted even when no part is left.
     return {"role": "user", "content": content}
 
@@ -147,7 +147,7 @@ def _user_message(message: Json, v7: bool = False) -> Json:
 # -- assistant messages: one block per step ------------------------------------------------------
 
 
-def _assistant_messages(message: Json, v7: bool = False) -> list[Json]:
+def _assistant_messages(message: Json, dialect: Dialect) -> list[Json]:
     """An assistant message, then a tool message, for each non-empty step."""
     parts = message.get("parts")
     if parts is None:
@@ -161,17 +161,17 @@ def _assistant_messages(message: Json, v7: bool = False) -> list[Json]:
     for part in parts:
         kind = _kind(part, message)
         in_block = kind in _BLOCK_KINDS or is_tool_part(part) or kind.startswith("data-")
-        if in_block or (v7 and kind in _V7_BLOCK_KINDS):
+        if in_block or kind in dialect.model_messages.content_part_types:
             block.append(part)
         elif kind == "step-start":
-            converted += _block_messages(block, v7, message)
+            converted += _block_messages(block, dialect, message)
             block = []
-        elif v7 and kind == "steering-message":
+        elif dialect.steers and kind == "steering-message":
             # Steering came in between two steps: it ends the block and speaks as the user.
-            converted += _block_messages(block, v7, message)
+            converted += _block_messages(block, dialect, message)
             block = []
             converted.append(_steering_message(part, message))
-    return converted + _block_messages(block, v7, message)
+    return converted + _block_messages(block, dialect, message)
 
 
 def _steering_message(part: Json, message: Json) -> Json:
@@ -182,25 +182,27 @@ def _steering_message(part: Json, message: Json) -> Json:
     return {"role": "user", "content": content}
 
 
-def _block_messages(block: list[Json], v7: bool = False, message: Any = None) -> list[Json]:
+def _block_messages(block: list[Json], dialect: Dialect, message: Any) -> list[Json]:
     if not block:
         return []
     messages: list[Json] = []
-    content = [item for part in block for item in _assistant_content(part, v7, message)]
+    content = [item for part in block for item in _assistant_content(part, dialect, message)]
     if content:
         messages.append({"role": "assistant", "content": content})
-    answers = [item for part in block if _in_tool_message(part) for item in _tool_content(part, v7)]
+    answers = [
+        item for part in block if _in_tool_message(part) for item in _tool_content(part, dialect)
+    ]
     if answers:
         messages.append({"role": "tool", "content": answers})
     return messages
 
 
-def _assistant_content(part: Json, v7: bool = False, message: Any = None) -> list[Json]:
+def _assistant_content(part: Json, dialect: Dialect, message: Any) -> list[Json]:
     kind = part["type"]
     if kind == "text":
         return [_text(part)]
     if kind == "file":
-        return [_file(part, v7, message)]
+        return [_file(part, dialect.model_messages.file_data_as_url, message)]
     if kind == "custom":
         return [
             {"type": "custom", "kind": _get(part, "kind")}
@@ -218,7 +220,7 @@ def _assistant_content(part: Json, v7: bool = False, message: Any = None) -> lis
         reasoning = {"type": "reasoning", "text": _get(part, "text")}
         return [_defined(reasoning | {"providerOptions": _get(part, "providerMetadata")})]
     if is_tool_part(part):
-        return _tool_call_content(part, v7)
+        return _tool_call_content(part, dialect)
     return []  # a data part: dropped, as the SDK does without convertDataPart
 
 
@@ -227,9 +229,10 @@ def _text(part: Json) -> Json:
     return text | _provider_options(part.get("providerMetadata"))
 
 
-def _file(part: Json, v7: bool = False, message: Any = None) -> Json:
+def _file(part: Json, as_url: bool, message: Any) -> Json:
+    """A file part as content; ``as_url``: its data as a URL object or a provider reference."""
     fields = {"mediaType": _get(part, "mediaType"), "filename": _get(part, "filename")}
-    if not v7:
+    if not as_url:
         data: Any = _get(part, "url")
     elif part.get("providerReference") is not None:
         data = {"type": "reference", "reference": copy.deepcopy(part["providerReference"])}
@@ -250,7 +253,7 @@ def _url(url: Any, message: Any) -> str:
 # -- tool parts in the assistant message ---------------------------------------------------------
 
 
-def _tool_call_content(part: Json, v7: bool = False) -> list[Json]:
+def _tool_call_content(part: Json, dialect: Dialect) -> list[Json]:
     """The call, its approval request, and a provider-executed tool's result."""
     state = part.get("state")
     if state == "input-streaming":
@@ -258,7 +261,8 @@ def _tool_call_content(part: Json, v7: bool = False) -> list[Json]:
     content = [_tool_call(part)]
     # Any part with an approval object gets a request, whatever its state.
     if part.get("approval") is not None:
-        content.append(_approval_request(part, part["approval"], v7))
+        details = dialect.model_messages.approval_request_details
+        content.append(_approval_request(part, part["approval"], details))
     if part.get("providerExecuted") is True and state in ("output-available", "output-error"):
         content.append(_provider_executed_result(part))
     return content
@@ -286,7 +290,7 @@ def _tool_call_input(part: Json) -> Any:
     return _get(part, "rawInput")
 
 
-def _approval_request(part: Json, approval: Any, v7: bool = False) -> Json:
+def _approval_request(part: Json, approval: Any, details: bool) -> Json:
     request = _defined(
         {
             "type": "tool-approval-request",
@@ -294,7 +298,7 @@ def _approval_request(part: Json, approval: Any, v7: bool = False) -> Json:
             "toolCallId": _get(part, "toolCallId"),
         }
     )
-    if v7:
+    if details:
         request |= _defined({"isAutomatic": _get(approval, "isAutomatic")})
         reason = _get(approval, "requestReason")
         if not _nullish(reason):
@@ -330,12 +334,13 @@ def _in_tool_message(part: Json) -> bool:
     return part.get("providerExecuted") is not True or _approved(part) is not None
 
 
-def _tool_content(part: Json, v7: bool = False) -> list[Json]:
+def _tool_content(part: Json, dialect: Dialect) -> list[Json]:
     """The approval answer (if any), then the result of a finished, client-executed call."""
     content: list[Json] = []
     if _approved(part) is not None:
         content.append(_approval_response(part, part["approval"]))
-    if v7 and part.get("state") == "approval-responded" and _approved(part) is False:
+    denial = dialect.model_messages.denial_result
+    if denial and part.get("state") == "approval-responded" and _approved(part) is False:
         # v7 tells the model the call was denied (v6 sent only the approval response).
         denied = _defined({"type": "execution-denied", "reason": _get(part["approval"], "reason")})
         content.append(_tool_result(part, denied, part.get("callProviderMetadata")))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from chatledger.domain.convert.ai_sdk import convert
 from chatledger.domain.errors import MessageConversionError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance import corpus
 from tests.conformance.checks import assert_json_equal
 from tests.conformance.messages import conversations

@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatledger.domain.conversation import fold_into_conversation
 from chatledger.domain.errors import InvalidChunkError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_into_conversation, fold_stream
 from tests.conformance import corpus
 from tests.conformance.checks import (
     SDK_STREAM_ERROR,

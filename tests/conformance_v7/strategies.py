@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance.messages import assistant_messages
 from tests.conformance.strategies import _generate
 from tests.conformance.stream_model import StreamModel

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import MessageConversionError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance import corpus
 from tests.conformance.checks import assert_json_equal
 from tests.conformance_v7.cases import CASES as V7_CASES

@@ -13,7 +13,7 @@ import pytest
 
 from chatledger.domain.chunks import CHUNK_TYPES_V7
 from chatledger.domain.errors import InvalidChunkError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance import corpus
 from tests.conformance.checks import assert_json_equal, sdk_failure_position, sdk_message
 from tests.conformance_v7.cases import CASES, REFUSED

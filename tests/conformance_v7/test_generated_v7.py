@@ -13,7 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance.checks import assert_json_equal, sdk_messages
 from tests.conformance.replays import known_calls as known_v6
 from tests.conformance.replays import replay_chunks

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatledger.domain.fold import fold_stream
 from chatledger.domain.message_replay import replay_chunks
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance.checks import assert_json_equal, sdk_messages
 from tests.conformance_v7.strategies import continuations_v7, streams_v7
 from tests.support.oracle import Oracle

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatledger.domain.dialects import V7
 from chatledger.domain.partial_json import MISSING, parse_partial_json
 from tests.conformance.test_partial_json_conformance import (
     _JSONISH,
@@ -48,7 +49,7 @@ def _assert_v7_fold_agrees(oracle_v7: Oracle, texts: list[str]) -> None:
     for text, answer in zip(texts, answers, strict=True):
         assert answer["ok"], answer
         sdk_value: Any = answer["message"]["parts"][0].get("input", MISSING)
-        ours = _canonical(parse_partial_json(text, 7))
+        ours = _canonical(parse_partial_json(text, strict=V7.partial_json_strict))
         if ours != _canonical(sdk_value):
             wrong.append((text, ours, _canonical(sdk_value)))
     assert not wrong, "(text, ours, SDK): " + "\n".join(map(repr, wrong[:10]))

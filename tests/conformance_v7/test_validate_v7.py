@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from chatledger.domain.dialects import V7
 from chatledger.domain.errors import InvalidMessageError
 from chatledger.domain.parts import check_message
 from tests.support.oracle import Oracle
@@ -36,7 +37,7 @@ def test_v7_parts_are_checked_as_ai_7_checks_them(part: dict[str, Any], oracle_v
     message = {"id": "a", "role": "assistant", "parts": [part]}
     answer = oracle_v7.run({"op": "validate", "messages": [message]})
     try:
-        check_message(message, 7)
+        check_message(message, V7)
         accepted = True
     except InvalidMessageError:
         accepted = False

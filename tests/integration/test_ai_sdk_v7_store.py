@@ -6,7 +6,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.domain.errors import InvalidAiSdkVersionError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.integration.conftest import Backend
 from tests.support.ledger import replay_from_scratch, stored_chunk_count
 

@@ -17,7 +17,7 @@ from chatledger.adapters.responders.scripted import (
     demo_responder,
 )
 from chatledger.adapters.store.continuations import ContinuationRunner
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from chatledger.projections.read_models import ContinuationRequest
 from tests.integration.http_support import client_of, continuation_of, send_body, sse_events
 

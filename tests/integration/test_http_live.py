@@ -17,7 +17,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.cli.tokens import TokenError, serve_tokens
 from chatledger.adapters.responders import demo
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.integration.conftest import Backend
 from tests.integration.http_support import (
     answer_approval,

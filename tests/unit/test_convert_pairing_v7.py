@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from chatledger.domain.convert import to_model_messages
 from chatledger.domain.errors import UnansweredToolCallError
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_stream
 from tests.conformance_v7.strategies import streams_v7
 from tests.unit.test_convert_pairing_properties import FORMATS, check, expected
 

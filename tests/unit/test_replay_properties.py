@@ -9,8 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from chatledger.domain.conversation import fold_into_conversation
-from chatledger.domain.fold import fold_stream
+from chatledger.domain.whole_stream import fold_into_conversation, fold_stream
 from tests.conformance.replays import known_calls, timeline, with_replays
 from tests.conformance.strategies import (
     ConversationStream,

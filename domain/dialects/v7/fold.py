@@ -1,26 +1,27 @@
-"""How AI SDK v7 folds the chunks it adds or changes (``processUIMessageStream`` of ``ai@7``).
+"""How AI SDK 7 folds the chunks it adds or changes (``processUIMessageStream`` of ``ai@7``).
 
-``fold.StreamFold`` uses these handlers for a v7 conversation on top of the
-v6 ones; everything not here folds as in v6.
+The v7 dialect overlays AI SDK 6's handler table with these; everything not
+here folds as in v6.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
 
+from chatledger.domain.dialects.v6 import fold as v6
+from chatledger.domain.dialects.v6 import fold_tools as v6_tools
 from chatledger.domain.errors import InvalidChunkError
-from chatledger.domain.tool_parts import current_step_start, is_tool_part
+from chatledger.domain.fold import FoldHandler, StreamFold
+from chatledger.domain.tool_parts import current_step_start, part_for_approval
 
-if TYPE_CHECKING:
-    from chatledger.domain.fold import StreamFold
-
-__all__ = ["V7_HANDLERS", "part_for_approval"]
+__all__ = ["HANDLERS"]
 
 
 def _text_end(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
     index = fold.active_text.get(chunk["id"])
-    fold._text_end(chunk)
+    v6.text_end(fold, chunk)
     if index is not None and chunk.get("citations") is not None:
         fold.parts[index]["citations"] = chunk["citations"]
 
@@ -59,21 +60,12 @@ def _reset_step(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
 
 
 def _tool_approval_request(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
-    fold._tool_approval_request(chunk)
+    v6_tools.tool_approval_request(fold, chunk)
     approval = fold.find_tool_invocation(chunk)["approval"]
     if chunk.get("reason") is not None:
         approval["requestReason"] = chunk["reason"]
     if chunk.get("isAutomatic") is True:
         approval["isAutomatic"] = True
-
-
-def part_for_approval(parts: list[dict[str, Any]], approval_id: str) -> dict[str, Any] | None:
-    """The tool part of ``parts`` whose approval has ``approval_id`` (the SDK's first match)."""
-    for part in parts:
-        approval = part.get("approval")
-        if is_tool_part(part) and isinstance(approval, dict) and approval.get("id") == approval_id:
-            return part
-    return None
 
 
 def _tool_approval_response(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
@@ -97,21 +89,25 @@ def _tool_approval_response(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
 
 def _tool_input_error(fold: StreamFold, chunk: Mapping[str, Any]) -> None:
     """v7 keeps the invalid input of a static call in ``input`` (v6: in ``rawInput``)."""
-    fold._tool_input_error(chunk)
+    v6_tools.tool_input_error(fold, chunk)
     part = fold.find_tool_invocation(chunk)
     if part["type"] != "dynamic-tool":
         part.pop("rawInput", None)
         part["input"] = chunk["input"]
 
 
-V7_HANDLERS: dict[str, Callable[[StreamFold, Mapping[str, Any]], None]] = {
-    "text-end": _text_end,
-    "custom": _custom,
-    "reasoning-file": _reasoning_file,
-    "steering-message": _steering_message,
-    "finish-step": _finish_step,
-    "reset-step": _reset_step,
-    "tool-approval-request": _tool_approval_request,
-    "tool-approval-response": _tool_approval_response,
-    "tool-input-error": _tool_input_error,
-}
+HANDLERS: Final[Mapping[str, FoldHandler]] = MappingProxyType(
+    {
+        **v6.HANDLERS,
+        "text-end": _text_end,
+        "custom": _custom,
+        "reasoning-file": _reasoning_file,
+        "steering-message": _steering_message,
+        "finish-step": _finish_step,
+        "reset-step": _reset_step,
+        "tool-approval-request": _tool_approval_request,
+        "tool-approval-response": _tool_approval_response,
+        "tool-input-error": _tool_input_error,
+    }
+)
+"""Chunk type -> its handler, for every fixed chunk type of AI SDK 7 (v6's, overlaid)."""

@@ -1,7 +1,4 @@
-"""The chunk models AI SDK v7 adds or changes (re-exported by ``chunks``).
-
-Every other chunk type is the same in v6 and v7 (``_chunk_models``).
-"""
+"""The chunk models AI SDK 7 adds or changes; every other chunk type is v6's (``_chunk_models``)."""
 
 from __future__ import annotations
 
@@ -37,6 +34,7 @@ __all__ = [
 FinishReasonV7 = Literal[
     "stop", "length", "content-filter", "tool-calls", "error", "interrupted", "other"
 ]
+_OptFinishReasonV7 = Annotated[FinishReasonV7 | None, refuse_null("a finish reason")]
 
 
 class _Strict(BaseModel):
@@ -185,7 +183,5 @@ class ResetStepChunk(WireModel):
 class FinishChunkV7(FinishChunk):
     """Ends the assistant message; v7 adds the ``interrupted`` finish reason."""
 
-    finish_reason: Annotated[  # type: ignore[assignment]
-        FinishReasonV7 | None, refuse_null("a finish reason")
-    ] = None
+    finish_reason: _OptFinishReasonV7 = None  # type: ignore[assignment]
     """Why the model stopped (``interrupted``: the provider stream ended without completing)."""

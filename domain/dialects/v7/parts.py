@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
-from chatledger.domain._chunk_models_v7 import SteeringFilePart, SteeringTextPart
 from chatledger.domain._wire import OptProviderMetadata, WireModel
+from chatledger.domain.dialects.v7.chunk_models import SteeringFilePart, SteeringTextPart
 
-__all__ = ["V7_PARTS", "CustomPart", "ReasoningFilePart", "SteeringMessagePart"]
+__all__ = ["PART_MODELS", "CustomPart", "ReasoningFilePart", "SteeringMessagePart"]
 
 
 class CustomPart(WireModel):
@@ -47,9 +49,11 @@ class SteeringMessagePart(WireModel):
     """Its text and file parts."""
 
 
-V7_PARTS: dict[str, Any] = {
-    "custom": CustomPart,
-    "reasoning-file": ReasoningFilePart,
-    "steering-message": SteeringMessagePart,
-}
+PART_MODELS: Final[Mapping[str, type[WireModel]]] = MappingProxyType(
+    {
+        "custom": CustomPart,
+        "reasoning-file": ReasoningFilePart,
+        "steering-message": SteeringMessagePart,
+    }
+)
 """Part type -> model, for the part types only v7 has."""
