@@ -13,8 +13,9 @@ import copy
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from chatledger.domain.conversation import ConversationState, OpenStream, Verdict
+from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import InvalidChunkError, StoredDataError
+from chatledger.domain.open_stream import OpenStream
 
 __all__ = [
     "StoredBatch",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from chatledger.domain.errors import StoreConfigurationError
 
 if TYPE_CHECKING:
-    from chatledger.domain.conversation import OpenStream
+    from chatledger.domain.open_stream import OpenStream
 
 __all__ = [
     "DEFAULT_STREAM_LEASE_SECONDS",

@@ -18,8 +18,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chatledger.domain.aggregate import Conversation, ReceivedChunk
-from chatledger.domain.conversation import OpenStream
 from chatledger.domain.limits import Limits
+from chatledger.domain.open_stream import OpenStream
 
 PART_IDS = ["t1", "t2", "r1", "é", "x\x01", "\udc00"]
 CALL_IDS = ["call_1", "call_2"]
