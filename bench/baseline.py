@@ -31,7 +31,7 @@ from ingest import IngestResult
 from progress import log
 from workload import JSON, Conversation
 
-from chatledger.domain.aggregate import is_boundary  # the store's own commit points
+from chatledger.domain.stream_rules import is_boundary  # the store's own commit points
 
 Cadence = Literal["turn", "store"]
 CADENCES: tuple[Cadence, ...] = ("turn", "store")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from chatledger.domain.conversation import ConversationState
@@ -13,9 +14,11 @@ __all__ = [
     "WaitingCall",
     "awaiting_approval",
     "batch_is_answered",
+    "claimable",
     "last_step_tool_parts",
     "last_user_index",
     "latest_assistant",
+    "message_to_continue",
     "status_of",
 ]
 
@@ -50,8 +53,9 @@ def awaiting_approval(
     message = latest_assistant(state.messages)
     if message is None:
         return None, []
-    superseded = state.messages.index(message) < last_user_index(state)
-    if state.dialect.supersedes_approvals and superseded:
+    if state.dialect.supersedes_approvals and state.messages.index(message) < last_user_index(
+        state
+    ):
         return message, []  # the user moved on: the requests are superseded
     return message, [
         p for p in message["parts"] if is_tool_part(p) and p.get("state") == "approval-requested"
@@ -72,6 +76,33 @@ def batch_is_answered(state: ConversationState) -> bool:
     batch = last_step_tool_parts(state)
     return bool(batch) and all(
         part.get("state") == "approval-responded" or is_terminal(part) for part in batch
+    )
+
+
+def message_to_continue(state: ConversationState) -> str | None:
+    """The message a continuation would continue now, or None.
+
+    That is the latest assistant message once its whole tool batch is
+    answered, unless a continuation is pending or the message is halted.
+    """
+    if state.continuation is not None or not batch_is_answered(state):
+        return None
+    answer = latest_assistant(state.messages)
+    assert answer is not None  # a batch to answer lives in an assistant message
+    if answer["id"] == state.halted_message:
+        return None
+    message_id: str = answer["id"]
+    return message_id
+
+
+def claimable(state: ConversationState, request_id: str, *, worker: str, now: datetime) -> bool:
+    """Whether ``worker`` may claim the pending request: no other worker's lease on it runs past ``now``."""
+    pending = state.continuation
+    if pending is None or pending["requestId"] != request_id:
+        return False
+    lease = pending.get("leaseUntil")
+    return (
+        lease is None or datetime.fromisoformat(lease) <= now or pending.get("claimedBy") == worker
     )
 
 

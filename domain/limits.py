@@ -18,12 +18,15 @@ from chatledger.domain.errors import (
 )
 
 __all__ = [
+    "TITLE_LIMIT",
     "Limits",
     "NotStorableError",
     "check_choice",
     "check_name",
+    "check_names",
     "check_position",
     "check_text",
+    "check_title",
     "chunk_cost",
     "delta_text",
     "json_size",
@@ -71,6 +74,12 @@ def check_name(what: str, value: object, *, optional: bool = False) -> None:
         )
 
 
+def check_names(*, optional: bool = False, **names: object) -> None:
+    """``check_name`` for each keyword in order, the keyword naming the field (``chat_id``: chat id)."""
+    for key, value in names.items():
+        check_name(key.replace("_", " "), value, optional=optional)
+
+
 def check_text(what: str, value: object) -> None:
     """Refuse free text (a reason, an error text) that holds NUL or a lone surrogate (None passes)."""
     if value is None:
@@ -97,6 +106,29 @@ def check_position(what: str, value: object, *, optional: bool = False) -> None:
         raise InvalidInputError(
             f"{what} must be a whole number from 0 to {MAX_POSITION}, not {_shown(value)}"
         )
+
+
+TITLE_LIMIT = 200
+"""The longest title, in characters."""
+
+
+def check_title(title: object) -> str | None:
+    """A conversation's title with its whitespace runs made single spaces (None stays None).
+
+    Refuses a title that is not a string, is blank, or is over ``TITLE_LIMIT`` characters.
+    """
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise InvalidInputError(f"the title must be a string or None, not {type(title).__name__}")
+    title = " ".join(title.split())
+    if not title:
+        raise InvalidInputError("the title must not be blank (give None to clear it)")
+    if len(title) > TITLE_LIMIT:
+        raise InvalidInputError(
+            f"the title has {len(title)} characters; at most {TITLE_LIMIT} are allowed"
+        )
+    return title
 
 
 def check_choice(what: str, value: object, allowed: Iterable[str]) -> None:

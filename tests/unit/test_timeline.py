@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatledger.domain.aggregate import Conversation, is_boundary
+from chatledger.domain.aggregate import Conversation
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import ChatLedgerError
 from chatledger.domain.events import (
@@ -28,6 +28,7 @@ from chatledger.domain.events import (
     ToolOutputAdded,
 )
 from chatledger.domain.limits import Limits
+from chatledger.domain.stream_rules import is_boundary
 from chatledger.domain.timeline import KINDS, MARKS, SUMMARY_LIMIT, TimelineEntry, describe
 from tests.integration.garbage import garbage
 from tests.integration.strategies import FLUSH, Scenario, scenarios

@@ -10,8 +10,9 @@ from chatledger.adapters.store.streams.committer import StreamCommitter
 from chatledger.adapters.store.streams.flusher import Taken
 from chatledger.adapters.store.streams.pending_open import record_nothing
 from chatledger.adapters.store.streams.policy import AT_ONCE
-from chatledger.domain.aggregate import Conversation, ReceivedChunk, is_boundary
+from chatledger.domain.aggregate import Conversation, ReceivedChunk
 from chatledger.domain.errors import NoOpenStreamError
+from chatledger.domain.stream_rules import is_boundary
 
 __all__ = ["StreamWriter"]
 
