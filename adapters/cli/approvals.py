@@ -15,108 +15,92 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
+from chatledger.adapters.cli.common import PROG, open_existing
+from chatledger.adapters.cli.options import CALL, CHAT, Commands, OneOf, as_json, flag, option
 
-    from chatledger.adapters.store import ActionResult, ConversationStore
+if TYPE_CHECKING:
+    from chatledger.adapters.store import ActionResult
     from chatledger.domain.continuation import ConversationStatus
 
-__all__ = ["add_approval_commands", "render_status"]
+__all__ = ["add", "approve", "deny", "inbox", "render_status", "status", "tool_output"]
 
-_PROG = "chatledger"
-
-
-def add_approval_commands(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_existing: Callable[[argparse.Namespace], ConversationStore],
-) -> None:
-    """Register the five commands (``subparser`` adds the store options; ``open_existing`` opens)."""
-    status = subparser(
-        commands,
-        "status",
-        "say where a conversation's turn stands and what it waits on",
-        "Print the turn's status (idle, streaming, awaiting-approval, awaiting-tool-output, "
-        "ready-to-continue), how the last stream ended, and each tool call it waits on with the "
-        "command that answers it.",
-    )
-    status.add_argument("chat", metavar="CHAT", help="chat id")
-    status.add_argument("--json", action="store_true", help="print the status as JSON")
-    status.set_defaults(command=lambda args, out: _status(args, out, open_existing))
-
-    inbox = subparser(
-        commands,
-        "inbox",
-        "list the tool calls awaiting approval across conversations",
-        "Print every tool call awaiting a human's approval in the tenant's conversations, "
-        "oldest first: chat, call id, tool, input and how long it has waited.",
-    )
-    inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
-    inbox.set_defaults(command=lambda args, out: _inbox(args, out, open_existing))
-
-    for name, approved in (("approve", True), ("deny", False)):
-        verb = "approve" if approved else "deny"
-        parser = subparser(
-            commands,
-            name,
-            f"{verb} a tool call awaiting approval",
-            f"{verb.capitalize()} the tool call CALL of conversation CHAT (its id, as "
-            f"'{_PROG} status CHAT' shows it). The same answer again records nothing; the "
-            "other answer is refused."
-            + (" A denial's --reason is what the model is told." if not approved else ""),
-        )
-        parser.add_argument("chat", metavar="CHAT", help="chat id")
-        parser.add_argument("call", metavar="CALL", help="tool call id")
-        parser.add_argument("--reason", help="why (recorded in the audit; told to the model)")
-        _add_answer_options(parser)
-        parser.set_defaults(
-            command=lambda args, out, approved=approved: _respond(
-                args, out, approved, open_existing
-            )
-        )
-
-    output = subparser(
-        commands,
-        "tool-output",
-        "give a tool call's result (or its error)",
-        "Record the result of tool call CALL of conversation CHAT, as a client that ran the tool "
-        "does: --json VALUE (any JSON), or --error TEXT for a failed call. A call that already has "
-        "a result keeps it.",
-        epilog=f"Example: {_PROG} tool-output chat-1 call_1 --json '{{\"temperature\": 21}}'",
-    )
-    output.add_argument("chat", metavar="CHAT", help="chat id")
-    output.add_argument("call", metavar="CALL", help="tool call id")
-    given = output.add_mutually_exclusive_group(required=True)
-    given.add_argument("--json", dest="output_json", metavar="VALUE", help="the result, as JSON")
-    given.add_argument("--error", metavar="TEXT", help="the call failed: this error text")
-    _add_answer_options(output)
-    output.set_defaults(command=lambda args, out: _tool_output(args, out, open_existing))
-
-
-def _add_answer_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+_ANSWER_OPTIONS = (
+    option(
         "--actor",
         default="user:cli",
         help="who answers, as recorded in the audit (default: user:cli)",
-    )
-    parser.add_argument(
+    ),
+    flag(
         "--no-continue",
-        action="store_true",
-        help="do not queue a continuation of the turn when this answer completes it",
+        "do not queue a continuation of the turn when this answer completes it",
+    ),
+)
+"""What every answer takes: who answers, and whether a completed turn continues."""
+
+
+def add(commands: Commands) -> None:
+    """Declare ``status``, ``inbox``, ``approve``, ``deny`` and ``tool-output``."""
+    commands.declare(
+        "status",
+        status,
+        CHAT,
+        as_json("the status"),
+        help="say where a conversation's turn stands and what it waits on",
+        description="Print the turn's status (idle, streaming, awaiting-approval, "
+        "awaiting-tool-output, ready-to-continue), how the last stream ended, and each tool "
+        "call it waits on with the command that answers it.",
+    )
+    commands.declare(
+        "inbox",
+        inbox,
+        as_json("the inbox"),
+        help="list the tool calls awaiting approval across conversations",
+        description="Print every tool call awaiting a human's approval in the tenant's "
+        "conversations, oldest first: chat, call id, tool, input and how long it has waited.",
+    )
+    for name, run in (("approve", approve), ("deny", deny)):
+        commands.declare(
+            name,
+            run,
+            CHAT,
+            CALL,
+            option("--reason", help="why (recorded in the audit; told to the model)"),
+            *_ANSWER_OPTIONS,
+            help=f"{name} a tool call awaiting approval",
+            description=f"{name.capitalize()} the tool call CALL of conversation CHAT (its id, "
+            f"as '{PROG} status CHAT' shows it). The same answer again records nothing; the "
+            "other answer is refused."
+            + (" A denial's --reason is what the model is told." if name == "deny" else ""),
+        )
+    commands.declare(
+        "tool-output",
+        tool_output,
+        CHAT,
+        CALL,
+        OneOf(
+            (
+                option("--json", dest="output_json", metavar="VALUE", help="the result, as JSON"),
+                option("--error", metavar="TEXT", help="the call failed: this error text"),
+            ),
+            required=True,
+        ),
+        *_ANSWER_OPTIONS,
+        help="give a tool call's result (or its error)",
+        description="Record the result of tool call CALL of conversation CHAT, as a client that "
+        "ran the tool does: --json VALUE (any JSON), or --error TEXT for a failed call. A call "
+        "that already has a result keeps it.",
+        epilog=f"Example: {PROG} tool-output chat-1 call_1 --json '{{\"temperature\": 21}}'",
     )
 
 
-def _status(
-    args: argparse.Namespace,
-    out: TextIO,
-    open_existing: Callable[[argparse.Namespace], ConversationStore],
-) -> int:
+def status(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger status``: the turn's status, as lines or JSON."""
     with open_existing(args) as store:
-        status = store.status(args.chat)
+        found = store.status(args.chat)
     if args.json:
-        print(json.dumps(status.to_json(), indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(found.to_json(), indent=2, ensure_ascii=False), file=out)
     else:
-        print(render_status(args.chat, status), file=out)
+        print(render_status(args.chat, found), file=out)
     return 0
 
 
@@ -134,10 +118,10 @@ def render_status(chat: str, status: ConversationStatus) -> str:
             f"[{call.state}]"
         )
         if call.state == "approval-requested":
-            lines.append(f"    answer: {_PROG} approve {chat} {call.tool_call_id}")
-            lines.append(f"        or: {_PROG} deny {chat} {call.tool_call_id} --reason TEXT")
+            lines.append(f"    answer: {PROG} approve {chat} {call.tool_call_id}")
+            lines.append(f"        or: {PROG} deny {chat} {call.tool_call_id} --reason TEXT")
         else:
-            lines.append(f"    answer: {_PROG} tool-output {chat} {call.tool_call_id} --json VALUE")
+            lines.append(f"    answer: {PROG} tool-output {chat} {call.tool_call_id} --json VALUE")
     if status.status == "ready-to-continue":
         request = status.continuation_request
         lines.append(
@@ -147,11 +131,8 @@ def render_status(chat: str, status: ConversationStatus) -> str:
     return "\n".join(lines)
 
 
-def _inbox(
-    args: argparse.Namespace,
-    out: TextIO,
-    open_existing: Callable[[argparse.Namespace], ConversationStore],
-) -> int:
+def inbox(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger inbox``: every tool call awaiting approval, oldest first."""
     with open_existing(args) as store:
         pending = store.pending_approvals()
     if args.json:
@@ -179,18 +160,23 @@ def _inbox(
             file=out,
         )
     print(
-        f"\n{len(pending)} awaiting approval; answer with: {_PROG} approve|deny CHAT CALL",
+        f"\n{len(pending)} awaiting approval; answer with: {PROG} approve|deny CHAT CALL",
         file=out,
     )
     return 0
 
 
-def _respond(
-    args: argparse.Namespace,
-    out: TextIO,
-    approved: bool,
-    open_existing: Callable[[argparse.Namespace], ConversationStore],
-) -> int:
+def approve(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger approve``: approve a tool call awaiting approval."""
+    return _respond(args, out, approved=True)
+
+
+def deny(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger deny``: deny a tool call awaiting approval (``--reason`` is told to the model)."""
+    return _respond(args, out, approved=False)
+
+
+def _respond(args: argparse.Namespace, out: TextIO, *, approved: bool) -> int:
     with open_existing(args) as store:
         result = store.respond_to_approval(
             args.chat,
@@ -204,11 +190,8 @@ def _respond(
     return 0
 
 
-def _tool_output(
-    args: argparse.Namespace,
-    out: TextIO,
-    open_existing: Callable[[argparse.Namespace], ConversationStore],
-) -> int:
+def tool_output(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger tool-output``: record a tool call's result or error."""
     from chatledger.domain.errors import InvalidInputError
 
     output: Any = None

@@ -1,71 +1,63 @@
-"""What every ``chatledger`` command shares: the store options, opening the store, errors, responders.
+"""What the ``chatledger`` commands share when they run: opening the store, keys, responders, progress.
 
-Command modules take ``subparser`` and ``open_existing`` from here (or as
-arguments); nothing here imports a command module, so the import order is
-one way: ``common`` <- the command modules <- ``commands`` (the parser).
+The command modules import from here (and their options from ``options``);
+nothing here imports a command module, so the import order is one way:
+``common`` <- ``options`` <- the command modules <- ``commands`` (the parser).
+Heavy imports (the store, tqdm) happen inside the functions, so
+``chatledger --help`` starts fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from chatledger.adapters.cli.erasure import TenantAction
 from chatledger.adapters.responders.scripted import Responder, demo_responder
+from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
+    from tqdm import tqdm
+
     from chatledger.adapters.store import ConversationStore
+    from chatledger.domain.seal import SealKey
+
+__all__ = [
+    "DEFAULT_TENANT",
+    "KEY_ENV",
+    "KEY_FILE_ENV",
+    "PROG",
+    "CommandError",
+    "advance",
+    "cipher_key",
+    "is_agent",
+    "load_responder",
+    "open_existing",
+    "open_store",
+    "progress_bar",
+    "seal_key",
+    "stop_on_sigterm",
+]
 
 PROG = "chatledger"
 DEFAULT_TENANT = "default"
 """The store's default tenant (``chatledger.adapters.store.DEFAULT_TENANT``, kept equal by a test)."""
+KEY_FILE_ENV = "CHATLEDGER_SEAL_KEY_FILE"
+KEY_ENV = "CHATLEDGER_SEAL_KEY"
 
 
 class CommandError(Exception):
     """A command cannot run as asked (unreadable file, empty input): one line, exit 1."""
 
 
-def add_store_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    # The options are accepted before and after the command name; on the
-    # command they default to SUPPRESS so they do not erase the global value.
-    parser.add_argument(
-        "--url",
-        default=argparse.SUPPRESS if suppress else None,
-        help="store URL: sqlite:///path/file.db, postgresql://user@host:5432/db or memory:// "
-        "(default: $CHATLEDGER_URL, else sqlite:///./chatledger.db)",
-    )
-    parser.add_argument(
-        "--tenant",
-        action=TenantAction,  # also records that it was given (retain scopes by it)
-        default=argparse.SUPPRESS if suppress else DEFAULT_TENANT,
-        help=f"tenant the conversations belong to (default: {DEFAULT_TENANT})",
-    )
-    parser.add_argument(
-        "--cipher-key-file",
-        metavar="FILE",
-        default=argparse.SUPPRESS if suppress else None,
-        help="file holding the store's encryption key (default: $CHATLEDGER_CIPHER_KEY, else "
-        "the file $CHATLEDGER_CIPHER_KEY_FILE names; never give the key itself on the command "
-        "line, where every local user can read it)",
-    )
-
-
-def subparser(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    help_: str,
-    description: str,
-    epilog: str | None = None,
-) -> argparse.ArgumentParser:
-    parser = commands.add_parser(name, help=help_, description=description, epilog=epilog)
-    add_store_options(parser, suppress=True)
-    return parser
-
-
 def open_store(args: argparse.Namespace) -> ConversationStore:
+    """The store the store options name, created if it is not there (for commands that write)."""
     from chatledger.adapters.store import ConversationStore
 
     ai_sdk = getattr(args, "ai_sdk", None)  # serve --ai-sdk; else $CHATLEDGER_AI_SDK, else 7
@@ -83,18 +75,11 @@ def open_store(args: argparse.Namespace) -> ConversationStore:
     )
 
 
-def add_stream_lease_option(parser: argparse.ArgumentParser) -> None:
-    """``--stream-lease-seconds``, for the commands that write answers (serve, worker)."""
-    parser.add_argument(
-        "--stream-lease-seconds",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="how long an answer's stream stays open with nothing written to it: a live "
-        "writer renews it, and the stream of a writer that died (a killed server) is closed "
-        "as 'interrupted' once it runs out, so resumes end and new turns are accepted "
-        "(default: $CHATLEDGER_STREAM_LEASE_SECONDS, else 30)",
-    )
+def open_existing(args: argparse.Namespace) -> ConversationStore:
+    """The store for a command that only reads: refused, creating nothing, when it is not there."""
+    from chatledger.adapters.store.existing import open_existing
+
+    return open_existing(args.url, tenant=args.tenant, cipher_key=cipher_key(args))
 
 
 def cipher_key(args: argparse.Namespace) -> str | None:
@@ -108,11 +93,35 @@ def cipher_key(args: argparse.Namespace) -> str | None:
         raise CommandError(f"cannot read the cipher key file {path!r}: {error}") from None
 
 
-def open_existing(args: argparse.Namespace) -> ConversationStore:
-    """The store for a command that only reads: refused, creating nothing, when it is not there."""
-    from chatledger.adapters.store.existing import open_existing
+def seal_key(args: argparse.Namespace, *, required: bool) -> SealKey | None:
+    """The seal key from ``--seal-key-file`` or the environment (None if none and not required).
 
-    return open_existing(args.url, tenant=args.tenant, cipher_key=cipher_key(args))
+    Keys never come from the command line (it shows in ``ps`` and shell
+    history): ``--seal-key-file PATH``, else ``$CHATLEDGER_SEAL_KEY_FILE``, else
+    ``$CHATLEDGER_SEAL_KEY`` (the secret itself). An HMAC secret is any text of
+    16 bytes or more; a PEM Ed25519 private key seals, its public key verifies
+    (needs the ``cryptography`` package).
+    """
+    from chatledger.domain.seal import SealKey
+
+    path = getattr(args, "seal_key_file", None) or os.environ.get(KEY_FILE_ENV)
+    if path:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise InvalidInputError(
+                f"cannot read the seal key file {path!r} (--seal-key-file / ${KEY_FILE_ENV}): "
+                f"{error.strerror or error}"
+            ) from None
+        return SealKey.from_text(text, where=f"the seal key file {path!r}")
+    secret = os.environ.get(KEY_ENV)
+    if secret:
+        return SealKey.from_text(secret, where=f"${KEY_ENV}")
+    if required:
+        raise InvalidInputError(
+            f"no seal key: pass --seal-key-file PATH, or set ${KEY_FILE_ENV} or ${KEY_ENV}"
+        )
+    return None
 
 
 def load_responder(spec: str, delay: float) -> Responder:
@@ -152,3 +161,25 @@ def is_agent(value: object) -> bool:
     """Whether ``value`` is a ``pydantic_ai.Agent`` (without importing Pydantic AI if it is absent)."""
     module = sys.modules.get("pydantic_ai")
     return module is not None and isinstance(value, module.Agent)
+
+
+def progress_bar(
+    what: str, unit: str, total: int | None = None, items: Iterable[Any] | None = None
+) -> tqdm[Any]:
+    """A progress bar on stderr (over ``items``, if given), shown only when stderr is a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(items, total=total, desc=what, unit=unit, file=sys.stderr, disable=None)
+
+
+def advance(bar: tqdm[Any], done: int, total: int) -> None:
+    """Move ``bar`` to ``done`` of ``total`` (the store's progress callbacks report both)."""
+    bar.total = total
+    bar.update(done - bar.n)
+
+
+def stop_on_sigterm() -> threading.Event:
+    """An event set on SIGTERM, for the commands that run until stopped (Ctrl-C or SIGTERM)."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    return stop

@@ -8,157 +8,122 @@ would be erased and changes nothing.
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, TextIO
+from functools import partial
+from typing import TextIO
 
-from chatledger.adapters.cli.integrity import parse_duration
+from chatledger.adapters.cli.common import advance, open_existing, progress_bar
+from chatledger.adapters.cli.options import (
+    CHAT,
+    OPERATOR,
+    REASON,
+    Commands,
+    flag,
+    option,
+    parse_duration,
+)
 
-__all__ = ["TenantAction", "add_erase", "add_retain"]
-
-
-class TenantAction(argparse.Action):
-    """``--tenant``: stores the value and notes that it was given (``tenant_given``)."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: str | Sequence[Any] | None,
-        option_string: str | None = None,
-    ) -> None:
-        setattr(namespace, self.dest, values)
-        namespace.tenant_given = True
+__all__ = ["add", "erase", "retain"]
 
 
-def add_erase(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_store: Callable[[argparse.Namespace], Any],
-) -> None:
-    """Register ``chatledger erase``."""
-    parser = subparser(
-        commands,
+def add(commands: Commands) -> None:
+    """Declare ``erase`` and ``retain``."""
+    commands.declare(
         "erase",
-        "erase a conversation for good (its audit skeleton stays)",
-        "Destroy the conversation's content: its data key is deleted (crypto-shredding), its "
-        "events become tombstones, its snapshots and read-model rows are deleted, and an "
-        "erasure event records --actor, the time and --reason. Its audit timeline keeps each "
-        "event's kind, actor and time; 'chatledger verify' still passes. This cannot be undone.",
+        erase,
+        CHAT.but(help="the conversation's chat id"),
+        OPERATOR.but(help="who erases it (e.g. operator:alice)"),
+        REASON.but(help="why (e.g. the request or ticket it answers)"),
+        help="erase a conversation for good (its audit skeleton stays)",
+        description="Destroy the conversation's content: its data key is deleted "
+        "(crypto-shredding), its events become tombstones, its snapshots and read-model rows are "
+        "deleted, and an erasure event records --actor, the time and --reason. Its audit "
+        "timeline keeps each event's kind, actor and time; 'chatledger verify' still passes. "
+        "This cannot be undone.",
     )
-    parser.add_argument("chat", metavar="CHAT", help="the conversation's chat id")
-    parser.add_argument("--actor", required=True, help="who erases it (e.g. operator:alice)")
-    parser.add_argument(
-        "--reason", required=True, help="why (e.g. the request or ticket it answers)"
+    commands.declare(
+        "retain",
+        retain,
+        option(
+            "--older-than",
+            type=parse_duration,
+            required=True,
+            metavar="DURATION",
+            help="retention period: erase conversations idle for longer (90d, 12h, 30m, 45s)",
+        ),
+        flag("--dry-run", "list what would be erased; change nothing"),
+        option(
+            "--actor",
+            default="system:retention",
+            help="who the erasures are recorded as (default: system:retention)",
+        ),
+        option("--reason", help="why (default: the retention period)"),
+        option(
+            "--as-of",
+            type=_moment,
+            metavar="TIME",
+            help="measure idleness from this ISO 8601 time instead of now (e.g. with --dry-run: "
+            "what retention will erase by then)",
+        ),
+        help="erase every conversation idle for longer than a retention period",
+        description="Find the conversations with no event for longer than --older-than (of "
+        "--tenant, or of every tenant when --tenant is not given) and erase each as 'chatledger "
+        "erase' does, showing progress and a summary. --dry-run only lists them.",
     )
 
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        with open_store(args) as store:
-            report = store.erase(args.chat, actor=args.actor, reason=args.reason)
+
+def erase(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger erase``: erase one conversation and say what was erased, when and by whom."""
+    with open_existing(args) as store:
+        report = store.erase(args.chat, actor=args.actor, reason=args.reason)
+    print(
+        f"erased conversation {args.chat!r} (tenant {report.tenant!r}): "
+        f"{report.events:,} event(s) at {report.erased_at.isoformat(timespec='seconds')} "
+        f"by {report.actor}",
+        file=out,
+    )
+    return 0
+
+
+def retain(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger retain``: erase (or list) every idle conversation; exit 1 if any failed."""
+    tenant = args.tenant if getattr(args, "tenant_given", False) else None
+    scope = f"tenant {tenant!r}" if tenant else "every tenant"
+    what = "checking" if args.dry_run else "erasing"
+    with open_existing(args) as store, progress_bar(what, " conversations") as bar:
+        report = store.retain(
+            timedelta(seconds=args.older_than),
+            tenant=tenant,
+            dry_run=args.dry_run,
+            actor=args.actor,
+            reason=args.reason,
+            progress=partial(advance, bar),
+            now=args.as_of,
+        )
+    cutoff = report.cutoff.isoformat(timespec="seconds")
+    for idle in report.idle:
+        name = repr(idle.chat_id) if idle.chat_id else str(idle.conversation)
+        owner = f" (tenant {idle.tenant!r})" if idle.tenant else ""
+        last = idle.updated_at.isoformat(timespec="seconds")
+        verb = "would erase" if args.dry_run else "erased"
+        failed = next((why for f, why in report.failed if f is idle), None)
         print(
-            f"erased conversation {args.chat!r} (tenant {report.tenant!r}): "
-            f"{report.events:,} event(s) at {report.erased_at.isoformat(timespec='seconds')} "
-            f"by {report.actor}",
+            f"{'not erased' if failed else verb}: {name}{owner}, idle since {last}"
+            + (f": {failed}" if failed else ""),
             file=out,
         )
-        return 0
-
-    parser.set_defaults(command=run)
-
-
-def add_retain(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_store: Callable[[argparse.Namespace], Any],
-) -> None:
-    """Register ``chatledger retain``."""
-    parser = subparser(
-        commands,
-        "retain",
-        "erase every conversation idle for longer than a retention period",
-        "Find the conversations with no event for longer than --older-than (of --tenant, or "
-        "of every tenant when --tenant is not given) and erase each as 'chatledger erase' "
-        "does, showing progress and a summary. --dry-run only lists them.",
-    )
-    parser.add_argument(
-        "--older-than",
-        type=parse_duration,
-        required=True,
-        metavar="DURATION",
-        help="retention period: erase conversations idle for longer (90d, 12h, 30m, 45s)",
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="list what would be erased; change nothing"
-    )
-    parser.add_argument(
-        "--actor",
-        default="system:retention",
-        help="who the erasures are recorded as (default: system:retention)",
-    )
-    parser.add_argument("--reason", help="why (default: the retention period)")
-    parser.add_argument(
-        "--as-of",
-        type=_moment,
-        metavar="TIME",
-        help="measure idleness from this ISO 8601 time instead of now (e.g. with --dry-run: "
-        "what retention will erase by then)",
-    )
-
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        from tqdm import tqdm
-
-        tenant = args.tenant if getattr(args, "tenant_given", False) else None
-        scope = f"tenant {tenant!r}" if tenant else "every tenant"
-        with (
-            open_store(args) as store,
-            tqdm(
-                unit=" conversations",
-                desc="checking" if args.dry_run else "erasing",
-                file=sys.stderr,
-                disable=None,
-            ) as bar,
-        ):
-
-            def progress(done: int, total: int) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-
-            report = store.retain(
-                timedelta(seconds=args.older_than),
-                tenant=tenant,
-                dry_run=args.dry_run,
-                actor=args.actor,
-                reason=args.reason,
-                progress=progress,
-                now=args.as_of,
-            )
-        cutoff = report.cutoff.isoformat(timespec="seconds")
-        for idle in report.idle:
-            name = repr(idle.chat_id) if idle.chat_id else str(idle.conversation)
-            owner = f" (tenant {idle.tenant!r})" if idle.tenant else ""
-            last = idle.updated_at.isoformat(timespec="seconds")
-            verb = "would erase" if args.dry_run else "erased"
-            failed = next((why for f, why in report.failed if f is idle), None)
-            print(
-                f"{'not erased' if failed else verb}: {name}{owner}, idle since {last}"
-                + (f": {failed}" if failed else ""),
-                file=out,
-            )
-        if args.dry_run:
-            summary = (
-                f"dry run: {len(report.idle):,} conversation(s) of {scope} idle since before "
-                f"{cutoff} would be erased; nothing was changed"
-            )
-        else:
-            summary = (
-                f"erased {len(report.erased):,} conversation(s) of {scope} idle since before "
-                f"{cutoff}" + (f"; {len(report.failed):,} failed" if report.failed else "")
-            )
-        print(summary, file=out)
-        return 1 if report.failed else 0
-
-    parser.set_defaults(command=run)
+    if args.dry_run:
+        summary = (
+            f"dry run: {len(report.idle):,} conversation(s) of {scope} idle since before "
+            f"{cutoff} would be erased; nothing was changed"
+        )
+    else:
+        summary = (
+            f"erased {len(report.erased):,} conversation(s) of {scope} idle since before "
+            f"{cutoff}" + (f"; {len(report.failed):,} failed" if report.failed else "")
+        )
+    print(summary, file=out)
+    return 1 if report.failed else 0
 
 
 def _moment(text: str) -> datetime:

@@ -1,182 +1,177 @@
-"""The ``seal``, ``export`` and ``verify-export`` commands, and the seal key options.
+"""Proving the log whole: ``verify`` (the store against its log), ``seal``, ``export`` and ``verify-export``.
 
-Keys never come from the command line (it shows in ``ps`` and shell history):
-``--seal-key-file PATH``, else ``$CHATLEDGER_SEAL_KEY_FILE``, else
-``$CHATLEDGER_SEAL_KEY`` (the secret itself). An HMAC secret is any text of
-16 bytes or more; a PEM Ed25519 private key seals, its public key verifies
-(needs the ``cryptography`` package).
+Seal keys never come from the command line: ``--seal-key-file``, else the
+environment (see ``common.seal_key``).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import re
-import signal
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from chatledger.adapters.cli.common import (
+    advance,
+    open_existing,
+    progress_bar,
+    seal_key,
+    stop_on_sigterm,
+)
+from chatledger.adapters.cli.options import (
+    AT_VERSION,
+    CHAT,
+    SEAL_KEY_FILE,
+    Commands,
+    option,
+    parse_duration,
+)
+from chatledger.adapters.cli.render import count
 from chatledger.domain.errors import InvalidInputError
 
-if TYPE_CHECKING:  # imported when a command runs, so --help starts fast
-    from chatledger.domain.seal import SealKey
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
-__all__ = ["add_export", "add_key_option", "add_seal", "parse_duration", "seal_key"]
-
-KEY_FILE_ENV = "CHATLEDGER_SEAL_KEY_FILE"
-KEY_ENV = "CHATLEDGER_SEAL_KEY"
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+__all__ = ["add", "export", "seal", "verify", "verify_export"]
 
 
-def parse_duration(text: str) -> float:
-    """Seconds in ``30s``, ``10m``, ``2h`` or ``90d`` (argparse type)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
-    if match is None or float(match.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(
-            f"not a duration: {text!r} (a positive number and a unit: 30s, 10m, 2h, 90d)"
-        )
-    return float(match.group(1)) * _UNITS[match.group(2)]
-
-
-def add_key_option(parser: argparse.ArgumentParser) -> None:
-    """``--seal-key-file`` (the key never goes on the command line itself)."""
-    parser.add_argument(
-        "--seal-key-file",
-        metavar="PATH",
-        help=f"file holding the seal key (default: ${KEY_FILE_ENV}, else the secret in "
-        f"${KEY_ENV}); an HMAC secret of 16+ bytes or a PEM Ed25519 key",
+def add(commands: Commands) -> None:
+    """Declare ``verify``, ``seal``, ``export`` and ``verify-export``."""
+    commands.declare(
+        "verify",
+        verify,
+        CHAT.but(nargs="?", help="only this conversation (default: all of them)"),
+        SEAL_KEY_FILE,
+        help="check the store against its event log (exit 1 on any disagreement)",
+        description="Check every conversation's hash chain and the seals (the first bad event "
+        "of each damaged conversation is named with the kind of damage), then re-derive "
+        "everything from the event log and compare: each conversation's events are complete and "
+        "decode, loading (snapshot plus events) equals folding every event, and the read models "
+        "(messages, audit timeline, approvals inbox, continuation queue) equal what the events "
+        "give. Changes nothing. Exit status 0 when all agrees, 1 otherwise, with each problem on "
+        "its own line and how to repair it.",
     )
-
-
-def seal_key(args: argparse.Namespace, *, required: bool) -> SealKey | None:
-    """The seal key from ``--seal-key-file`` or the environment (None if none and not required)."""
-    from chatledger.domain.seal import SealKey
-
-    path = getattr(args, "seal_key_file", None) or os.environ.get(KEY_FILE_ENV)
-    if path:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as error:
-            raise InvalidInputError(
-                f"cannot read the seal key file {path!r} (--seal-key-file / ${KEY_FILE_ENV}): "
-                f"{error.strerror or error}"
-            ) from None
-        return SealKey.from_text(text, where=f"the seal key file {path!r}")
-    secret = os.environ.get(KEY_ENV)
-    if secret:
-        return SealKey.from_text(secret, where=f"${KEY_ENV}")
-    if required:
-        raise InvalidInputError(
-            f"no seal key: pass --seal-key-file PATH, or set ${KEY_FILE_ENV} or ${KEY_ENV}"
-        )
-    return None
-
-
-def add_seal(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_store: Callable[[argparse.Namespace], Any],
-) -> None:
-    """Register ``chatledger seal``."""
-    parser = subparser(
-        commands,
+    commands.declare(
         "seal",
-        "sign a checkpoint over every conversation's chain head",
-        "Record a seal: every conversation's current chain head (version and hash), under a "
-        "Merkle root signed with the operator's key. 'chatledger verify' then detects whole "
-        "conversations deleted, tails cut off and chains rewritten since. Prints the seal's "
-        "digest: keep it somewhere else too. With --every, seals again at that interval until "
-        "interrupted (Ctrl-C or SIGTERM).",
+        seal,
+        SEAL_KEY_FILE,
+        option(
+            "--every",
+            type=parse_duration,
+            metavar="DURATION",
+            help="keep sealing at this interval (30s, 10m, 1h, 1d) until interrupted",
+        ),
+        help="sign a checkpoint over every conversation's chain head",
+        description="Record a seal: every conversation's current chain head (version and "
+        "hash), under a Merkle root signed with the operator's key. 'chatledger verify' then "
+        "detects whole conversations deleted, tails cut off and chains rewritten since. Prints "
+        "the seal's digest: keep it somewhere else too. With --every, seals again at that "
+        "interval until interrupted (Ctrl-C or SIGTERM).",
     )
-    add_key_option(parser)
-    parser.add_argument(
-        "--every",
-        type=parse_duration,
-        metavar="DURATION",
-        help="keep sealing at this interval (30s, 10m, 1h, 1d) until interrupted",
-    )
-
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        key = seal_key(args, required=True)
-        assert key is not None
-        stop = threading.Event()
-        if args.every:
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        with open_store(args) as store, contextlib.suppress(KeyboardInterrupt):
-            while True:
-                seal = store.seal(key)
-                print(
-                    f"seal {seal.seq}: {seal.conversations:,} conversation(s) at "
-                    f"{seal.sealed_at}, {seal.algorithm} key {seal.key_id}, digest {seal.digest}",
-                    file=out,
-                    flush=True,
-                )
-                if not args.every or stop.wait(args.every):
-                    break
-        return 0
-
-    parser.set_defaults(command=run)
-
-
-def add_export(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_store: Callable[[argparse.Namespace], Any],
-) -> None:
-    """Register ``chatledger export`` and ``chatledger verify-export``."""
-    parser = subparser(
-        commands,
+    commands.declare(
         "export",
-        "write a conversation as a verifiable bundle (JSON Lines)",
-        "Write the conversation (or its state at --at-version) as a self-contained bundle: "
-        "its events, their hash chain and the newest seal covering it (seal first). "
+        export,
+        CHAT.but(help="the conversation's chat id"),
+        AT_VERSION.but(type=int, help="export versions 1..N only"),
+        option("--output", "-o", metavar="FILE", help="write the bundle here (default: stdout)"),
+        help="write a conversation as a verifiable bundle (JSON Lines)",
+        description="Write the conversation (or its state at --at-version) as a self-contained "
+        "bundle: its events, their hash chain and the newest seal covering it (seal first). "
         "'chatledger verify-export' checks the bundle offline, with no store.",
     )
-    parser.add_argument("chat", metavar="CHAT", help="the conversation's chat id")
-    parser.add_argument("--at-version", type=int, metavar="N", help="export versions 1..N only")
-    parser.add_argument(
-        "--output", "-o", metavar="FILE", help="write the bundle here (default: stdout)"
-    )
-
-    def export(args: argparse.Namespace, out: TextIO) -> int:
-        with open_store(args) as store:
-            if args.output is None:
-                store.export(args.chat, out, at_version=args.at_version)
-                return 0
-            with open(args.output, "w", encoding="ascii", newline="\n") as file:
-                lines = store.export(args.chat, file, at_version=args.at_version)
-        print(f"wrote {lines} lines to {args.output}", file=out)
-        return 0
-
-    parser.set_defaults(command=export)
-
-    checker = commands.add_parser(
+    commands.declare(
         "verify-export",
+        verify_export,
+        option("file", metavar="FILE", help="the bundle"),
+        SEAL_KEY_FILE,
         help="check an exported bundle offline (exit 1 if anything differs)",
-        description="Check a bundle written by 'chatledger export' with the seal key alone "
-        "(an Ed25519 public key is enough): the chain recomputed from the contents, the sealed "
-        "head on it, the Merkle proof to the signed root, the signature, and every line's "
-        "digest. The first problem is named by its line.",
+        description="Check a bundle written by 'chatledger export' with the seal key alone (an "
+        "Ed25519 public key is enough): the chain recomputed from the contents, the sealed head "
+        "on it, the Merkle proof to the signed root, the signature, and every line's digest. "
+        "The first problem is named by its line.",
+        store=False,  # it reads a file, never a store
     )
-    checker.add_argument("file", metavar="FILE", help="the bundle")
-    add_key_option(checker)
 
-    def verify_export(args: argparse.Namespace, out: TextIO) -> int:
-        key = seal_key(args, required=True)
-        assert key is not None
+
+def verify(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger verify``: every problem on a line, then a summary; exit 1 on any problem."""
+    key = seal_key(args, required=False)
+    with open_existing(args) as store:
+        bars: dict[str, tqdm[Any]] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in bars:
+                unit = " events" if stage == "log" else " conversations"
+                bars[stage] = progress_bar(f"checking {stage}", unit, total)
+            advance(bars[stage], done, total)
+
         try:
-            raw = Path(args.file).read_bytes()
-        except OSError as error:
-            raise InvalidInputError(
-                f"cannot read the bundle {args.file!r}: {error.strerror or error}"
-            ) from None
-        from chatledger.domain.bundle import verify_bundle
+            report = store.verify(args.chat, progress=progress, seal_key=key)
+        finally:
+            for bar in bars.values():
+                bar.close()
+    for problem in report.problems:
+        print(problem, file=out)
+    for line in report.coverage.lines() if report.coverage else ():
+        print(line, file=out)
+    checked = f"{count(report.conversations, 'conversation')}, {count(report.events, 'event')}"
+    if report.erased:
+        checked += f" (and the chains of {count(report.erased, 'erased conversation')})"
+    if report.ok:
+        print(f"verified {checked}: everything agrees with the event log", file=out)
+        return 0
+    print(
+        f"verified {checked}: {count(len(report.problems), 'problem')}. {report.advice}",
+        file=out,
+    )
+    return 1
 
-        report = verify_bundle(raw, key)
-        print(f"{args.file}: {report}", file=out)
-        return 0 if report.ok else 1
 
-    checker.set_defaults(command=verify_export)
+def seal(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger seal``: record a seal and print its digest (again every ``--every``)."""
+    key = seal_key(args, required=True)
+    assert key is not None
+    stop = stop_on_sigterm() if args.every else threading.Event()
+    with open_existing(args) as store, contextlib.suppress(KeyboardInterrupt):
+        while True:
+            sealed = store.seal(key)
+            print(
+                f"seal {sealed.seq}: {sealed.conversations:,} conversation(s) at "
+                f"{sealed.sealed_at}, {sealed.algorithm} key {sealed.key_id}, "
+                f"digest {sealed.digest}",
+                file=out,
+                flush=True,
+            )
+            if not args.every or stop.wait(args.every):
+                break
+    return 0
+
+
+def export(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger export``: the bundle to ``--output`` or standard output."""
+    with open_existing(args) as store:
+        if args.output is None:
+            store.export(args.chat, out, at_version=args.at_version)
+            return 0
+        with open(args.output, "w", encoding="ascii", newline="\n") as file:
+            lines = store.export(args.chat, file, at_version=args.at_version)
+    print(f"wrote {lines} lines to {args.output}", file=out)
+    return 0
+
+
+def verify_export(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger verify-export``: check a bundle with the key alone; exit 1 if anything differs."""
+    key = seal_key(args, required=True)
+    assert key is not None
+    try:
+        raw = Path(args.file).read_bytes()
+    except OSError as error:
+        raise InvalidInputError(
+            f"cannot read the bundle {args.file!r}: {error.strerror or error}"
+        ) from None
+    from chatledger.domain.bundle import verify_bundle
+
+    report = verify_bundle(raw, key)
+    print(f"{args.file}: {report}", file=out)
+    return 0 if report.ok else 1

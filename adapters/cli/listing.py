@@ -4,69 +4,58 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any, TextIO
+from typing import TextIO
 
+from chatledger.adapters.cli.common import open_existing
+from chatledger.adapters.cli.options import Commands, as_json, iso_time, option
 from chatledger.projections.listing import MAX_LIMIT, STATUSES, ConversationSummary
 
-__all__ = ["add_list"]
+__all__ = ["add", "run"]
 
 
-def add_list(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-    open_store: Callable[[argparse.Namespace], Any],
-    iso_time: Callable[[str], datetime],
-) -> None:
-    """Register ``list`` (the caller gives its subparser factory, store opener and time parser)."""
-    parser = subparser(
-        commands,
+def add(commands: Commands) -> None:
+    """Declare ``list``."""
+    commands.declare(
         "list",
-        "list conversations, newest change first",
-        "List the tenant's conversations (title, status, pending approvals, messages), "
-        "most recently changed first; search their text with --query.",
-        "Each page ends with the command for the next one, when there is more.",
+        run,
+        option(
+            "--query", "-q", metavar="WORDS", help="only conversations whose text has every word"
+        ),
+        option("--status", choices=STATUSES, help="only conversations in this status"),
+        option("--updated-after", type=iso_time, metavar="ISO", help="changed after this time"),
+        option("--updated-before", type=iso_time, metavar="ISO", help="changed before this time"),
+        option("--limit", type=_limit, default=50, metavar="N", help="rows per page (default 50)"),
+        option("--cursor", metavar="CURSOR", help="the page after this cursor"),
+        as_json("the page"),
+        help="list conversations, newest change first",
+        description="List the tenant's conversations (title, status, pending approvals, "
+        "messages), most recently changed first; search their text with --query.",
+        epilog="Each page ends with the command for the next one, when there is more.",
     )
-    parser.add_argument(
-        "--query", "-q", metavar="WORDS", help="only conversations whose text has every word"
-    )
-    parser.add_argument("--status", choices=STATUSES, help="only conversations in this status")
-    parser.add_argument(
-        "--updated-after", type=iso_time, metavar="ISO", help="changed after this time"
-    )
-    parser.add_argument(
-        "--updated-before", type=iso_time, metavar="ISO", help="changed before this time"
-    )
-    parser.add_argument(
-        "--limit", type=_limit, default=50, metavar="N", help="rows per page (default 50)"
-    )
-    parser.add_argument("--cursor", metavar="CURSOR", help="the page after this cursor")
-    parser.add_argument("--json", action="store_true", help="print the page as JSON")
 
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        with open_store(args) as store:
-            page = store.list_conversations(
-                query=args.query,
-                status=args.status,
-                updated_before=args.updated_before,
-                updated_after=args.updated_after,
-                limit=args.limit,
-                cursor=args.cursor,
-            )
-        if args.json:
-            found = [row.to_json() for row in page.conversations]
-            print(json.dumps({"conversations": found, "nextCursor": page.next_cursor}), file=out)
-            return 0
-        if not page.conversations:
-            print("no conversations" + (" match" if args.query or args.status else ""), file=out)
-        for row in page.conversations:
-            print(_line(row), file=out)
-        if page.next_cursor:
-            print(f"\nmore: chatledger list --cursor {page.next_cursor} ...", file=out)
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """One page of the tenant's conversations, with the command for the next page."""
+    with open_existing(args) as store:
+        page = store.list_conversations(
+            query=args.query,
+            status=args.status,
+            updated_before=args.updated_before,
+            updated_after=args.updated_after,
+            limit=args.limit,
+            cursor=args.cursor,
+        )
+    if args.json:
+        found = [row.to_json() for row in page.conversations]
+        print(json.dumps({"conversations": found, "nextCursor": page.next_cursor}), file=out)
         return 0
-
-    parser.set_defaults(command=run)
+    if not page.conversations:
+        print("no conversations" + (" match" if args.query or args.status else ""), file=out)
+    for row in page.conversations:
+        print(_line(row), file=out)
+    if page.next_cursor:
+        print(f"\nmore: chatledger list --cursor {page.next_cursor} ...", file=out)
+    return 0
 
 
 def _line(row: ConversationSummary) -> str:

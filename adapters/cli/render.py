@@ -1,4 +1,4 @@
-"""Plain-text views of conversations and ingest results for the command line (pure functions)."""
+"""Plain-text views of conversations, ingest results and counts for the command line (pure functions)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,22 @@ if TYPE_CHECKING:
     from chatledger.adapters.cli.chunk_files import ChunkRecord
     from chatledger.adapters.store import IngestReport
 
-__all__ = ["render_ingest", "render_message", "render_messages", "render_part", "short_json"]
+__all__ = [
+    "count",
+    "render_ingest",
+    "render_message",
+    "render_messages",
+    "render_part",
+    "short_json",
+]
 
 _INDENT = "  "
 _MAX_JSON = 300
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` things in words: ``1 event``, ``1,200 events`` (``many``: an irregular plural)."""
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
 def short_json(value: Any, limit: int = _MAX_JSON) -> str:

@@ -6,120 +6,112 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-from chatledger.adapters.cli import integrity
+from chatledger.adapters.cli import common
 from chatledger.adapters.cli.common import (
     PROG,
     CommandError,
-    add_stream_lease_option,
     cipher_key,
     load_responder,
     open_store,
-    subparser,
+)
+from chatledger.adapters.cli.options import (
+    DELAY,
+    RESPONDER,
+    SEAL_KEY_FILE,
+    STREAM_LEASE_SECONDS,
+    Commands,
+    flag,
+    option,
 )
 
-# -- serve ------------------------------------------------------------------------
+__all__ = ["add", "run", "serve_in_workers"]
 
 
-def add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparser(
-        commands,
+def add(commands: Commands) -> None:
+    """Declare ``serve``."""
+    commands.declare(
         "serve",
-        "serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
-        "Run the HTTP server until interrupted: POST /api/chat streams answers the way the AI "
-        "SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
+        run,
+        option("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)"),
+        option("--port", type=int, default=8000, help="port to listen on (default: 8000)"),
+        option(
+            "--token",
+            action="append",
+            metavar="TOKEN=TENANT",
+            help="refused: a token on the command line is visible to every local user; "
+            "use --token-file or $CHATLEDGER_TOKENS",
+        ),
+        option(
+            "--token-file",
+            metavar="PATH",
+            help="bearer tokens, one a line: TOKEN=TENANT or TOKEN=TENANT:USER (the user is the "
+            "recorded actor); also $CHATLEDGER_TOKENS, comma-separated. Default: "
+            "$CHATLEDGER_TOKEN_FILE, else ./chatledger.tokens, generated with one token for "
+            "--tenant at first start",
+        ),
+        flag(
+            "--no-auth",
+            "serve every request as --tenant without a token (anyone who can reach the "
+            "server can use it)",
+        ),
+        option(
+            "--cors-origin",
+            action="append",
+            metavar="ORIGIN",
+            help="let browser pages from ORIGIN call the server, e.g. http://localhost:3000 "
+            "(repeatable; '*' for any)",
+        ),
+        RESPONDER,
+        DELAY,
+        option(
+            "--log-level",
+            default="info",
+            choices=["critical", "error", "warning", "info", "debug"],
+            help="server log level (default: info)",
+        ),
+        option(
+            "--allowed-host",
+            action="append",
+            metavar="NAME",
+            help="a Host name the server answers to besides localhost and --host, e.g. "
+            "chat.example.com behind a proxy (repeatable; '*' for any)",
+        ),
+        flag(
+            "--no-continuations",
+            "run no continuations here: leave them to 'chatledger worker' processes",
+        ),
+        option(
+            "--workers",
+            type=int,
+            default=1,
+            metavar="N",
+            help="server processes sharing the port, each with its own store on the database "
+            "(default: 1; one process serves from one CPU core)",
+        ),
+        option(
+            "--ai-sdk",
+            type=int,
+            choices=[6, 7],
+            default=None,
+            help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else "
+            "7); a conversation keeps the version it started with",
+        ),
+        STREAM_LEASE_SECONDS,
+        SEAL_KEY_FILE,  # the verify page checks the newest seal with it
+        help="serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
+        description="Run the HTTP server until interrupted: POST /api/chat streams answers the "
+        "way the AI SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
         "/api/chat/ID/stream resumes an open answer from the log; JSON endpoints answer "
-        "approvals and tool outputs and read messages, status, the audit history, the approvals "
-        "inbox and model messages. /openapi.json describes them all. Several servers may share "
-        "one PostgreSQL database.",
+        "approvals and tool outputs and read messages, status, the audit history, the "
+        "approvals inbox and model messages. /openapi.json describes them all. Several servers "
+        "may share one PostgreSQL database.",
         epilog="Example: chatledger serve --port 8000 --token-file tokens.txt "
         "--responder myapp.bot:agent",
     )
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)"
-    )
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
-    parser.add_argument(
-        "--token",
-        action="append",
-        metavar="TOKEN=TENANT",
-        help="refused: a token on the command line is visible to every local user; "
-        "use --token-file or $CHATLEDGER_TOKENS",
-    )
-    parser.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help="bearer tokens, one a line: TOKEN=TENANT or TOKEN=TENANT:USER (the user is the "
-        "recorded actor); also $CHATLEDGER_TOKENS, comma-separated. Default: "
-        "$CHATLEDGER_TOKEN_FILE, else ./chatledger.tokens, generated with one token for "
-        "--tenant at first start",
-    )
-    parser.add_argument(
-        "--no-auth",
-        action="store_true",
-        help="serve every request as --tenant without a token (anyone who can reach the "
-        "server can use it)",
-    )
-    parser.add_argument(
-        "--cors-origin",
-        action="append",
-        metavar="ORIGIN",
-        help="let browser pages from ORIGIN call the server, e.g. http://localhost:3000 "
-        "(repeatable; '*' for any)",
-    )
-    parser.add_argument(
-        "--responder",
-        default="demo",
-        metavar="demo|MODULE:NAME",
-        help="what answers: 'demo' (the recorded demo turn; the default), or a Python object "
-        "MODULE:NAME that is a responder, a pydantic_ai.Agent, or a function returning one",
-    )
-    parser.add_argument(
-        "--delay",
-        type=float,
-        default=0.05,
-        metavar="SECONDS",
-        help="pause between the demo responder's chunks, to look like a model (default: 0.05)",
-    )
-    parser.add_argument(
-        "--log-level",
-        default="info",
-        choices=["critical", "error", "warning", "info", "debug"],
-        help="server log level (default: info)",
-    )
-    parser.add_argument(
-        "--allowed-host",
-        action="append",
-        metavar="NAME",
-        help="a Host name the server answers to besides localhost and --host, e.g. "
-        "chat.example.com behind a proxy (repeatable; '*' for any)",
-    )
-    parser.add_argument(
-        "--no-continuations",
-        action="store_true",
-        help="run no continuations here: leave them to 'chatledger worker' processes",
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="server processes sharing the port, each with its own store on the database "
-        "(default: 1; one process serves from one CPU core)",
-    )
-    parser.add_argument(
-        "--ai-sdk",
-        type=int,
-        choices=[6, 7],
-        default=None,
-        help="the AI SDK major new conversations speak (default: $CHATLEDGER_AI_SDK, else 7); "
-        "a conversation keeps the version it started with",
-    )
-    add_stream_lease_option(parser)
-    integrity.add_key_option(parser)  # the verify page checks the newest seal with it
-    parser.set_defaults(command=serve_command)
 
 
-def serve_command(args: argparse.Namespace, out: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Check the options, then serve in this process or in ``--workers`` processes until stopped."""
     from chatledger.adapters.cli.tokens import TokenError, serve_tokens
     from chatledger.adapters.http.app import serve
     from chatledger.adapters.http.server_options import server_options
@@ -133,7 +125,7 @@ def serve_command(args: argparse.Namespace, out: TextIO) -> int:
     if args.workers < 1:
         raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
     responder = load_responder(args.responder, args.delay)
-    seal_key = integrity.seal_key(args, required=False)  # the verify page checks seals with it
+    seal_key = common.seal_key(args, required=False)  # the verify page checks seals with it
     try:
         tokens = serve_tokens(
             args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr

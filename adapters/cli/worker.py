@@ -13,77 +13,71 @@ import argparse
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from chatledger.adapters.cli.common import add_stream_lease_option, load_responder, open_store
+from chatledger.adapters.cli.common import load_responder, open_store
+from chatledger.adapters.cli.options import (
+    DELAY,
+    RESPONDER,
+    STREAM_LEASE_SECONDS,
+    Commands,
+    flag,
+    option,
+)
 
 if TYPE_CHECKING:  # imported when the command runs, so `chatledger --help` starts fast
     from chatledger.adapters.responders.scripted import Responder
     from chatledger.adapters.store import ConversationStore
     from chatledger.projections.read_models import ContinuationRequest
 
-__all__ = ["LEASE_SECONDS", "add_worker", "run_worker"]
+__all__ = ["LEASE_SECONDS", "add", "run", "run_worker"]
 
 LEASE_SECONDS = 10.0
 """``chatledger.adapters.store.continuations.LEASE_SECONDS`` (kept equal by a test)."""
 
 
-def add_worker(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    subparser: Callable[..., argparse.ArgumentParser],
-) -> None:
-    """Add the ``worker`` command (``subparser`` adds the store options every command takes)."""
-    parser = subparser(
-        commands,
+def add(commands: Commands) -> None:
+    """Declare ``worker``."""
+    commands.declare(
         "worker",
-        "run the continuations requested by approvals and tool outputs (no HTTP)",
-        "Claim each continuation request of the tenant (with a lease: of many servers and "
-        "workers exactly one runs it), open its stream and run the responder into it, until "
-        "interrupted. Requests younger than --grace-seconds are left to the process that "
-        "recorded them. The same sweep closes, as interrupted, answers whose writer died "
+        run,
+        RESPONDER.but(help="what answers, as for 'serve' (default: demo)"),
+        DELAY.but(help="pause between the demo responder's chunks (default: 0.05)"),
+        option(
+            "--poll-seconds",
+            type=float,
+            default=2.0,
+            help="look for requests this often (default: 2)",
+        ),
+        option(
+            "--grace-seconds",
+            type=float,
+            default=5.0,
+            help="leave younger requests to the process that recorded them (default: 5)",
+        ),
+        option(
+            "--lease-seconds",
+            type=float,
+            default=LEASE_SECONDS,
+            help="how long a claim keeps other processes off a request, until its stream opens "
+            f"(default: {LEASE_SECONDS:g})",
+        ),
+        flag("--once", "run the requests waiting now, wait for their answers, and exit"),
+        STREAM_LEASE_SECONDS,
+        help="run the continuations requested by approvals and tool outputs (no HTTP)",
+        description="Claim each continuation request of the tenant (with a lease: of many "
+        "servers and workers exactly one runs it), open its stream and run the responder into "
+        "it, until interrupted. Requests younger than --grace-seconds are left to the process "
+        "that recorded them. The same sweep closes, as interrupted, answers whose writer died "
         "(their stream lease ran out, see --stream-lease-seconds).",
-        epilog="Example: chatledger worker --url postgresql://app@db/chat --responder myapp.bot:agent",
+        epilog="Example: chatledger worker --url postgresql://app@db/chat "
+        "--responder myapp.bot:agent",
     )
-    parser.add_argument(
-        "--responder",
-        default="demo",
-        metavar="demo|MODULE:NAME",
-        help="what answers, as for 'serve' (default: demo)",
-    )
-    parser.add_argument(
-        "--delay",
-        type=float,
-        default=0.05,
-        metavar="SECONDS",
-        help="pause between the demo responder's chunks (default: 0.05)",
-    )
-    parser.add_argument(
-        "--poll-seconds", type=float, default=2.0, help="look for requests this often (default: 2)"
-    )
-    parser.add_argument(
-        "--grace-seconds",
-        type=float,
-        default=5.0,
-        help="leave younger requests to the process that recorded them (default: 5)",
-    )
-    parser.add_argument(
-        "--lease-seconds",
-        type=float,
-        default=LEASE_SECONDS,
-        help="how long a claim keeps other processes off a request, until its stream opens "
-        f"(default: {LEASE_SECONDS:g})",
-    )
-    parser.add_argument(
-        "--once",
-        action="store_true",
-        help="run the requests waiting now, wait for their answers, and exit",
-    )
-    add_stream_lease_option(parser)
-    parser.set_defaults(command=_worker)
 
 
-def _worker(args: argparse.Namespace, out: TextIO) -> int:
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the tenant's continuations until stopped (or, with ``--once``, those waiting now)."""
     responder = load_responder(args.responder, args.delay)
     with open_store(args) as store:
         print(

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import chatledger
-from chatledger.adapters.cli import commands
+from chatledger.adapters.cli import conversation
 from chatledger.adapters.store import DEFAULT_TENANT
 from chatledger.domain.convert import FORMATS
 
@@ -58,5 +58,5 @@ def test_the_cli_constants_match_the_library() -> None:
     from chatledger.adapters.store.continuations import LEASE_SECONDS
 
     assert common.DEFAULT_TENANT == DEFAULT_TENANT
-    assert tuple(commands.FORMATS) == tuple(FORMATS)
+    assert tuple(conversation.FORMATS) == tuple(FORMATS)
     assert worker.LEASE_SECONDS == LEASE_SECONDS
