@@ -58,7 +58,7 @@ def _args() -> argparse.Namespace:
 def child(url: str, chat: str, poll_ms: float | None) -> None:
     """Follower process: follow the open stream, then print ``[[position, monotonic_ns], ...]``."""
     from chatledger import ConversationStore
-    from chatledger.adapters.store.follow import follow
+    from chatledger.adapters.store.reads.follow import follow
 
     poll = poll_ms / 1000 if poll_ms else None
     arrivals: list[tuple[int, int]] = []

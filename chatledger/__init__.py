@@ -30,6 +30,7 @@ from chatledger.domain.errors import (
     LogTamperedError,
     MessageConversionError,
     NoOpenStreamError,
+    NothingToContinueError,
     OversizedChunkError,
     OversizedInputError,
     StoreConfigurationError,
@@ -46,7 +47,7 @@ from chatledger.domain.errors import (
 if TYPE_CHECKING:
     from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
     from chatledger.adapters.store.actions import ActionResult
-    from chatledger.adapters.store.follow import FollowedChunk
+    from chatledger.adapters.store.reads.follow import FollowedChunk
     from chatledger.adapters.store.inbox import ContinuationRequest, PendingApproval
     from chatledger.adapters.store.streams.writer import StreamWriter
     from chatledger.domain.aggregate import ReceivedChunk
@@ -61,7 +62,7 @@ _LAZY = {
     "ConversationStore": "chatledger.adapters.store",
     "IngestReport": "chatledger.adapters.store",
     "ActionResult": "chatledger.adapters.store.actions",
-    "FollowedChunk": "chatledger.adapters.store.follow",
+    "FollowedChunk": "chatledger.adapters.store.reads.follow",
     "ContinuationRequest": "chatledger.adapters.store.inbox",
     "PendingApproval": "chatledger.adapters.store.inbox",
     "StreamWriter": "chatledger.adapters.store.streams.writer",
@@ -117,6 +118,7 @@ __all__ = [
     "LogTamperedError",
     "MessageConversionError",
     "NoOpenStreamError",
+    "NothingToContinueError",
     "OversizedChunkError",
     "OversizedInputError",
     "PendingApproval",

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # imported when the command runs, so `chatledger --help` star
 __all__ = ["LEASE_SECONDS", "add", "run", "run_worker"]
 
 LEASE_SECONDS = 10.0
-"""``chatledger.adapters.store.continuations.LEASE_SECONDS`` (kept equal by a test)."""
+"""``chatledger.adapters.store.turns.continuations.LEASE_SECONDS`` (kept equal by a test)."""
 
 
 def add(commands: Commands) -> None:
@@ -117,30 +117,25 @@ async def run_worker(
     are written. Answers under way when it stops get 10 s to finish, then are
     closed as ``aborted``.
     """
-    from chatledger.adapters.http.turns import TurnRunner, open_turn
-    from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+    from chatledger.adapters.store.turns.continuations import (
+        ContinuationRunner,
+        start_claimed,
+        worker_name,
+    )
+    from chatledger.adapters.store.turns.runner import TurnRunner
 
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, stop.set)
-    runner = TurnRunner(responder, keepalive_seconds=15.0)
+    runner = TurnRunner(responder)
+    start = start_claimed(store.turns, runner)
     started = 0
 
     async def run(claimed: ContinuationRequest) -> None:
         nonlocal started
-        turn = await asyncio.to_thread(
-            open_turn,
-            store,
-            claimed.chat_id,
-            tenant=claimed.tenant,
-            actor=str(getattr(responder, "actor", "agent:responder")),
-            trigger="continuation",
-            continuation=True,
-            request_id=claimed.request_id,
-        )
-        runner.run(turn)  # nobody reads it here: clients follow the log
+        await start(claimed)  # nobody reads it here: clients follow the log
         started += 1
 
     continuations = ContinuationRunner(

@@ -24,10 +24,9 @@ from chatledger.adapters.http.requests import (
     read_body,
     string_field,
 )
-from chatledger.adapters.http.turns import TurnRunner
-from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.actions import ActionResult
-from chatledger.adapters.store.continuations import ContinuationRunner
+from chatledger.adapters.store import ActionResult, ConversationStore
+from chatledger.adapters.store.turns.continuations import ContinuationRunner
+from chatledger.adapters.store.turns.runner import TurnRunner
 
 __all__ = ["ActionEndpoints", "action_json"]
 
@@ -76,7 +75,7 @@ class ActionEndpoints:
         if reason is not None and not isinstance(reason, str):
             raise invalid("'reason' must be a string")
         result = await run_in_threadpool(
-            lambda: self.store.respond_to_approval(
+            lambda: self.store.chats.respond_to_approval(
                 request.path_params["chat_id"],
                 approved=approved,
                 approval_id=approval_id,
@@ -102,7 +101,7 @@ class ActionEndpoints:
         if error_text is not None and not isinstance(error_text, str):
             raise invalid("'errorText' must be a string")
         result = await run_in_threadpool(
-            lambda: self.store.add_tool_output(
+            lambda: self.store.chats.add_tool_output(
                 request.path_params["chat_id"],
                 tool_call_id,
                 output=body.get("output"),
@@ -132,7 +131,7 @@ class ActionEndpoints:
         if reason is not None and not isinstance(reason, str):
             raise invalid("'reason' must be a string")
         actor = who.actor
-        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
         stream_id = status.stream_id
         if stream_id is None:
             return JSONResponse({"stopped": False, "streamId": None})

@@ -64,41 +64,36 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable, forbidden
-from chatledger.adapters.http.chat import take_turn
-from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem, invalid
+from chatledger.adapters.http.chat import ChatSends
+from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.operator import OperatorEndpoints
 from chatledger.adapters.http.pages import page_routes
 from chatledger.adapters.http.reads import ReadEndpoints
-from chatledger.adapters.http.requests import (
-    BodyLimits,
-    read_body,
-    string_field,
-)
+from chatledger.adapters.http.requests import BodyLimits
 from chatledger.adapters.http.resume import Resumes
-from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS
-from chatledger.adapters.http.steering import Steered, answer_steered, waiting
-from chatledger.adapters.http.turns import Turn, TurnRunner, open_turn
-from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
+from chatledger.adapters.http.sse import SSE_HEADERS
 from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.continuations import ContinuationRunner, worker_name
+from chatledger.adapters.store.turns.continuations import (
+    ContinuationRunner,
+    start_claimed,
+    worker_name,
+)
+from chatledger.adapters.store.turns.runner import TurnRunner
 from chatledger.domain.seal import SealKey
-from chatledger.projections.read_models import ContinuationRequest
 
 __all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
 
@@ -135,16 +130,20 @@ class _ChatApp:
         """The authentication hook (None: every request is the store's default tenant)."""
         self.keepalive_seconds = keepalive_seconds
         self.continuation_poll_seconds = continuation_poll_seconds
-        self.responder_actor = str(getattr(responder, "actor", "agent:responder"))
-        self.runner = TurnRunner(responder, keepalive_seconds=keepalive_seconds)
+        self.runner = TurnRunner(responder)
         """The answers this process is writing."""
         self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
+        self.sends = ChatSends(
+            store, self.runner, self.resumes, self.identity,
+            limits=self.limits["chat"], keepalive_seconds=keepalive_seconds,
+        )  # fmt: skip
+        """``POST /api/chat`` and the WebSocket's sends."""
         self.reads = ReadEndpoints(store, self.identity)
         self.operators = OperatorEndpoints(store, self.operator, self.limits["operator"])
         self.continuations = (
             ContinuationRunner(
                 store,
-                self.run_continuation,
+                start_claimed(store.turns, self.runner),
                 tenants=self.tenants(),
                 worker=worker_name("http"),
                 grace_seconds=continuation_grace_seconds,
@@ -189,98 +188,12 @@ class _ChatApp:
             )
         return who
 
-    # -- POST /api/chat -------------------------------------------------------------
-
-    async def chat(self, request: Request) -> Response:
-        """The ``DefaultChatTransport`` send endpoint: record what the client added, stream the answer."""
-        who = self.identity(request)
-        body = await read_body(request, self.limits["chat"])
-        chat_id = string_field(body, "id")
-        assert chat_id is not None
-        trigger = body.get("trigger", "submit-message")
-        if trigger not in CLIENT_TRIGGERS:
-            raise invalid(f"'trigger' must be one of {', '.join(CLIENT_TRIGGERS)}, not {trigger!r}")
-        message_id = string_field(body, "messageId", required=False)
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not all(
-            isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str)
-            for m in messages
-        ):
-            raise invalid("'messages' must be a list of UI messages, each with an id and a role")
-        turn = await self.take_turn(who, chat_id, messages, trigger, message_id, body)
-        if isinstance(turn, Steered):
-            return StreamingResponse(
-                self.steered_events(turn), media_type="text/event-stream", headers=SSE_HEADERS
-            )
-        return self.runner.response(turn)
-
-    async def take_turn(
-        self,
-        who: Identity,
-        chat_id: str,
-        messages: list[Any],
-        trigger: str,
-        message_id: str | None,
-        body: dict[str, Any],
-    ) -> Turn | Steered:
-        """Record what a send (POST or WebSocket) added and open its answer's stream.
-
-        The chat is marked as opening meanwhile: a resume that arrives between
-        the client's message and the stream's open waits for the stream
-        instead of answering that nothing is streaming.
-        """
-        async with self.resumes.opening(who.tenant, chat_id) as opening:
-            turn = await run_in_threadpool(
-                lambda: take_turn(
-                    self.store,
-                    tenant=who.tenant,
-                    chat_id=chat_id,
-                    actor=who.actor,
-                    responder_actor=self.responder_actor,
-                    messages=messages,
-                    trigger=trigger,
-                    message_id=message_id,
-                    body=body,
-                )
-            )
-            if not isinstance(turn, Steered):  # its stream is open now
-                opening.stream_id = turn.writer.stream_id
-        return turn
-
-    async def steered_events(self, steered: Steered) -> AsyncIterator[str]:
-        """The answer to a message sent mid-answer: once that answer ends, its own, if it needs one."""
-        async for _ in waiting(self.store, steered, tick=self.keepalive_seconds):
-            yield KEEP_ALIVE
-        turn = await run_in_threadpool(
-            answer_steered, self.store, steered, responder_actor=self.responder_actor
-        )
-        if turn is None:  # the running answer took it (or another request answered it)
-            yield DONE
-            return
-        async for event in self.runner.events(turn):
-            yield event
-
     # -- continuations requested outside POST /api/chat ----------------------------------
 
     def tenants(self) -> list[str]:
         """The tenants this app serves (whose continuation requests it runs)."""
         tenants = getattr(self.authenticate, "tenants", None)
         return list(tenants) if tenants else [self.store.tenant]
-
-    async def run_continuation(self, claimed: ContinuationRequest) -> None:
-        """Open the claimed request's stream and start the responder on it; clients follow the log."""
-        turn = await run_in_threadpool(
-            lambda: open_turn(
-                self.store,
-                claimed.chat_id,
-                tenant=claimed.tenant,
-                actor=self.responder_actor,
-                trigger="continuation",
-                continuation=True,
-                request_id=claimed.request_id,
-            )
-        )
-        self.runner.run(turn)  # nobody reads it here: clients follow GET /api/chat/{id}/stream
 
     # -- GET /api/chat/{id}/stream ---------------------------------------------------------
 
@@ -397,9 +310,11 @@ def create_app(
                 store.close()
 
     routes: list[BaseRoute] = [
-        Route("/api/chat", chat.chat, methods=["POST"]),
+        Route("/api/chat", chat.sends.post, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
-        WebSocketRoute("/api/chat/ws", ChatSocket(chat).serve),  # AI SDK 7 WebSocketChatTransport
+        WebSocketRoute(
+            "/api/chat/ws", ChatSocket(chat.sends, chat.resumes).serve
+        ),  # AI SDK 7 WebSocketChatTransport
         Route("/api/chats/{chat_id:path}/messages", chat.reads.messages, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/status", chat.reads.status, methods=["GET"]),
         Route("/api/chats/{chat_id:path}/history", chat.reads.history, methods=["GET"]),

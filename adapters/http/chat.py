@@ -1,165 +1,129 @@
-"""``POST /api/chat``'s use case: record what a ``useChat`` request adds, then open the answer's stream.
+"""``POST /api/chat`` (and the WebSocket's ``send``): parse a ``useChat`` request, take the turn, frame the answer.
 
-``take_turn`` reads the conversation from its aggregate (never the read
-models: the write path does not wait for the projection), asks the pure
-planner (``use_chat.plan_use_chat``) what the request adds, executes the
-plan's actions with the client as the actor, and opens the stream the
-responder writes. A request refused before its first action changes nothing:
-a new conversation is created only once the plan and its first message are
-known to be acceptable. A user message sent while an answer streams is
-recorded as a steering message and answered once that answer ends
-(``steering.py``).
+The request is planned by the pure ``use_chat`` planner against the stored
+messages, recorded and opened by the turn service (``store.turns.take``), and
+run by the app's ``TurnRunner``; this module only parses and frames. A user
+message sent while an answer streams (AI SDK 7) is recorded as a steering
+message; its request is answered once that answer ends
+(``chatledger.adapters.store.turns.steering``).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from chatledger.adapters.http.steering import Steered, steer
-from chatledger.adapters.http.turns import Turn, open_turn
-from chatledger.adapters.http.use_chat import (
-    Action,
-    AddToolOutput,
-    AppendMessage,
-    EditMessage,
-    NothingToContinueError,
-    Plan,
-    Regenerate,
-    RespondToApproval,
-    plan_use_chat,
-)
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from chatledger.adapters.http.auth import Identity
+from chatledger.adapters.http.errors import invalid
+from chatledger.adapters.http.requests import BodyLimits, read_body, string_field
+from chatledger.adapters.http.resume import Resumes
+from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, sse_body, sse_response
+from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS, plan_use_chat
 from chatledger.adapters.store import ConversationStore
-from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import ConversationNotFoundError
-from chatledger.domain.parts import check_message
-from chatledger.domain.redaction import Masks
+from chatledger.adapters.store.turns.runner import TurnRunner
+from chatledger.adapters.store.turns.service import Steered, Turn
+from chatledger.adapters.store.turns.steering import steered_answer
 
-__all__ = ["execute", "take_turn"]
-
-
-def take_turn(
-    store: ConversationStore,
-    *,
-    tenant: str,
-    chat_id: str,
-    actor: str,
-    responder_actor: str,
-    messages: list[dict[str, Any]],
-    trigger: str,
-    message_id: str | None,
-    body: dict[str, Any],
-) -> Turn | Steered:
-    """Record a ``useChat`` request and open the stream of its answer (call it in a worker thread).
-
-    While an answer streams, a new user message is recorded as a steering
-    message and ``Steered`` returned (its answer comes once that answer ends:
-    ``steering.answer_steered``); any other request is refused then
-    (``StreamAlreadyOpenError``).
-    """
-    state = _current_state(store, chat_id, tenant)
-    # A stream whose writer died (its lease ran out) is closed first; a live one takes a
-    # new user message as steering (v7) or refuses.
-    if (
-        state is not None
-        and state.stream is not None
-        and store.expire_stream(chat_id, tenant=tenant, noticed_by=f"a new turn by {actor}")
-    ):
-        state = _current_state(store, chat_id, tenant)
-    # Compared with what the client was shown: redacted parts read "[redacted]" there too.
-    stored = [] if state is None else Masks(state.redactions).message_list(state.messages)
-    plan = plan_use_chat(stored, messages, trigger, message_id)
-    if state is not None and state.stream is not None:
-        return steer(store, state, plan, chat_id=chat_id, tenant=tenant, actor=actor, body=body)
-    if state is None:
-        _check_first_actions(store, plan)
-        store.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)
-    # The common send, one new user message, is recorded with its answer's stream in one
-    # transaction: a resume through another server never finds the message without its
-    # stream (it answered 204 then), and the turn costs one commit less.
-    with_open = _only_new_message(plan)
-    if with_open is None:
-        execute(store, plan, chat_id=chat_id, tenant=tenant, actor=actor)
-    request_id = None
-    if plan.continues:
-        status = store.status(chat_id, tenant=tenant)
-        if status.status != "ready-to-continue":
-            raise NothingToContinueError(
-                status.status, [call.tool_call_id for call in status.waiting_for]
-            )
-        request_id = status.continuation_request
-    return open_turn(
-        store,
-        chat_id,
-        tenant=tenant,
-        actor=responder_actor,
-        trigger=plan.answer.trigger,
-        continuation=plan.answer.continuation,
-        request_id=request_id,
-        body=body,
-        user_message=with_open,
-        user_actor=actor,
-    )
+__all__ = ["ChatSends"]
 
 
-def _only_new_message(plan: Plan) -> dict[str, Any] | None:
-    """The user message a plan only appends, to record with the stream's open; else None."""
-    if plan.continues or len(plan.actions) != 1 or not isinstance(plan.actions[0], AppendMessage):
-        return None
-    return plan.actions[0].message
+class ChatSends:
+    """The send endpoint of one app: ``useChat`` requests recorded, their answers started."""
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        runner: TurnRunner,
+        resumes: Resumes,
+        identify: Callable[[Request], Identity],
+        *,
+        limits: BodyLimits,
+        keepalive_seconds: float,
+    ) -> None:
+        self.store, self.runner, self.resumes = store, runner, resumes
+        self.identify = identify
+        self.limits = limits
+        self.keepalive_seconds = keepalive_seconds
+
+    async def post(self, request: Request) -> Response:
+        """``POST /api/chat``: the ``DefaultChatTransport`` send; the answer streams back as SSE."""
+        who = self.identify(request)
+        body = await read_body(request, self.limits)
+        chat_id = string_field(body, "id")
+        assert chat_id is not None
+        trigger = body.get("trigger", "submit-message")
+        if trigger not in CLIENT_TRIGGERS:
+            raise invalid(f"'trigger' must be one of {', '.join(CLIENT_TRIGGERS)}, not {trigger!r}")
+        message_id = string_field(body, "messageId", required=False)
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str)
+            for m in messages
+        ):
+            raise invalid("'messages' must be a list of UI messages, each with an id and a role")
+        turn = await self.take(who, chat_id, messages, trigger, message_id, body)
+        if isinstance(turn, Steered):
+            return sse_response(self._steered(turn))
+        return sse_response(sse_body(self.runner.start(turn), self.keepalive_seconds))
+
+    async def take(
+        self,
+        who: Identity,
+        chat_id: str,
+        messages: list[Any],
+        trigger: str,
+        message_id: str | None,
+        body: dict[str, Any],
+    ) -> Turn | Steered:
+        """Record what a send added and open its answer's stream (``store.turns.take``).
+
+        The chat is marked as opening meanwhile: a resume that arrives between
+        the client's message and the stream's open waits for the stream
+        instead of answering that nothing is streaming.
+        """
+        plan = functools.partial(_plan, messages=messages, trigger=trigger, message_id=message_id)
+        async with self.resumes.opening(who.tenant, chat_id) as opening:
+            take = functools.partial(
+                self.store.turns.take, chat_id, plan, tenant=who.tenant, actor=who.actor,
+                responder_actor=self.runner.actor, body=body,
+            )  # fmt: skip
+            turn = await run_in_threadpool(take)
+            if not isinstance(turn, Steered):  # its stream is open now
+                opening.stream_id = turn.writer.stream_id
+        return turn
+
+    async def answer_of(self, steered: Steered) -> Turn | None:
+        """The turn of a steering message's own answer once the running one ended (None: none)."""
+        answer = None
+        async for item in self._steered_answer(steered):
+            answer = item or answer
+        return answer
+
+    async def _steered(self, steered: Steered) -> AsyncIterator[str]:
+        """The SSE body answering a message sent mid-answer: once that answer ends, its own, if any."""
+        async for turn in self._steered_answer(steered):
+            if turn is None:
+                yield KEEP_ALIVE
+                continue
+            async for event in sse_body(self.runner.start(turn), self.keepalive_seconds):
+                yield event
+            return
+        yield DONE  # the running answer took it (or another request answered it)
+
+    def _steered_answer(self, steered: Steered) -> AsyncIterator[Turn | None]:
+        return steered_answer(
+            self.store.turns, steered, responder_actor=self.runner.actor,
+            tick=self.keepalive_seconds,
+        )  # fmt: skip
 
 
-def execute(store: ConversationStore, plan: Plan, *, chat_id: str, tenant: str, actor: str) -> None:
-    """Record the plan's actions in order, as ``actor``."""
-    for action in plan.actions:
-        _execute(store, action, chat_id=chat_id, tenant=tenant, actor=actor)
-
-
-def _execute(
-    store: ConversationStore, action: Action, *, chat_id: str, tenant: str, actor: str
-) -> None:
-    if isinstance(action, AppendMessage):
-        store.append_message(chat_id, action.message, tenant=tenant, actor=actor)
-    elif isinstance(action, EditMessage):
-        store.edit(chat_id, action.message_id, action.message, tenant=tenant, actor=actor)
-    elif isinstance(action, Regenerate):
-        store.regenerate(chat_id, action.message_id, actor=actor, tenant=tenant)
-    elif isinstance(action, RespondToApproval):
-        store.respond_to_approval(
-            chat_id,
-            approved=action.approved,
-            approval_id=action.approval_id,
-            tool_call_id=None if action.approval_id else action.tool_call_id,
-            reason=action.reason,
-            actor=actor,
-            auto_continue=action.auto_continue,
-            tenant=tenant,
-        )
-    elif isinstance(action, AddToolOutput):
-        store.add_tool_output(
-            chat_id,
-            action.tool_call_id,
-            output=action.output,
-            state=action.state,
-            error_text=action.error_text,
-            actor=actor,
-            auto_continue=action.auto_continue,
-            tenant=tenant,
-        )
-    else:  # pragma: no cover - the Action union is closed
-        raise TypeError(f"unknown action {action!r}")
-
-
-def _current_state(store: ConversationStore, chat_id: str, tenant: str) -> ConversationState | None:
-    """The conversation as its aggregate holds it now (not the read models, which may lag), or None."""
-    try:
-        return store.conversation(chat_id, tenant=tenant).state
-    except ConversationNotFoundError:
-        return None
-
-
-def _check_first_actions(store: ConversationStore, plan: Plan) -> None:
-    """Refuse a new conversation's first message before the conversation is created."""
-    for action in plan.actions:
-        if isinstance(action, AppendMessage):
-            store.limits.message_size(action.message)
-            check_message(action.message)
+def _plan(
+    stored: list[dict[str, Any]], *, messages: list[Any], trigger: str, message_id: str | None
+) -> Any:
+    """``plan_use_chat`` with the stored messages first, as ``Turns.take`` calls a planner."""
+    return plan_use_chat(stored, messages, trigger, message_id)

@@ -1,9 +1,9 @@
 """What the conversation page shows: the messages at a version, what that version changed, the timeline.
 
-``conversation_view`` reads the store only (history from the read model,
-past messages rebuilt from the log) and returns plain data for the
-``_conversation.html`` template: messages as parts the template knows how to
-draw (text, reasoning, tool calls with state, input, output and the approval
+``conversation_view`` reads the store's reader only (history from the read
+model, past messages rebuilt from the log, redactions applied) and returns
+plain data for the ``_conversation.html`` template: messages as parts the
+template knows how to draw (text, reasoning, tool calls with state, input, output and the approval
 with who, when and why), the ids of the messages the selected event added or
 changed, those it cut, and the timeline entries that pass the filter.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatledger.adapters.http.errors import invalid
+from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
-from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import title_of
 
@@ -58,31 +58,24 @@ class ConversationView:
 
 
 def conversation_view(
-    store: Any, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
+    reads: Reader, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
 ) -> ConversationView:
     """The conversation as it stood at version ``at`` (None: now), for the page."""
-    history: list[TimelineEntry] = store.history(chat_id, tenant=tenant)  # 404 when unknown
+    history = reads.history(chat_id, tenant=tenant)  # 404 when unknown
     latest = len(history)
     if at is not None and not 1 <= at <= latest:
         raise invalid(f"version 'at' must be between 1 and {latest}, not {at}")
     version = latest if at is None else at
-    now_state = store.conversation(chat_id, tenant=tenant).state
-    masks = Masks(now_state.redactions)  # redactions hide content at every version
-    conversation = store.conversation(chat_id, tenant=tenant, at_version=version)
-    messages = masks.message_list(conversation.state.messages)
-    before = (
-        masks.message_list(
-            store.conversation(chat_id, tenant=tenant, at_version=version - 1).state.messages
-        )
-        if version > 1
-        else []
-    )
+    # Redactions made since hide content at every version.
+    shown = reads.shown_at(chat_id, version, tenant=tenant)
+    messages = shown.messages
+    before = reads.shown_at(chat_id, version - 1, tenant=tenant).messages if version > 1 else []
     earlier = {message["id"]: message for message in before}
     changed = {m["id"] for m in messages if earlier.get(m["id"]) != m}
     now = {message["id"] for message in messages}
     cut = [message_id for message_id in earlier if message_id not in now]
-    current = status_of(now_state) if at is None else None
-    status = status_of(conversation.state)
+    current = reads.status(chat_id, tenant=tenant) if at is None else None
+    status = status_of(shown)
     decisions = {
         str(entry.details.get("toolCallId")): entry
         for entry in history[:version]
@@ -98,7 +91,7 @@ def conversation_view(
     )
     return ConversationView(
         chat_id=chat_id,
-        title=title_of(messages, conversation.state.title, chat_id),
+        title=title_of(messages, shown.title, chat_id),
         status=status.status,
         version=version,
         latest=latest,

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from chatledger.adapters.http.use_chat import NothingToContinueError, OutOfDateError
+from chatledger.adapters.http.use_chat import OutOfDateError
 from chatledger.domain.errors import (
     ApprovalConflictError,
     ChatLedgerError,
@@ -29,6 +29,7 @@ from chatledger.domain.errors import (
     InvalidInputError,
     MessageConversionError,
     NoOpenStreamError,
+    NothingToContinueError,
     OversizedInputError,
     StoreUnavailableError,
     StreamAlreadyOpenError,

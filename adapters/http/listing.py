@@ -54,7 +54,7 @@ async def list_from_request(app: Tenancy, request: Request) -> ConversationList:
     params = request.query_params
     limit = int_param(request, "limit")
     return await run_in_threadpool(
-        lambda: app.store.list_conversations(
+        lambda: app.store.inbox.list_conversations(
             tenant=tenant,
             query=params.get("q") or None,
             status=params.get("status") or None,

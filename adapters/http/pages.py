@@ -125,13 +125,13 @@ class _Pages:
         if kind is not None and kind not in KINDS:
             raise invalid(f"unknown kind {kind!r}; the kinds are {', '.join(KINDS)}")
         view = await run_in_threadpool(
-            conversation_view, self.app.store, tenant, chat_id, at, kind, actor
+            conversation_view, self.app.store.reads, tenant, chat_id, at, kind, actor
         )
         return _render("_conversation.html", view=view, kinds=KINDS)
 
     async def approvals_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant
-        pending = await run_in_threadpool(self.app.store.pending_approvals, tenant=tenant)
+        pending = await run_in_threadpool(self.app.store.inbox.pending_approvals, tenant=tenant)
         return _render("_approvals.html", pending=pending)
 
     async def verify_fragment(self, request: Request) -> Response:

@@ -36,7 +36,7 @@ class ReadEndpoints:
         chat_id = request.path_params["chat_id"]
         at_version = int_param(request, "atVersion")
         found = await run_in_threadpool(
-            self.store.messages, chat_id, tenant=tenant, at_version=at_version
+            self.store.reads.messages, chat_id, tenant=tenant, at_version=at_version
         )
         return JSONResponse({"id": chat_id, "messages": found})
 
@@ -45,7 +45,7 @@ class ReadEndpoints:
         who = self.identify(request)
         tenant = who.tenant
         found = await run_in_threadpool(
-            self.store.status, request.path_params["chat_id"], tenant=tenant
+            self.store.reads.status, request.path_params["chat_id"], tenant=tenant
         )
         return JSONResponse(found.to_json())
 
@@ -58,7 +58,7 @@ class ReadEndpoints:
         if unknown:
             raise invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
         entries = await run_in_threadpool(
-            self.store.history,
+            self.store.reads.history,
             request.path_params["chat_id"],
             tenant=tenant,
             kinds=kinds,
@@ -80,7 +80,7 @@ class ReadEndpoints:
         if unanswered not in ("refuse", "omit"):
             raise invalid(f"'unanswered' must be refuse or omit, not {unanswered!r}")
         converted = await run_in_threadpool(
-            self.store.model_messages,
+            self.store.reads.model_messages,
             request.path_params["chat_id"],
             format_,
             tenant=tenant,
@@ -94,7 +94,7 @@ class ReadEndpoints:
         """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first."""
         who = self.identify(request)
         tenant = who.tenant
-        pending = await run_in_threadpool(self.store.pending_approvals, tenant=tenant)
+        pending = await run_in_threadpool(self.store.inbox.pending_approvals, tenant=tenant)
         return JSONResponse(
             {
                 "approvals": [

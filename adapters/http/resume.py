@@ -16,9 +16,9 @@ assistant message (``resumeStreamIsReplay``, the default of its
 ``DefaultChatTransport`` and fixed in its ``WebSocketChatTransport``): it
 empties the message at the first ``start`` and rebuilds it from the chunks.
 A continuation's stream holds only what it adds, so for a v7 conversation
-``message_replay`` first sends the message as it stood when the continuation
-opened, as chunks (``domain.message_replay``; without SSE ids: a client
-resuming after a cursor gets only the stream's chunks after it).
+the message as it stood when the continuation opened is sent first, as
+chunks (``Reader.resume_prefix``; without SSE ids: a client resuming after a
+cursor gets only the stream's chunks after it).
 """
 
 from __future__ import annotations
@@ -33,21 +33,13 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response, StreamingResponse
 
-from chatledger.adapters.http.sse import (
-    DONE,
-    KEEP_ALIVE,
-    SSE_HEADERS,
-    depends_on_message,
-    resumed,
-    sse_event,
-)
+from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS, sse_event
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.follow import FollowedChunk
-from chatledger.adapters.store.follow_async import AsyncFollower
+from chatledger.adapters.store.reads import AsyncFollower, FollowedChunk
+from chatledger.domain.delivery import depends_on_message, resumed
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
-from chatledger.domain.message_replay import replay_chunks
 
-__all__ = ["Opening", "Resumes", "message_replay"]
+__all__ = ["Opening", "Resumes"]
 
 log = logging.getLogger("chatledger.http")
 
@@ -99,13 +91,13 @@ class Resumes:
         it is still the answer the client asked for, replayed from the log.
         """
         opening = list(self._opening.get((tenant, chat_id), ()))  # taken before the status
-        status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+        status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
         if status.stream_id is None and opening:  # begun before the status was read: wait
             await asyncio.gather(*(each.done.wait() for each in opening))
             opened = [each.stream_id for each in opening if each.stream_id is not None]
             if opened:
                 return opened[-1]
-            status = await run_in_threadpool(self.store.status, chat_id, tenant=tenant)
+            status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
         return status.stream_id
 
     async def response(self, chat_id: str, tenant: str, after: str | None) -> Response:
@@ -115,9 +107,11 @@ class Resumes:
         prefix = (
             []
             if after is not None
-            else await run_in_threadpool(message_replay, self.store, chat_id, tenant)
+            else await run_in_threadpool(
+                lambda: self.store.reads.resume_prefix(chat_id, tenant=tenant)
+            )
         )
-        follower = await self.store.follow_async(
+        follower = await self.store.reads.follow_async(
             chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
         )
         return StreamingResponse(
@@ -173,7 +167,7 @@ class Resumes:
                 except FollowTimeoutError as idle:
                     yield KEEP_ALIVE
                     await follower.aclose()
-                    follower = await self.store.follow_async(
+                    follower = await self.store.reads.follow_async(
                         chat_id, after=idle.cursor, tenant=tenant, timeout=self.keepalive_seconds
                     )
         except ChatLedgerError as error:
@@ -197,36 +191,5 @@ class Resumes:
         return None if sent is None else dataclasses.replace(item, chunk=sent)
 
     def _messages(self, chat_id: str, tenant: str) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = self.store.conversation(
-            chat_id, tenant=tenant
-        ).state.messages
-        return messages
-
-
-def message_replay(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:
-    """What an AI SDK 7 resume sends before the open stream: the message as its continuation found it.
-
-    Empty unless the conversation is v7 and its open stream continues a
-    message (then the first stream's own chunks are the whole message), and
-    when the message cannot be expressed as chunks (logged; the client then
-    gets the stream alone, as before). Call it in a worker thread.
-    """
-    state = store.conversation(chat_id, tenant=tenant).state
-    stream = state.stream
-    if state.ai_sdk != 7 or stream is None or not stream.continuation:
-        return []
-    opened = store.history(chat_id, tenant=tenant, kinds=["stream-opened"])
-    if not opened or opened[-1].details.get("streamId") != stream.stream_id:
-        return []
-    before = store.messages(chat_id, tenant=tenant, at_version=opened[-1].position - 1)
-    if stream.message_index >= len(before):
-        return []
-    chunks = replay_chunks(before[stream.message_index])
-    if chunks is None:
-        log.warning(
-            "chat %r: message %r cannot be replayed as chunks; resuming its stream alone",
-            chat_id,
-            before[stream.message_index].get("id"),
-        )
-        return []
-    return chunks
+        state = self.store.reads.stored_state(chat_id, tenant=tenant)
+        return [] if state is None else state.messages

@@ -3,8 +3,9 @@
 ``DefaultChatTransport`` posts the whole conversation as the client holds it
 (``{id, messages, trigger, messageId}``). ``plan_use_chat`` compares it with
 the stored messages and returns a ``Plan``: the store actions that record what
-is new, and what the responder is to write next. It reads nothing and writes
-nothing; ``adapters/http/chat.py`` executes the plan. The rules:
+is new, and what the responder is to write next (``chatledger.domain.commands``).
+It reads nothing and writes nothing; the turn service
+(``chatledger.adapters.store.turns``) records the plan. The rules:
 
 * ``submit-message`` ending on a user message: a new user message (appended),
   an edit of a stored one (``edit``: the later messages are cut), the same
@@ -19,7 +20,7 @@ nothing; ``adapters/http/chat.py`` executes the plan. The rules:
   after the client's last known message) is cut;
 * while an answer streams, only a new user message can be taken (AI SDK 7:
   it is queued for the running answer as a steering message,
-  ``steering_message``); anything else waits for the answer to end (409).
+  ``Plan.new_user_message``); anything else waits for the answer to end (409).
 
 The store stays authoritative: parts it already answered keep their answer
 (a contradicting approval is planned, and the store refuses it: 409) and tool
@@ -29,27 +30,26 @@ calls it does not know are ignored.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from chatledger.domain.commands import (
+    Action,
+    AddToolOutput,
+    Answer,
+    AppendMessage,
+    EditMessage,
+    Plan,
+    Regenerate,
+    RespondToApproval,
+)
 from chatledger.domain.errors import ChatLedgerError, InvalidInputError, InvalidMessageError
 from chatledger.domain.tool_parts import is_terminal, is_tool_part
 
 __all__ = [
     "CLIENT_TRIGGERS",
-    "Action",
-    "AddToolOutput",
-    "Answer",
-    "AppendMessage",
-    "EditMessage",
     "InvalidRequestError",
-    "NothingToContinueError",
     "OutOfDateError",
-    "Plan",
-    "Regenerate",
-    "RespondToApproval",
     "plan_use_chat",
-    "steering_message",
 ]
 
 CLIENT_TRIGGERS = ("submit-message", "regenerate-message")
@@ -70,92 +70,6 @@ class OutOfDateError(ChatLedgerError):
             "reload the messages (GET /api/chats/{id}/messages)"
         )
         self.message_id = message_id
-
-
-class NothingToContinueError(ChatLedgerError):
-    """The client asks to continue a turn that cannot continue now (HTTP 409)."""
-
-    def __init__(self, status: str, waiting_for: Sequence[str] = ()) -> None:
-        detail = f" (waiting for {', '.join(waiting_for)})" if waiting_for else ""
-        super().__init__(f"the turn cannot continue: the conversation is {status}{detail}")
-        self.status = status
-        self.waiting_for = tuple(waiting_for)
-
-
-# -- the actions ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AppendMessage:
-    """Append a new user message."""
-
-    message: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EditMessage:
-    """Replace a stored user message (it and the later messages are cut)."""
-
-    message_id: str
-    message: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Regenerate:
-    """Cut the answer to regenerate: from ``message_id`` (None: the last assistant message)."""
-
-    message_id: str | None
-
-
-@dataclass(frozen=True)
-class RespondToApproval:
-    """Answer a tool call's approval request."""
-
-    tool_call_id: str
-    approval_id: str | None
-    approved: bool
-    reason: str | None
-    auto_continue: bool
-
-
-@dataclass(frozen=True)
-class AddToolOutput:
-    """Give a tool call its result (``output-available``) or error (``output-error``)."""
-
-    tool_call_id: str
-    state: str
-    output: Any
-    error_text: str | None
-    auto_continue: bool
-
-
-Action = AppendMessage | EditMessage | Regenerate | RespondToApproval | AddToolOutput
-"""One store action of a plan."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the responder is to write once a request is recorded."""
-
-    trigger: str
-    """``submit-message``, ``regenerate-message`` or ``continuation``."""
-    continuation: bool
-    """Whether it continues the last assistant message (else: a new message)."""
-    request_id: str | None = None
-    """The pending continuation request the answer fulfils, if any."""
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The actions recording a request, in order, and the answer to write after them."""
-
-    actions: tuple[Action, ...]
-    answer: Answer
-
-    @property
-    def continues(self) -> bool:
-        """Whether the answer continues the last assistant message (the turn must be able to)."""
-        return self.answer.continuation
 
 
 # -- the planner --------------------------------------------------------------------------
@@ -315,19 +229,3 @@ def _answer(
             auto_continue=continuing,
         )
     return None
-
-
-def steering_message(plan: Plan) -> dict[str, Any] | None:
-    """The user message a request adds while an answer streams, if that is all it asks.
-
-    Such a request can be taken mid-answer (an AI SDK 7 conversation queues
-    the message for the running answer: steering). A request that also
-    answers approvals, edits, regenerates, retries or continues is None: it
-    must wait until the answer ends.
-    """
-    if plan.continues or len(plan.actions) != 1:
-        return None
-    action = plan.actions[0]
-    if not isinstance(action, AppendMessage) or action.message.get("role") != "user":
-        return None
-    return action.message

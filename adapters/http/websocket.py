@@ -8,12 +8,13 @@ chunks; the answer goes on, as when an HTTP client hangs up).
 Server frames: ``start`` (a resume found an answer), ``chunk`` with
 ``sequence``, ``end``, ``error`` and ``no-active`` (nothing to resume).
 
-A ``send`` gets the chunks ``POST /api/chat`` would stream; a ``resume`` gets
-the open answer from the log (``store.follow``), so any server process on the
-same database serves it, and every connected client of a chat sees every
-applied chunk live. A resume is a complete replay of the message, as the
-transport expects: a continuation's stream is preceded by the message as it
-stood when the continuation opened (``resume.message_replay``). ``sequence``
+A ``send`` takes the same path as ``POST /api/chat`` (``chat.ChatSends``) and
+gets the chunks it would stream; a ``resume`` gets the open answer from the
+log (``store.follow``), so any server process on the same database serves
+it, and every connected client of a chat sees every applied chunk live. A
+resume is a complete replay of the message, as the transport expects: a
+continuation's stream is preceded by the message as it stood when the
+continuation opened (``Reader.resume_prefix``). ``sequence``
 counts the chunks sent for the request from the first (replays and refusals
 are not sent), so ``resume`` with ``lastSequence`` continues right after the
 last chunk a client saw. The bearer token travels in the frame's
@@ -26,19 +27,17 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.errors import HTTPProblem
-from chatledger.adapters.http.outbox import Outbox
-from chatledger.adapters.http.resume import message_replay
-from chatledger.adapters.http.steering import Steered, answer_steered, waiting
+from chatledger.adapters.http.resume import Resumes
+from chatledger.adapters.store.turns.outbox import Outbox
+from chatledger.adapters.store.turns.service import Steered
 from chatledger.domain.errors import ChatLedgerError
-
-if TYPE_CHECKING:
-    from chatledger.adapters.http.app import _ChatApp
 
 __all__ = ["ChatSocket"]
 
@@ -55,10 +54,12 @@ class _FrameHeaders:
 
 
 class ChatSocket:
-    """The WebSocket endpoint of one chat app."""
+    """The WebSocket endpoint of one chat app: its sends and its resumes."""
 
-    def __init__(self, app: _ChatApp) -> None:
-        self.app = app
+    def __init__(self, sends: ChatSends, resumes: Resumes) -> None:
+        self.sends = sends
+        self.resumes = resumes
+        self.keepalive_seconds = sends.keepalive_seconds
 
     async def serve(self, websocket: WebSocket) -> None:
         """Serve one connection until the client closes it."""
@@ -108,8 +109,8 @@ class ChatSocket:
             await send({"type": "error", "requestId": request_id, "errorText": str(error)})
 
     async def _answer(self, frame: Frame, send: Send) -> None:
-        app, request_id = self.app, frame["requestId"]
-        who = app.identity(_FrameHeaders(frame.get("headers")))  # type: ignore[arg-type]
+        sends, request_id = self.sends, frame["requestId"]
+        who = sends.identify(_FrameHeaders(frame.get("headers")))  # type: ignore[arg-type]
         tenant = who.tenant
         chat_id = frame.get("id")
         if not isinstance(chat_id, str) or not chat_id:
@@ -123,51 +124,40 @@ class ChatSocket:
                 raise HTTPProblem(400, "InvalidInputError", "'messages' must be a list")
             trigger = frame.get("trigger", "submit-message")
             message_id = frame.get("messageId")
-            turn = await app.take_turn(who, chat_id, messages, trigger, message_id, body)
+            turn = await sends.take(who, chat_id, messages, trigger, message_id, body)
             if isinstance(turn, Steered):  # sent mid-answer: answered once that answer ends
-                async for _ in waiting(app.store, turn, tick=app.keepalive_seconds):
-                    pass
-                answer = await run_in_threadpool(
-                    answer_steered, app.store, turn, responder_actor=app.responder_actor
-                )
+                answer = await sends.answer_of(turn)
                 if answer is None:  # the running answer took it
                     await send({"type": "end", "requestId": request_id})
                     return
                 turn = answer
             # What POST /api/chat would send (replays the client still needs included).
-            outbox = Outbox()
-            app.runner.run(turn, outbox)
-            await self._relay(outbox, request_id, send)
+            await self._relay(sends.runner.start(turn), request_id, send)
             await send({"type": "end", "requestId": request_id})
             return
-        else:
-            if await app.resumes.open_stream_id(chat_id, tenant) is None:
-                await send({"type": "no-active", "requestId": request_id})
-                return
-            last = frame.get("lastSequence")
-            skip = last if isinstance(last, int) and last >= 0 else -1
-            await send({"type": "start", "requestId": request_id})
+        if await self.resumes.open_stream_id(chat_id, tenant) is None:
+            await send({"type": "no-active", "requestId": request_id})
+            return
+        last = frame.get("lastSequence")
+        skip = last if isinstance(last, int) and last >= 0 else -1
+        await send({"type": "start", "requestId": request_id})
         # A complete replay of the message (v7: a continuation's stream after what came before it).
-        prefix = await run_in_threadpool(message_replay, app.store, chat_id, tenant)
+        prefix = await run_in_threadpool(
+            lambda: sends.store.reads.resume_prefix(chat_id, tenant=tenant)
+        )
         await self._stream(chat_id, tenant, request_id, skip, send, prefix)
         await send({"type": "end", "requestId": request_id})
 
     async def _relay(self, outbox: Outbox, request_id: str, send: Send) -> None:
-        """Send the answer's SSE events (``data: <chunk>``) as numbered chunk frames."""
+        """Send what the answer's outbox holds as numbered chunk frames."""
         sequence = -1
         while True:
-            await outbox.wait(self.app.keepalive_seconds)
-            events = outbox.take()
+            await outbox.wait(self.keepalive_seconds)
+            chunks = outbox.take()
             if outbox.overflowed:
                 raise HTTPProblem(503, "FellBehindError", "the client fell behind: resume it")
-            lines = [line for event in events for line in event.splitlines()]
-            if outbox.ended and not outbox.waiting and not events:
-                return
-            for line in lines:
-                if not line.startswith("data: ") or line == "data: [DONE]":
-                    continue
+            for chunk in chunks:
                 sequence += 1
-                chunk = json.loads(line.removeprefix("data: "))
                 frame = {"chunk": chunk, "sequence": sequence}
                 await send({"type": "chunk", "requestId": request_id, **frame})
             if outbox.ended and not outbox.waiting:
@@ -183,7 +173,6 @@ class ChatSocket:
         prefix: list[dict[str, Any]],
     ) -> None:
         """Send ``prefix``, then the open stream's chunks from the log, numbered from the first."""
-        app = self.app
         sequence = -1
         for chunk in prefix:
             sequence += 1
@@ -191,10 +180,10 @@ class ChatSocket:
                 await send(
                     {"type": "chunk", "requestId": request_id, "chunk": chunk, "sequence": sequence}
                 )
-        follower = await app.store.follow_async(
-            chat_id, tenant=tenant, timeout=app.keepalive_seconds
+        follower = await self.sends.store.reads.follow_async(
+            chat_id, tenant=tenant, timeout=self.keepalive_seconds
         )
-        async with contextlib.aclosing(app.resumes.followed(follower, chat_id, tenant)) as items:
+        async with contextlib.aclosing(self.resumes.followed(follower, chat_id, tenant)) as items:
             async for item in items:
                 if isinstance(item, list):
                     for followed in item:

@@ -1,16 +1,8 @@
-"""Responders: what answers a conversation in the HTTP app (docs/behaviour.md §9, "the model is a pluggable responder").
+"""Scripted responders: recorded chunk streams replayed in order, for tests and the demo.
 
-A responder is given the conversation as the store holds it (its UIMessages,
-after the request's user message, approvals and tool outputs were recorded)
-and the trigger, and yields AI SDK v6 UI message chunks: what
-``streamText(...).toUIMessageStream()`` sends. The HTTP app stores every chunk
-and streams it to the client; the responder never touches the store.
-
-A responder may be an async generator (a model SDK with an async client) or a
-plain generator (a blocking client: the app iterates it in a worker thread).
-
-``ScriptedResponder`` replays recorded chunk streams in order, for tests and
-demos.
+The model port they implement (``Responder``, ``ResponderRequest``) is the turn
+service's (``chatledger.adapters.store.turns.responder``), named here too, where
+responders are written (docs/behaviour.md §9, "the model is a pluggable responder").
 """
 
 from __future__ import annotations
@@ -18,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 from chatledger.adapters.responders.demo import (
     TOOL_CALL_ID,
@@ -28,6 +19,7 @@ from chatledger.adapters.responders.demo import (
     continuation_chunks,
     first_turn_chunks,
 )
+from chatledger.adapters.store.turns.responder import Chunk, Responder, ResponderRequest
 
 __all__ = [
     "DemoResponder",
@@ -37,38 +29,6 @@ __all__ = [
     "ScriptedResponder",
     "demo_responder",
 ]
-
-Chunk = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ResponderRequest:
-    """What a responder is asked to answer."""
-
-    chat_id: str
-    """The conversation."""
-    tenant: str
-    """Its tenant."""
-    messages: list[dict[str, Any]]
-    """The conversation's UIMessages as stored now (a continued assistant message is the last one)."""
-    trigger: str
-    """``submit-message`` (a new user message), ``regenerate-message`` or ``continuation``
-    (the same assistant message continues after approvals or tool outputs)."""
-    message_id: str
-    """The id of the assistant message being written (on a continuation: the continued one)."""
-    body: dict[str, Any] = field(default_factory=dict)
-    """The request's JSON body as the client sent it (custom ``body`` fields of the transport too)."""
-    ai_sdk: int = 6
-    """The AI SDK major the conversation speaks (6 or 7): the chunks to write are that version's."""
-
-
-@runtime_checkable
-class Responder(Protocol):
-    """Answers a conversation with a stream of UI message chunks (dicts)."""
-
-    def respond(self, request: ResponderRequest) -> AsyncIterator[Chunk] | Iterator[Chunk]:
-        """Yield the chunks of the answer; an exception ends the stream with an ``error`` chunk."""
-        ...
 
 
 class ScriptExhaustedError(RuntimeError):

@@ -1,18 +1,39 @@
-"""The use cases: ``ConversationStore`` and what it delegates to.
+"""The application layer: ``ConversationStore`` and the services it is composed of.
 
-Every public operation of chatledger is a method of ``ConversationStore``
-(``store.py``); the modules here hold them by concept: ``actions`` (approvals,
-tool outputs, cuts), ``inbox`` (status and the queues), ``audit``, ``follow``,
-``streams`` (opening streams, the stream writer and the flusher that
-group-commits them), ``operations`` (what operators run: verify, seal,
-export, erase, retain; ``store.operations``) and ``shards`` (one store over
-several PostgreSQL databases). No SQL, no HTTP, no argparse:
-storage is reached through ``chatledger.adapters.persistence``.
+``ConversationStore`` (``store.py``) is a thin façade over services by
+concern: ``chats`` (writing a conversation), ``streams`` (a model's answer),
+``turns`` (a request recorded and answered, for any transport), ``reads``
+(the one reader), ``inbox`` (what waits across conversations) and
+``operations`` (what operators run). No SQL, no HTTP, no argparse: storage is
+reached through ``chatledger.adapters.persistence``. The names below load on
+first use, so importing a service module (the responder port, say) does not
+load the whole store.
 """
 
-from chatledger.adapters.store.actions import ActionResult
-from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
-from chatledger.adapters.store.streams.service import IngestReport
-from chatledger.adapters.store.streams.writer import StreamWriter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.actions import ActionResult
+    from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore
+    from chatledger.adapters.store.streams.service import IngestReport
+    from chatledger.adapters.store.streams.writer import StreamWriter
 
 __all__ = ["DEFAULT_TENANT", "ActionResult", "ConversationStore", "IngestReport", "StreamWriter"]
+
+_LAZY = {
+    "ActionResult": "chatledger.adapters.store.actions",
+    "ConversationStore": "chatledger.adapters.store.store",
+    "DEFAULT_TENANT": "chatledger.adapters.store.store",
+    "IngestReport": "chatledger.adapters.store.streams.service",
+    "StreamWriter": "chatledger.adapters.store.streams.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

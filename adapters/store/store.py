@@ -9,21 +9,20 @@ come from ``chatledger.adapters.bootstrap``.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import warnings
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store import actions, inbox
 from chatledger.adapters.store.actions import ActionResult
-from chatledger.adapters.store.follow import FollowedChunk, follow
-from chatledger.adapters.store.follow_async import AsyncFollower, open_follower
-from chatledger.adapters.store.news import News
+from chatledger.adapters.store.chats import Chats
+from chatledger.adapters.store.inbox import Inbox
 from chatledger.adapters.store.operations import Operations
-from chatledger.adapters.store.reads import Reads
+from chatledger.adapters.store.reads.follow import FollowedChunk
+from chatledger.adapters.store.reads.follow_async import AsyncFollower
+from chatledger.adapters.store.reads.news import News
+from chatledger.adapters.store.reads.reader import Reader
 from chatledger.adapters.store.streams.flusher import Flusher
 from chatledger.adapters.store.streams.leases import Clock, process_name
 from chatledger.adapters.store.streams.policy import (
@@ -33,23 +32,20 @@ from chatledger.adapters.store.streams.policy import (
 )
 from chatledger.adapters.store.streams.service import IngestReport, Streams
 from chatledger.adapters.store.streams.writer import StreamWriter
-from chatledger.adapters.store.transaction import Transaction, transact
+from chatledger.adapters.store.transaction import Transaction
+from chatledger.adapters.store.turns.service import Turns
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import Conversation, conversation_id
-from chatledger.domain.continuation import ConversationStatus, status_of
-from chatledger.domain.convert import Format, Unanswered, to_model_messages
+from chatledger.domain.continuation import ConversationStatus
+from chatledger.domain.convert import Format, Unanswered
 from chatledger.domain.dialects import SDK_VERSIONS
 from chatledger.domain.errors import (
-    ConcurrentWriteError,
-    ConversationExistsError,
     InvalidAiSdkVersionError,
-    InvalidInputError,
 )
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
-from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import TimelineEntry
-from chatledger.projections.listing import ConversationList, ListQuery
+from chatledger.projections.listing import ConversationList
 from chatledger.projections.read_models import (
     ContinuationRequest,
     PendingApproval,
@@ -118,7 +114,6 @@ class ConversationStore:
         """Who this process is in the audit when it closes a stream whose lease expired."""
         self.ai_sdk = ai_sdk
         """The AI SDK major new conversations speak unless ``start_conversation`` says otherwise."""
-        self._versions: dict[tuple[str, str], int] = {}
         self.config: StoreConfig = parts.config
         self.tenant = tenant
         self.limits = limits or Limits()
@@ -133,7 +128,6 @@ class ConversationStore:
         self._flusher = Flusher(self.batch.max_delay, self.stream_lease_seconds)
         # Read-your-writes: every decision first commits what this process's writers hold back.
         self._uow = UnitOfWork(self.log, settle_writers=self._flusher.settle)
-        self._reads = Reads(self._uow, self.log, self.read_models, self.projector)
         self.streams = Streams(
             self._uow, self._flusher, policy=self.batch, limits=self.limits,
             lease_seconds=self.stream_lease_seconds, process=self.process,
@@ -141,10 +135,28 @@ class ConversationStore:
         )  # fmt: skip
         """Opening, closing and expiring streams (the stream methods below forward to it)."""
         self._news = News(self.log)
+        self.reads = Reader(
+            self._uow, self.log, self.read_models, self.projector, self._news, tenant=tenant,
+            expire=self._expire_followed, expire_every=renew_every(self.stream_lease_seconds),
+            writes=self._flusher.writes,
+        )  # fmt: skip
+        """The one reader: messages, model messages, the timeline, status, follows."""
+        self.chats = Chats(
+            self._uow, self.limits, tenant=tenant, ai_sdk=ai_sdk, auto_continue=auto_continue,
+            expire_lapsed=self._expire_lapsed,
+        )  # fmt: skip
+        """Writing conversations: start, messages, tool outputs, approvals, titles, redactions."""
+        self.inbox = Inbox(
+            self._uow, self.read_models, self.projector, tenant=tenant,
+            settle_all=self._flusher.settle_all,
+        )  # fmt: skip
+        """What waits across conversations: approvals, continuations, the conversation list."""
+        self.turns = Turns(self.chats, self.reads, self, self.limits, tenant=tenant)
+        """Taking a turn: record what a request adds, open the stream of its answer."""
         self.operations = Operations(
             config=self.config, log=self.log, read_models=self.read_models,
             projector=self.projector, cache=self._uow.cache,
-            forget_reads=self._reads.forget_cached, tenant=self.tenant,
+            forget_reads=self.reads.forget_cached, tenant=self.tenant,
         )  # fmt: skip
         """What operators run: verify, seal, export, erase, retain, rebuild... (``Operations``)."""
 
@@ -232,30 +244,9 @@ class ConversationStore:
         ``ai_sdk`` (6 or 7, default: the store's ``ai_sdk``) is the AI SDK major
         it speaks, for good: its chunks, its fold and its ``ai-sdk`` conversion.
         """
-        tenant = tenant or self.tenant
-        if not isinstance(chat_id, str) or not chat_id:
-            raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
-        for what, value in (
-            ("chat id", chat_id),
-            ("tenant", tenant),
-            ("actor", actor),
-            ("metadata", metadata),
-        ):
-            self.limits.check_value(what, value)
-        key = conversation_id(tenant, chat_id)
-        if exist_ok and self.log.has_events_after(key, 0):
-            return False
-        version = self.ai_sdk if ai_sdk is None else ai_sdk
-        conversation = Conversation.start(
-            tenant, chat_id, actor=actor, metadata=metadata, ai_sdk=version
+        return self.chats.start_conversation(
+            chat_id, tenant=tenant, actor=actor, metadata=metadata, exist_ok=exist_ok, ai_sdk=ai_sdk
         )
-        try:
-            self._uow.create(conversation)
-        except ConcurrentWriteError:
-            if exist_ok:  # created by another writer since the check
-                return False
-            raise ConversationExistsError(tenant, chat_id) from None
-        return True
 
     def append_message(
         self,
@@ -270,12 +261,7 @@ class ConversationStore:
         While an answer streams, a user message of an AI SDK 7 conversation is
         queued as a steering message (see ``steering``) instead of refused.
         """
-
-        def decide(c: Conversation) -> None:
-            self._expire_lapsed(c, f"a message by {actor}")
-            c.append_message(message, actor=actor, limits=self.limits)
-
-        self._uow.act(tenant or self.tenant, chat_id, decide)
+        self.chats.append_message(chat_id, message, tenant=tenant, actor=actor)
 
     def open_stream(
         self,
@@ -342,6 +328,12 @@ class ConversationStore:
     @clock.setter
     def clock(self, clock: Clock) -> None:
         self.streams.clock = clock
+
+    def _expire_followed(self, tenant: str, chat_id: str, stream_id: str) -> bool:
+        """Close a followed stream whose writer's lease ran out (a follower noticed)."""
+        return self.expire_stream(
+            chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
+        )
 
     def expire_stream(
         self,
@@ -422,12 +414,16 @@ class ConversationStore:
         (first write wins; ``changed`` is False). ``auto_continue`` defaults to
         True for results and False for errors.
         """
-        if auto_continue is None:
-            auto_continue = self.auto_continue and state == "output-available"
-        return actions.add_tool_output(
-            self._uow, tenant or self.tenant, chat_id, tool_call_id, output=output, state=state,
-            error_text=error_text, actor=actor, auto_continue=auto_continue, limits=self.limits,
-        )  # fmt: skip
+        return self.chats.add_tool_output(
+            chat_id,
+            tool_call_id,
+            output=output,
+            state=state,
+            error_text=error_text,
+            actor=actor,
+            auto_continue=auto_continue,
+            tenant=tenant,
+        )
 
     def respond_to_approval(
         self,
@@ -448,11 +444,16 @@ class ConversationStore:
         same answer again records nothing; a different one raises
         ApprovalConflictError. ``auto_continue`` defaults to True for both.
         """
-        return actions.respond_to_approval(
-            self._uow, tenant or self.tenant, chat_id, approved=approved, approval_id=approval_id,
-            tool_call_id=tool_call_id, reason=reason, actor=actor,
-            auto_continue=self.auto_continue if auto_continue is None else auto_continue,
-        )  # fmt: skip
+        return self.chats.respond_to_approval(
+            chat_id,
+            approved=approved,
+            approval_id=approval_id,
+            tool_call_id=tool_call_id,
+            reason=reason,
+            actor=actor,
+            auto_continue=auto_continue,
+            tenant=tenant,
+        )
 
     def regenerate(
         self,
@@ -470,9 +471,7 @@ class ConversationStore:
         Open the new stream with ``trigger="regenerate-message"``. Returns how
         many messages were cut.
         """
-        return actions.regenerate(
-            self._uow, tenant or self.tenant, chat_id, message_id, reason=reason, actor=actor
-        )
+        return self.chats.regenerate(chat_id, message_id, reason=reason, actor=actor, tenant=tenant)
 
     def cut(
         self,
@@ -490,10 +489,9 @@ class ConversationStore:
         frameworks (``trigger`` names why, in the audit). The cut messages stay
         in the log. Returns how many messages were cut.
         """
-        return actions.cut(
-            self._uow, tenant or self.tenant, chat_id, from_message_id,
-            trigger=trigger, reason=reason, actor=actor,
-        )  # fmt: skip
+        return self.chats.cut(
+            chat_id, from_message_id, trigger=trigger, reason=reason, actor=actor, tenant=tenant
+        )
 
     def edit(
         self,
@@ -509,10 +507,9 @@ class ConversationStore:
 
         Returns how many messages were cut; they stay in the log.
         """
-        return actions.edit(
-            self._uow, tenant or self.tenant, chat_id, message_id, new_message,
-            reason=reason, actor=actor, limits=self.limits,
-        )  # fmt: skip
+        return self.chats.edit(
+            chat_id, message_id, new_message, reason=reason, actor=actor, tenant=tenant
+        )
 
     def transact(
         self,
@@ -529,12 +526,11 @@ class ConversationStore:
         state. Returns what ``decide`` returned. For stores of other
         frameworks, whose one save is several actions.
         """
-        return transact(self._uow, tenant or self.tenant, chat_id, decide, limits=self.limits)
+        return self.chats.transact(chat_id, decide, tenant=tenant)
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
-        state = self._uow.load(self._settle(tenant, chat_id), chat_id).state
-        return status_of(Masks(state.redactions).state(state))  # waiting calls' inputs as shown
+        return self.reads.status(chat_id, tenant=tenant)
 
     def steering(self, chat_id: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """User messages sent while the open answer streams (AI SDK 7), not yet taken by it.
@@ -543,22 +539,15 @@ class ConversationStore:
         message's id and parts at a step boundary; those it leaves become the
         next user messages when its stream closes.
         """
-        conversation = self._uow.current(self._settle(tenant, chat_id), chat_id)
-        try:
-            state = conversation.state
-            return copy.deepcopy(Masks(state.redactions).message_list(state.steering))
-        finally:
-            self._uow.give_back(conversation)
+        return self.reads.steering(chat_id, tenant=tenant)
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""
-        self._flusher.settle_all()
-        return inbox.pending_approvals(self.read_models, self.projector, tenant or self.tenant)
+        return self.inbox.pending_approvals(tenant=tenant)
 
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started (claimed or not), oldest first."""
-        self._flusher.settle_all()
-        return inbox.pending_continuations(self.read_models, self.projector, tenant or self.tenant)
+        return self.inbox.pending_continuations(tenant=tenant)
 
     def list_conversations(
         self,
@@ -579,12 +568,15 @@ class ConversationStore:
         ``updated_after`` bound the last change. Pass the page's
         ``next_cursor`` as ``cursor`` for the next page.
         """
-        wanted = ListQuery(
-            tenant or self.tenant, query, status, updated_before, updated_after, limit, cursor
+        return self.inbox.list_conversations(
+            tenant=tenant,
+            query=query,
+            status=status,
+            updated_before=updated_before,
+            updated_after=updated_after,
+            limit=limit,
+            cursor=cursor,
         )
-        self._flusher.settle_all()
-        self.projector.catch_up()
-        return self.read_models.list_conversations(wanted)
 
     def set_title(
         self,
@@ -595,11 +587,7 @@ class ConversationStore:
         actor: str = "system",
     ) -> bool:
         """Name the conversation (None: back to its first user text); False if it already had that title."""
-        self.limits.check_value("title", title)
-        _, _, changed = self._uow.act(
-            tenant or self.tenant, chat_id, lambda c: c.set_title(title, actor=actor)
-        )
-        return bool(changed)
+        return self.chats.set_title(chat_id, title, tenant=tenant, actor=actor)
 
     def set_metadata(
         self,
@@ -610,11 +598,7 @@ class ConversationStore:
         actor: str = "system",
     ) -> bool:
         """Replace the conversation's metadata (a JSON object); False if it already was exactly that."""
-        self.limits.check_value("metadata", metadata)
-        _, _, changed = self._uow.act(
-            tenant or self.tenant, chat_id, lambda c: c.set_metadata(metadata, actor=actor)
-        )
-        return bool(changed)
+        return self.chats.set_metadata(chat_id, metadata, tenant=tenant, actor=actor)
 
     def redact(
         self,
@@ -638,21 +622,15 @@ class ConversationStore:
         the log unchanged, so the chain still verifies and an operator holding
         the store's key can still read them (see docs/audit.md).
         """
-        self.limits.check_value("reason", reason)
-        _, _, changed = self._uow.act(
-            tenant or self.tenant,
+        return self.chats.redact(
             chat_id,
-            lambda c: c.redact(
-                tool_call_id=tool_call_id,
-                message_id=message_id,
-                fields=list(fields)
-                if fields is not None and not isinstance(fields, str)
-                else fields,
-                reason=reason,
-                actor=actor,
-            ),
+            tool_call_id=tool_call_id,
+            message_id=message_id,
+            fields=fields,
+            actor=actor,
+            reason=reason,
+            tenant=tenant,
         )
-        return bool(changed)
 
     def claim_continuation(
         self,
@@ -670,10 +648,13 @@ class ConversationStore:
         that conversation's request; ``min_age_seconds`` leaves alone requests
         younger than that (a request its own writer is about to fulfil).
         """
-        return inbox.claim_continuation(
-            self._uow, self.pending_continuations(tenant=tenant), worker,
-            lease_seconds=lease_seconds, chat_id=chat_id, min_age_seconds=min_age_seconds,
-        )  # fmt: skip
+        return self.inbox.claim_continuation(
+            worker,
+            lease_seconds=lease_seconds,
+            tenant=tenant,
+            chat_id=chat_id,
+            min_age_seconds=min_age_seconds,
+        )
 
     # -- reading ------------------------------------------------------------
 
@@ -690,7 +671,7 @@ class ConversationStore:
         The current messages come from the read model (brought up to date
         first); past ones are rebuilt from the log.
         """
-        return self._reads.messages(tenant or self.tenant, chat_id, at_version, at_time)
+        return self.reads.messages(chat_id, tenant=tenant, at_version=at_version, at_time=at_time)
 
     def model_messages(
         self,
@@ -710,24 +691,19 @@ class ConversationStore:
         Completions messages) or ``"openai-responses"`` (Responses ``input``
         items). See ``chatledger.domain.convert.to_model_messages`` for the options.
         """
-        messages = self.messages(chat_id, tenant=tenant, at_version=at_version, at_time=at_time)
-        return to_model_messages(
-            messages,
+        return self.reads.model_messages(
+            chat_id,
             format,
+            tenant=tenant,
+            at_version=at_version,
+            at_time=at_time,
             ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
             unanswered=unanswered,
-            ai_sdk=self.ai_sdk_of(chat_id, tenant=tenant),
         )
 
     def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The AI SDK major the conversation speaks (6 for conversations started before v7)."""
-        key = (tenant or self.tenant, chat_id)
-        version = self._versions.get(key)
-        if version is None:
-            # Recorded by the first event and never changed: load that event once.
-            version = self._uow.load(key[0], chat_id, 1).state.ai_sdk
-            self._versions[key] = version
-        return version
+        return self.reads.ai_sdk_of(chat_id, tenant=tenant)
 
     def history(
         self,
@@ -749,7 +725,9 @@ class ConversationStore:
         read model stays small); ``full=True`` lists every chunk, re-read from
         the log. Raises ConversationNotFoundError for an unknown chat.
         """
-        return self._reads.history(tenant or self.tenant, chat_id, kinds, actor, after, limit, full)
+        return self.reads.history(
+            chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after, limit=limit, full=full
+        )
 
     def follow(
         self,
@@ -772,18 +750,9 @@ class ConversationStore:
         has expired. Close the generator to release its connection. Details:
         ``chatledger.adapters.store.follow``.
         """
-        tenant = self._settle(tenant, chat_id)
-
-        def expire(stream_id: str) -> bool:
-            return self.expire_stream(
-                chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
-            )
-
-        return follow(
-            self.log, tenant, chat_id,
-            after=after, timeout=timeout, poll_seconds=poll_seconds, news=self._news,
-            expire=expire, expire_every=renew_every(self.stream_lease_seconds),
-        )  # fmt: skip
+        return self.reads.follow(
+            chat_id, after=after, tenant=tenant, timeout=timeout, poll_seconds=poll_seconds
+        )
 
     async def follow_async(
         self,
@@ -802,23 +771,11 @@ class ConversationStore:
         whose writer died ends as with ``follow``. Details:
         ``chatledger.adapters.store.follow_async``.
         """
-        tenant = tenant or self.tenant
-        if self._flusher.writes(conversation_id(tenant, chat_id)):  # commit off the event loop
-            await asyncio.to_thread(self._settle, tenant, chat_id)
-
-        def expire(stream_id: str) -> bool:
-            return self.expire_stream(
-                chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
-            )
-
-        return await open_follower(
-            self.log, self._news, tenant, chat_id, after=after, timeout=timeout,
-            expire=expire, expire_every=renew_every(self.stream_lease_seconds),
-        )  # fmt: skip
+        return await self.reads.follow_async(chat_id, after=after, tenant=tenant, timeout=timeout)
 
     def version(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The conversation's current version (number of events)."""
-        return self._uow.load(self._settle(tenant, chat_id), chat_id).version
+        return self.reads.version(chat_id, tenant=tenant)
 
     def conversation(
         self, chat_id: str, *, tenant: str | None = None, at_version: int | None = None
@@ -828,7 +785,7 @@ class ConversationStore:
         Its state is the fold of the log as stored: redacted content is still
         there (``state.redactions`` says what views hide; ``messages()`` hides it).
         """
-        return self._uow.load(self._settle(tenant, chat_id), chat_id, at_version)
+        return self.reads.conversation(chat_id, tenant=tenant, at_version=at_version)
 
     # -- deprecated: the operator methods, now on ``operations`` ---------------------
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.domain.redaction import Masks
+from chatledger.adapters.store.reads.reader import shown_messages
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -50,8 +50,7 @@ class Transaction:
 
         As every view shows them: redacted content reads ``[redacted]``.
         """
-        state = self._conversation.state
-        return Masks(state.redactions).message_list(state.messages)
+        return shown_messages(self._conversation.state)
 
     @property
     def version(self) -> int:

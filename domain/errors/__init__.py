@@ -50,6 +50,7 @@ from chatledger.domain.errors._turns import (
     ApprovalConflictError,
     ContinuationNotPendingError,
     MessageConversionError,
+    NothingToContinueError,
     ToolCallNotReadyError,
     UnansweredToolCallError,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "LogTamperedError",
     "MessageConversionError",
     "NoOpenStreamError",
+    "NothingToContinueError",
     "OversizedChunkError",
     "OversizedInputError",
     "StoreConfigurationError",

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from chatledger.domain.errors._base import ChatLedgerError
 
 __all__ = [
     "ApprovalConflictError",
     "ContinuationNotPendingError",
     "MessageConversionError",
+    "NothingToContinueError",
     "ToolCallNotReadyError",
     "UnansweredToolCallError",
 ]
@@ -47,6 +50,16 @@ class ToolCallNotReadyError(ChatLedgerError):
         super().__init__(
             f"tool call {tool_call_id!r} is in state {state!r} and cannot take an output now; {why}"
         )
+
+
+class NothingToContinueError(ChatLedgerError):
+    """A request asks to continue a turn that cannot continue now (HTTP 409)."""
+
+    def __init__(self, status: str, waiting_for: Sequence[str] = ()) -> None:
+        detail = f" (waiting for {', '.join(waiting_for)})" if waiting_for else ""
+        super().__init__(f"the turn cannot continue: the conversation is {status}{detail}")
+        self.status = status
+        self.waiting_for = tuple(waiting_for)
 
 
 class ContinuationNotPendingError(ChatLedgerError):

@@ -23,7 +23,7 @@ import psycopg
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.store.follow import FollowedChunk, FollowTimeoutError
+from chatledger.adapters.store.reads.follow import FollowedChunk, FollowTimeoutError
 from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
@@ -213,7 +213,7 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     from chatledger import ConversationStore
-    from chatledger.adapters.store.follow import follow
+    from chatledger.adapters.store.reads.follow import follow
 
     url, chat, poll = sys.argv[1], sys.argv[2], float(sys.argv[3])
     with ConversationStore.open(url) as store:

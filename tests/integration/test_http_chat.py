@@ -1,4 +1,4 @@
-"""POST /api/chat (``http/chat.py``, ``http/use_chat.py``, ``http/turns.py``) against real stores: the
+"""POST /api/chat (``http/chat.py``, ``http/use_chat.py``, ``store/turns/``) against real stores: the
 AI SDK ``useChat`` wire conventions.
 
 Requests go through ``httpx.ASGITransport`` into the app, which writes to a

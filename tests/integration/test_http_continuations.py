@@ -1,4 +1,4 @@
-"""Continuations over HTTP (``store/continuations.py`` run by the app): after an approval
+"""Continuations over HTTP (``store/turns/continuations.py`` run by the app): after an approval
 endpoint, and the sweep of requests nobody took.
 """
 
@@ -16,7 +16,7 @@ from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import (
     demo_responder,
 )
-from chatledger.adapters.store.continuations import ContinuationRunner
+from chatledger.adapters.store.turns.continuations import ContinuationRunner
 from chatledger.domain.whole_stream import fold_stream
 from chatledger.projections.read_models import ContinuationRequest
 from tests.integration.http_support import client_of, continuation_of, send_body, sse_events

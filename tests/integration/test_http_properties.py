@@ -8,7 +8,8 @@ Any conversation the store can hold, any valid stream the responder sends
 into a new answer (with replays of known tool calls inserted anywhere, and
 results for calls of earlier messages): the real AI SDK's
 ``readUIMessageStream`` over the SSE events must give exactly the message the
-store holds. This is what ``http_sse.deliver`` decides chunk by chunk.
+store holds. This is what the turn runner's ``deliver`` decides chunk by chunk
+(``chatledger.domain.delivery``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from hypothesis import strategies as st
 
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
-from chatledger.adapters.http.sse import deliver, resumed
 from chatledger.adapters.responders.scripted import ScriptedResponder
+from chatledger.adapters.store.turns.runner import deliver
+from chatledger.domain.delivery import resumed
 from tests.conformance.checks import assert_json_equal, sdk_message
 from tests.conformance.replays import known_calls, with_replays
 from tests.conformance.strategies import ConversationStream, conversation_streams
@@ -100,7 +102,7 @@ def test_the_client_fold_of_a_continuation_equals_the_stored_message(
         with store.open_stream("c", continuation=True) as writer:
             sent = [deliver(writer, chunk) for chunk in chunks]
         stored = store.messages("c")
-    events = [json.loads(event.removeprefix("data: ")) for event in sent if event is not None]
+    events = [chunk for chunk in sent if chunk is not None]
     folded = sdk_message(oracle.read(events, message=case.messages[-1]), "the client's fold")
     assert_json_equal(folded, stored[-1], "store")
 

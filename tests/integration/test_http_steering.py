@@ -1,4 +1,4 @@
-"""``POST /api/chat`` while an answer streams (``http/steering.py``): AI SDK 7 steering over HTTP.
+"""``POST /api/chat`` while an answer streams (``store/turns/steering.py``): AI SDK 7 steering over HTTP.
 
 The running answer is written by another store on the same database (as by
 another server process); the app learns of its end from the log. The request

@@ -18,11 +18,11 @@ from starlette.responses import StreamingResponse
 
 from chatledger import ConversationStore, StreamAlreadyOpenError
 from chatledger.adapters.bootstrap import build_store
-from chatledger.adapters.http.sse import DONE
-from chatledger.adapters.http.turns import TurnRunner, open_turn
+from chatledger.adapters.http.sse import DONE, sse_body, sse_response
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.responders.scripted import ResponderRequest
 from chatledger.adapters.store.streams.policy import BatchPolicy
+from chatledger.adapters.store.turns.runner import TurnRunner
 from chatledger.domain.events import StreamOpened
 from tests.integration.http_support import user
 from tests.support.ledger import stored_events
@@ -64,17 +64,14 @@ async def body_of(response: Any) -> str:
 def begin(store: ConversationStore, runner: TurnRunner, chat: str) -> tuple[Any, str]:
     store.start_conversation(chat)
     store.append_message(chat, user("u1", "hi"))
-    turn = open_turn(
-        store, chat, tenant=store.tenant, actor="agent:gated", trigger="submit-message",
-        continuation=False, request_id=None,
-    )  # fmt: skip
-    return runner.response(turn), turn.writer.stream_id
+    turn = store.turns.open(chat, actor="agent:gated", trigger="submit-message")
+    return sse_response(sse_body(runner.start(turn), 0.05)), turn.writer.stream_id
 
 
 async def test_a_stop_before_the_answer_ever_ran(sqlite_store: ConversationStore) -> None:
     """Stopped in the same loop step as it started: the responder's task never ran a line."""
     responder = Gated()
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, stream_id = begin(sqlite_store, runner, "c")
     assert await runner.stop(stream_id, "alice", "too early")  # no await in between: not started
     body = await body_of(response)
@@ -87,7 +84,7 @@ async def test_a_stop_before_the_answer_ever_ran(sqlite_store: ConversationStore
 
 async def test_a_stop_mid_answer(sqlite_store: ConversationStore) -> None:
     responder = Gated()
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, stream_id = begin(sqlite_store, runner, "c")
     reading = asyncio.create_task(body_of(response))
     await responder.reached.wait()
@@ -101,7 +98,7 @@ async def test_a_stop_mid_answer(sqlite_store: ConversationStore) -> None:
 
 async def test_a_failing_responder_mid_answer(sqlite_store: ConversationStore) -> None:
     responder = Gated(fail=True)
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, _ = begin(sqlite_store, runner, "c")
     reading = asyncio.create_task(body_of(response))
     await responder.reached.wait()
@@ -115,7 +112,7 @@ async def test_a_failing_responder_mid_answer(sqlite_store: ConversationStore) -
 async def test_a_stream_closed_by_another_process(sqlite_store: ConversationStore) -> None:
     """Another server stops the answer by closing the stream in the log: this one ends quietly."""
     responder = Gated()
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, stream_id = begin(sqlite_store, runner, "c")
     reading = asyncio.create_task(body_of(response))
     await responder.reached.wait()
@@ -142,7 +139,7 @@ async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
     store = build_store(parse_url(url), batch=BatchPolicy(1000, 600.0, settle=600.0))
     try:
         responder = Gated()
-        runner = TurnRunner(responder, keepalive_seconds=0.05)
+        runner = TurnRunner(responder)
         response, stream_id = begin(store, runner, "c")
         reading = asyncio.create_task(body_of(response))
         await responder.reached.wait()
@@ -167,7 +164,7 @@ async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
 
 async def test_a_shutdown_mid_answer(sqlite_store: ConversationStore) -> None:
     responder = Gated()
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, _ = begin(sqlite_store, runner, "c")
     reading = asyncio.create_task(body_of(response))
     await responder.reached.wait()
@@ -181,7 +178,7 @@ async def test_a_shutdown_mid_answer(sqlite_store: ConversationStore) -> None:
 
 async def test_a_shutdown_before_the_answer_ever_ran(sqlite_store: ConversationStore) -> None:
     responder = Gated()
-    runner = TurnRunner(responder, keepalive_seconds=0.05)
+    runner = TurnRunner(responder)
     response, _ = begin(sqlite_store, runner, "c")
     await runner.shutdown(timeout=0)
     body = await body_of(response)
@@ -198,7 +195,7 @@ async def test_a_client_that_stops_reading_is_dropped_to_the_log(
     telling the client to resume from the log, where the whole answer is.
     """
     responder = Gated(before=200)
-    runner = TurnRunner(responder, keepalive_seconds=0.05, max_waiting_events=20)
+    runner = TurnRunner(responder, max_waiting=20)
     response, _ = begin(sqlite_store, runner, "c")  # nobody reads it yet
     await responder.reached.wait()
     responder.release.set()

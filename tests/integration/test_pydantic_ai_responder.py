@@ -65,7 +65,7 @@ PAUSED_TYPES = [
 @pytest.fixture(autouse=True)
 def no_refused_chunks(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Every chunk the responder streams is one the store accepts (the app logs a refusal)."""
-    caplog.set_level(logging.WARNING, logger="chatledger.http")
+    caplog.set_level(logging.WARNING, logger="chatledger.turns")
     yield
     refused = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
     assert refused == []

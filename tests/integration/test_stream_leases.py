@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chatledger import ConversationStore
-from chatledger.adapters.store.continuations import ContinuationRunner
 from chatledger.adapters.store.streams.writer import StreamWriter
+from chatledger.adapters.store.turns.continuations import ContinuationRunner
 from chatledger.domain.errors import (
     FollowTimeoutError,
     NoOpenStreamError,

@@ -55,7 +55,7 @@ def test_every_public_name_is_there_on_first_use() -> None:
 
 def test_the_cli_constants_match_the_library() -> None:
     from chatledger.adapters.cli import common, worker
-    from chatledger.adapters.store.continuations import LEASE_SECONDS
+    from chatledger.adapters.store.turns.continuations import LEASE_SECONDS
 
     assert common.DEFAULT_TENANT == DEFAULT_TENANT
     assert tuple(conversation.FORMATS) == tuple(FORMATS)

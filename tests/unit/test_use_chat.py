@@ -15,19 +15,20 @@ import pytest
 
 from chatledger.adapters.http.use_chat import (
     CLIENT_TRIGGERS,
+    InvalidRequestError,
+    OutOfDateError,
+    plan_use_chat,
+)
+from chatledger.domain import aggregate
+from chatledger.domain.commands import (
     AddToolOutput,
     Answer,
     AppendMessage,
     EditMessage,
-    InvalidRequestError,
-    OutOfDateError,
     Plan,
     Regenerate,
     RespondToApproval,
-    plan_use_chat,
-    steering_message,
 )
-from chatledger.domain import aggregate
 from chatledger.domain.errors import InvalidMessageError
 from tests.support.builders import assistant, user
 
@@ -219,7 +220,7 @@ def test_only_a_new_user_message_can_be_sent_while_an_answer_streams() -> None:
     stored = [user("u1"), streaming]
     lagging = assistant("a1", {"type": "text", "text": "Par", "state": "streaming"})
     for client in ([user("u1"), lagging, user("u2")], [user("u1"), user("u2")]):
-        assert steering_message(plan_use_chat(stored, client, "submit-message")) == user("u2")
+        assert plan_use_chat(stored, client, "submit-message").new_user_message() == user("u2")
     waiting = [
         plan_use_chat(stored, [user("u1", "edited")], "submit-message"),  # an edit
         plan_use_chat(stored, [user("u1"), streaming], "submit-message"),  # a continuation
@@ -231,4 +232,4 @@ def test_only_a_new_user_message_can_be_sent_while_an_answer_streams() -> None:
             "submit-message",
         ),  # an approval answer with the message
     ]
-    assert [steering_message(plan) for plan in waiting] == [None] * len(waiting)
+    assert [plan.new_user_message() for plan in waiting] == [None] * len(waiting)

@@ -1,101 +1,65 @@
-"""Running a responder into a stream: the answers the HTTP app is writing.
+"""Running a responder into its stream: the answers this process is writing.
 
 ``TurnRunner.run`` takes a ``Turn`` (an open ``StreamWriter`` and the
 ``ResponderRequest``) and runs the responder as a task of its own, which
-outlives the HTTP response: every chunk is stored (a batch at a time, in a
-worker thread) and the applied ones are queued as SSE events for whoever
-streams them (``response``). The answer ends by closing the stream:
-``finished``; ``errored`` when the responder raised (the client gets a masked
-``error`` chunk); ``aborted`` when ``stop`` ended it (an ``abort`` chunk says
-who and why) or the server shut down. A stream closed elsewhere (a stop
-through another server) ends the run quietly.
+outlives any client: every chunk is stored (a batch at a time, in a worker
+thread) and what the client is to get for it (``domain.delivery``) is put in
+the turn's ``Outbox`` for whichever transport frames it (SSE, WebSocket). The
+answer ends by closing the stream: ``finished``; ``errored`` when the
+responder raised (the client gets a masked ``error`` chunk); ``aborted`` when
+``stop`` ended it (an ``abort`` chunk says who and why) or the process shut
+down. A stream closed elsewhere (a stop through another process) ends the run
+quietly. Nothing here knows HTTP.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 from collections.abc import AsyncIterator, Coroutine
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from starlette.responses import Response, StreamingResponse
-
-from chatledger.adapters.http.outbox import FELL_BEHIND, MAX_WAITING_EVENTS, Outbox
-from chatledger.adapters.http.sse import (
-    DONE,
-    KEEP_ALIVE,
-    SSE_HEADERS,
-    deliver,
-    deliver_all,
-    sse_event,
-)
-from chatledger.adapters.responders.scripted import Responder, ResponderRequest
-from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.streams.writer import StreamWriter
+from chatledger.adapters.store.turns.outbox import MAX_WAITING, Outbox
+from chatledger.adapters.store.turns.responder import Responder, actor_of
+from chatledger.domain.delivery import sent_for
 from chatledger.domain.errors import NoOpenStreamError
-from chatledger.domain.redaction import Masks
 
-__all__ = ["Turn", "TurnRunner", "open_turn"]
+if TYPE_CHECKING:
+    from chatledger.adapters.store.turns.service import Turn
+    from chatledger.adapters.store.streams.writer import StreamWriter
 
-log = logging.getLogger("chatledger.http")
+__all__ = ["TurnRunner", "deliver", "deliver_all"]
 
+log = logging.getLogger("chatledger.turns")
 
-@dataclass
-class Turn:
-    """A stream opened for a responder: the writer, and what the responder is asked."""
-
-    writer: StreamWriter
-    request: ResponderRequest
-    stopped_by: tuple[str, str | None] | None = None
-    """(actor, reason) once ``POST /api/chats/{id}/stop`` stopped it."""
-    started: bool = False
-    """Whether the client was sent the answer's ``start`` (it names the stored message)."""
+CLOSED_ELSEWHERE = {"type": "abort", "reason": "the stream was closed"}
+"""What a client gets when its answer's stream was closed by another process (a stop there)."""
 
 
-def open_turn(
-    store: ConversationStore,
-    chat_id: str,
-    *,
-    tenant: str,
-    actor: str,
-    trigger: str,
-    continuation: bool,
-    request_id: str | None,
-    body: dict[str, Any] | None = None,
-    user_message: dict[str, Any] | None = None,
-    user_actor: str = "system",
-) -> Turn:
-    """Open the stream a responder will write, and what it is asked (call it in a worker thread).
+def deliver(writer: StreamWriter, chunk: Any) -> Any | None:
+    """Store one chunk; the chunk the client must get for it, if any (call it in a worker thread)."""
+    received = writer.append(chunk)
+    if received.error is not None:
+        log.warning("chunk refused on stream %s: %s", writer.stream_id, received.error)
+    return sent_for(chunk, received.verdict, writer.message)
 
-    ``user_message`` (by ``user_actor``) is recorded in the open's
-    transaction: both or neither, and no moment where another process sees
-    the message without the stream answering it.
-    The responder's messages come from the conversation just saved by the
-    open (a copy: the writer goes on folding into it), not from the read
-    models, so a write never waits for the projection to catch up.
+
+def deliver_all(writer: StreamWriter, chunks: list[Any]) -> tuple[list[Any], Exception | None]:
+    """``deliver`` each chunk in order: what the client gets, and the error that stopped it.
+
+    What the chunks stored before an error give is kept, so the client gets
+    everything the store took.
     """
-    writer = store.open_stream(
-        chat_id,
-        tenant=tenant,
-        actor=actor,
-        continuation=continuation,
-        trigger=trigger,
-        request_id=request_id,
-        user_message=user_message,
-        user_actor=user_actor,
-    )
-    state = writer.conversation.state
-    assert state.stream is not None  # just opened by this writer
-    end = state.stream.message_index + (1 if state.stream.continuation else 0)
-    # The model sees what every view shows: redacted content stays hidden from it too.
-    context = Masks(state.redactions).message_list(copy.deepcopy(state.messages[:end]))
-    request = ResponderRequest(
-        chat_id, tenant, context, trigger, writer.message_id, body or {}, ai_sdk=state.ai_sdk
-    )
-    return Turn(writer, request)
+    sent: list[Any] = []
+    for chunk in chunks:
+        try:
+            shown = deliver(writer, chunk)
+        except Exception as error:
+            return sent, error
+        if shown is not None:
+            sent.append(shown)
+    return sent, None
 
 
 class _Batches:
@@ -111,7 +75,7 @@ class _Batches:
         self.writer = writer
         self.outbox = outbox
         self.pending: list[Any] = []
-        self.job: asyncio.Future[tuple[list[str], Exception | None]] | None = None
+        self.job: asyncio.Future[tuple[list[Any], Exception | None]] | None = None
         self.collecting = False
 
     async def add(self, chunk: Any) -> None:
@@ -123,7 +87,7 @@ class _Batches:
             self._submit()
 
     async def finish(self) -> None:
-        """Store everything taken and outbox its events (raises the first error)."""
+        """Store everything taken and outbox what the client gets (raises the first error)."""
         while self.job is not None or self.pending:
             if self.job is not None:
                 await self._collect()
@@ -135,7 +99,7 @@ class _Batches:
         self.job = asyncio.ensure_future(asyncio.to_thread(deliver_all, self.writer, chunks))
         self.job.add_done_callback(self._stored)
 
-    def _stored(self, job: asyncio.Future[tuple[list[str], Exception | None]]) -> None:
+    def _stored(self, job: asyncio.Future[tuple[list[Any], Exception | None]]) -> None:
         """A batch is stored: send it, and store what arrived meanwhile, now.
 
         Not at the responder's next chunk: a responder that pauses (a model
@@ -148,8 +112,8 @@ class _Batches:
         if job.cancelled() or job.exception() is not None or job.result()[1] is not None:
             return
         self.job = None
-        for event in job.result()[0]:
-            self.outbox.put(event)
+        for chunk in job.result()[0]:
+            self.outbox.put(chunk)
         if self.pending:
             self._submit()
 
@@ -157,50 +121,39 @@ class _Batches:
         assert self.job is not None
         self.collecting = True
         try:
-            events, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
+            sent, error = await asyncio.shield(self.job)  # a cancel must not lose the batch
         finally:
             self.collecting = False
         self.job = None
-        for event in events:
-            self.outbox.put(event)
+        for chunk in sent:
+            self.outbox.put(chunk)
         if error is not None:
             raise error
 
 
 class TurnRunner:
-    """Runs responders into their streams; knows the answers this process is writing."""
+    """Runs a responder into the streams of turns; knows the answers this process is writing."""
 
-    def __init__(
-        self,
-        responder: Responder,
-        *,
-        keepalive_seconds: float,
-        max_waiting_events: int = MAX_WAITING_EVENTS,
-    ) -> None:
+    def __init__(self, responder: Responder, *, max_waiting: int = MAX_WAITING) -> None:
         self.responder = responder
-        self.keepalive_seconds = keepalive_seconds
-        self.max_waiting_events = max_waiting_events
-        """Events a client may leave unread before it is dropped to resume-from-log."""
+        self.actor = actor_of(responder)
+        """Who the responder is in the audit (the actor of the streams it writes)."""
+        self.max_waiting = max_waiting
+        """Chunks a client may leave unread before it is dropped to resume-from-log."""
         self.tasks: set[asyncio.Task[None]] = set()
-        """Every task of the app (answers and continuations); shutdown waits for them."""
+        """Every task of the runner (answers and continuations); shutdown waits for them."""
         self.turns: dict[str, tuple[Turn, asyncio.Task[None], asyncio.Task[None]]] = {}
         """The answers being written, by stream id: the turn, its responder's task (to stop
         it) and the task that ends it."""
 
-    def response(self, turn: Turn) -> Response:
-        """Start the responder (it runs to its end on its own) and stream what it writes."""
-        return StreamingResponse(
-            self.events(turn), media_type="text/event-stream", headers=SSE_HEADERS
-        )
-
-    def events(self, turn: Turn) -> AsyncIterator[str]:
-        """Start the responder (it runs to its end on its own); the SSE body of what it writes."""
-        outbox = Outbox(self.max_waiting_events)
+    def start(self, turn: Turn) -> Outbox:
+        """Run the responder on ``turn`` (it runs to its end on its own); the client's outbox."""
+        outbox = Outbox(self.max_waiting)
         self.run(turn, outbox)
-        return self._drain(outbox)
+        return outbox
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run ``work`` as a task the app waits for at shutdown."""
+        """Run ``work`` as a task ``shutdown`` waits for."""
         task = asyncio.create_task(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -212,7 +165,7 @@ class TurnRunner:
         Two tasks: the responder's (which ``stop`` and shutdown cancel) and the
         one that ends the answer, which is never cancelled by a stop: however
         the responder's task ends (even cancelled before it ever ran), the
-        stream is closed and the response ends.
+        stream is closed and the outbox ended.
         """
         stream_id = turn.writer.stream_id
         outbox = outbox or Outbox(limit=0)  # nobody reads it: clients follow the log
@@ -223,7 +176,7 @@ class TurnRunner:
         ending.add_done_callback(lambda _: self.turns.pop(stream_id, None))
 
     async def _write(self, turn: Turn, batches: _Batches, outbox: Outbox) -> None:
-        """Store every chunk of the responder's answer; outbox the applied ones as SSE events."""
+        """Store every chunk of the responder's answer; outbox what the client gets."""
         async for chunk in _iterate(self.responder.respond(turn.request)):
             if not turn.started:
                 turn.started = True
@@ -233,20 +186,16 @@ class TurnRunner:
         await batches.finish()
 
     async def _end(
-        self,
-        turn: Turn,
-        batches: _Batches,
-        outbox: Outbox,
-        writing: asyncio.Task[None],
+        self, turn: Turn, batches: _Batches, outbox: Outbox, writing: asyncio.Task[None]
     ) -> None:
-        """Wait for the responder's task, then close the stream with how it ended; end the response."""
+        """Wait for the responder's task, then close the stream with how it ended; end the outbox."""
         writer = turn.writer
         try:
             await asyncio.wait([writing])
-            outcome, reason, last = self._outcome(turn, writing)
-            if outcome is None:  # closed elsewhere (stopped through another server)
+            outcome, reason, last = _outcome(turn, writing)
+            if outcome is None:  # closed elsewhere (stopped through another process)
                 log.info("stream %s was closed elsewhere; the responder stops", writer.stream_id)
-                outbox.put(sse_event({"type": "abort", "reason": "the stream was closed"}))
+                outbox.put(CLOSED_ELSEWHERE)
                 return
             with contextlib.suppress(Exception):
                 await batches.finish()
@@ -260,32 +209,11 @@ class TurnRunner:
                 await asyncio.to_thread(writer.close, outcome, reason)
             except NoOpenStreamError:  # learnt at the close: the last chunks' batch waited for it
                 log.info("stream %s was closed elsewhere", writer.stream_id)
-                outbox.put(sse_event({"type": "abort", "reason": "the stream was closed"}))
+                outbox.put(CLOSED_ELSEWHERE)
             except Exception:
                 log.exception("could not close stream %s", writer.stream_id)
         finally:
             outbox.end()
-
-    @staticmethod
-    def _outcome(
-        turn: Turn, writing: asyncio.Task[None]
-    ) -> tuple[str | None, str | None, dict[str, Any] | None]:
-        """How the responder's task ended: (outcome, reason, the last chunk the client gets)."""
-        if writing.cancelled():
-            if turn.stopped_by is None:
-                reason = "the server stopped the response"
-            else:
-                actor, why = turn.stopped_by
-                reason = f"stopped by {actor}" + (f": {why}" if why else "")
-            return "aborted", reason, {"type": "abort", "reason": reason}
-        error = writing.exception()
-        if error is None:
-            return "finished", None, None
-        if isinstance(error, NoOpenStreamError):
-            return None, None, None
-        log.error("responder failed on chat %r", turn.request.chat_id, exc_info=error)
-        reason = f"{type(error).__name__}: {error}"
-        return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
     async def _start(self, turn: Turn, chunk: Any, outbox: Outbox) -> bool:
         """Begin the answer with a ``start`` the client gets; True if that used up ``chunk``.
@@ -311,33 +239,17 @@ class TurnRunner:
 
     @staticmethod
     async def _forward(writer: StreamWriter, chunk: Any, outbox: Outbox) -> bool:
-        """Store ``chunk``; outbox the event the client gets for it. True if there was one."""
-        event = await asyncio.to_thread(deliver, writer, chunk)
-        if event is None:
+        """Store ``chunk``; outbox what the client gets for it. True if there was something."""
+        sent = await asyncio.to_thread(deliver, writer, chunk)
+        if sent is None:
             return False
-        outbox.put(event)
+        outbox.put(sent)
         return True
-
-    async def _drain(self, outbox: Outbox) -> AsyncIterator[str]:
-        """The SSE body: the events as they come (all that are waiting in one write)."""
-        while True:
-            if not await outbox.wait(self.keepalive_seconds):
-                yield KEEP_ALIVE
-                continue
-            events = outbox.take()
-            if outbox.overflowed:  # the client fell behind: it resumes from the log
-                yield sse_event({"type": "error", "errorText": FELL_BEHIND})
-                return
-            if outbox.ended and not outbox.waiting:
-                yield "".join(events) + DONE
-                return
-            if events:
-                yield "".join(events)
 
     async def stop(self, stream_id: str, actor: str, reason: str | None) -> bool:
         """Stop the answer this process writes on ``stream_id``; False if it writes none.
 
-        Returns once its stream is closed (``aborted``) and its response ended.
+        Returns once its stream is closed (``aborted``) and its outbox ended.
         """
         found = self.turns.get(stream_id)
         if found is None:
@@ -361,6 +273,27 @@ class TurnRunner:
             writing.cancel()  # each answer then closes as aborted
         if self.tasks:  # an answer still closing is not cancelled: that would leave it open
             await asyncio.wait(set(self.tasks), timeout=timeout)
+
+
+def _outcome(
+    turn: Turn, writing: asyncio.Task[None]
+) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """How the responder's task ended: (outcome, reason, the last chunk the client gets)."""
+    if writing.cancelled():
+        if turn.stopped_by is None:
+            reason = "the server stopped the response"
+        else:
+            actor, why = turn.stopped_by
+            reason = f"stopped by {actor}" + (f": {why}" if why else "")
+        return "aborted", reason, {"type": "abort", "reason": reason}
+    error = writing.exception()
+    if error is None:
+        return "finished", None, None
+    if isinstance(error, NoOpenStreamError):
+        return None, None, None
+    log.error("responder failed on chat %r", turn.request.chat_id, exc_info=error)
+    reason = f"{type(error).__name__}: {error}"
+    return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
 
 async def _iterate(answer: Any) -> AsyncIterator[Any]:

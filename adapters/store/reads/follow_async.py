@@ -1,6 +1,6 @@
 """``follow`` for asyncio: a stream's chunks from the log, with no thread waiting per follower.
 
-The same stream, cursors and timeout as ``follow`` (``chatledger.adapters.store.follow``).
+The same stream, cursors and timeout as ``follow`` (``chatledger.adapters.store.reads.follow``).
 An ``AsyncFollower`` sleeps on the event loop, woken by the store's ``News``
 hub (``LoopSubscription``: the hub's one thread hands the wake-up to the
 loop); only its reads of the log run in a worker thread, one query at a time
@@ -25,8 +25,8 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
-from chatledger.adapters.store.follow import FollowedChunk, StreamReader, stream_reader
-from chatledger.adapters.store.news import LoopSubscription, News
+from chatledger.adapters.store.reads.follow import FollowedChunk, StreamReader, stream_reader
+from chatledger.adapters.store.reads.news import LoopSubscription, News
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError, InvalidInputError
 
 if TYPE_CHECKING:

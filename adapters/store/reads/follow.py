@@ -31,7 +31,7 @@ followers are) calls it at once and then every ``expire_every`` seconds, and
 and returns.
 
 **Resources.** The follower reads through the store's own connections. It
-is woken by the store's ``News`` hub (``chatledger.adapters.store.news``):
+is woken by the store's ``News`` hub (``chatledger.adapters.store.reads.news``):
 one thread and, on PostgreSQL, one LISTEN connection (application name
 ``chatledger-follow``) for all the store's followers, with at most one
 pending wake-up per follower. It subscribes at the first ``next()`` and
@@ -55,7 +55,7 @@ from uuid import UUID
 from eventsourcing.utils import TopicError, resolve_topic
 
 from chatledger.adapters.persistence.notify import listen, wait_for_notify
-from chatledger.adapters.store.news import News, Subscription
+from chatledger.adapters.store.reads.news import News, Subscription
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ChatLedgerError,

@@ -11,7 +11,9 @@ younger than the grace period is left to the process that recorded it (a
 
 The runner decides when; the caller says how: it passes ``run``, an async
 function that opens the claimed request's stream (``open_stream(...,
-request_id=...)``) within the lease and starts the responder on it.
+request_id=...)``) within the lease and starts the responder on it;
+``start_claimed`` makes the usual one from the turn service and a
+``TurnRunner``.
 
 The same sweep closes, as ``interrupted``, the streams whose writers died
 (their stream lease ran out: ``chatledger.adapters.store.streams.leases``), so a
@@ -27,12 +29,17 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
-from chatledger.adapters.store.store import ConversationStore
 from chatledger.domain.errors import ChatLedgerError, ConcurrentWriteError, StoreUnavailableError
 from chatledger.projections.read_models import ContinuationRequest
 
-__all__ = ["LEASE_SECONDS", "ContinuationRunner", "RunTurn", "worker_name"]
+if TYPE_CHECKING:
+    from chatledger.adapters.store.store import ConversationStore
+    from chatledger.adapters.store.turns.runner import TurnRunner
+    from chatledger.adapters.store.turns.service import Turns
+
+__all__ = ["LEASE_SECONDS", "ContinuationRunner", "RunTurn", "start_claimed", "worker_name"]
 
 log = logging.getLogger("chatledger.continuations")
 
@@ -43,6 +50,19 @@ continuation by seconds, not a minute."""
 
 RunTurn = Callable[[ContinuationRequest], Awaitable[None]]
 """Opens a claimed request's stream and starts its responder (returns once it is started)."""
+
+
+def start_claimed(turns: Turns, runner: TurnRunner) -> RunTurn:
+    """The usual ``run``: open the claimed request's stream and start ``runner``'s responder on it.
+
+    Nobody reads the answer there: clients follow it from the log.
+    """
+
+    async def run(claimed: ContinuationRequest) -> None:
+        turn = await asyncio.to_thread(turns.continue_claimed, claimed, actor=runner.actor)
+        runner.run(turn)
+
+    return run
 
 
 def worker_name(role: str) -> str:

@@ -1,0 +1,7 @@
+"""The read side: one ``Reader`` for a conversation's messages, timeline and status, and live follows."""
+
+from chatledger.adapters.store.reads.follow import FollowedChunk
+from chatledger.adapters.store.reads.follow_async import AsyncFollower
+from chatledger.adapters.store.reads.reader import Reader, shown, shown_messages
+
+__all__ = ["AsyncFollower", "FollowedChunk", "Reader", "shown", "shown_messages"]
