@@ -3,67 +3,37 @@
 ``create_app(store_or_url, responder=..., tokens=...)`` gives a Starlette app:
 
 * ``POST /api/chat`` takes the body ``DefaultChatTransport`` sends
-  (``{id, messages, trigger, messageId}``). It starts the
-  conversation if it is new; records what the client added: a new user
-  message (or an edit of one), approval answers and tool outputs found in the
-  last assistant message it sent (``approval-responded`` / ``output-denied``
-  with ``approval: {id, approved, reason}``, ``output-available`` /
-  ``output-error`` the store does not have yet), or a regenerate
-  (``trigger: "regenerate-message"``). Then it runs the responder on the
-  stored messages: a new assistant message for a user message, a
-  continuation of the same assistant message once its tool calls are all
-  answered. Every chunk is stored and streamed back as Server-Sent Events
-  (``data: <json>`` ... ``data: [DONE]``). Chunks the store does not apply
-  (replays of known tool calls, refused chunks) are recorded but not sent,
-  so the client's messages stay equal to the store's; ``start`` chunks are
-  sent with the stored message id. The responder runs to its end even when
-  the client disconnects: the client resumes from the durable log.
-  A user message sent while an answer streams (AI SDK 7) is recorded as a
-  steering message; its request is answered once that answer ends
-  (``steering.py``).
-* ``GET /api/chat/{id}/stream`` resumes: the open stream from its start (or
-  after ``?after=<cursor>`` / ``Last-Event-ID``), live from the log
-  (``store.follow``), each event with its cursor as SSE ``id``; 204 when
-  nothing is streaming. A v7 resume from the start replays the whole message
-  (``resume.message_replay``).
+  (``{id, messages, trigger, messageId}``): what the client added is recorded
+  (a new user message or an edit, approval answers and tool outputs, a
+  regenerate) and the responder's answer streams back as Server-Sent Events,
+  every chunk stored as it comes (``chat.py``; the turn itself is the store's
+  ``turns`` service). Chunks the store does not apply are recorded but not
+  sent, so the client's messages stay equal to the store's. The responder
+  runs to its end even when the client disconnects: the client resumes from
+  the durable log. ``/api/chat/ws`` is the same over a WebSocket (AI SDK 7).
+* ``GET /api/chat/{id}/stream`` resumes the open stream from the log, live
+  (``resume.py``); 204 when nothing is streaming.
 * JSON endpoints for messages, status, the audit history, model messages,
-  the approvals inbox, approvals and tool outputs; ``GET /openapi.json``
-  describes them all.
-* Operator routes (``http/operator.py``), for operator tokens only
-  (``TOKEN=*:USER``): ``POST /api/chat/{id}/erase``,
-  ``POST /api/chat/{id}/redact`` and ``GET /api/chat/{id}/export`` on any
-  tenant's chat.
+  the approvals inbox, approvals, tool outputs and stop (``reads.py``,
+  ``actions.py``); ``GET /openapi.json`` describes them all.
+* Operator routes for operator tokens only (``TOKEN=*:USER``, ``operator.py``),
+  and the pages at ``/`` (``pages.py``).
 
-Errors are JSON ``{"error": {"type": <class name>, "message": ...}}``: 404
-unknown conversation or tool call, 410 erased conversation, 403 a route the
-token may not call, 409 conflicts (a stream already open, an
-answer that contradicts the recorded one, nothing to continue), 413 oversized
-input, 422 invalid input, 401 without a known token, 503 database
-unavailable.
-
-**Tenancy.** With ``tokens`` (bearer token -> tenant, or tenant and user)
-every request needs ``Authorization: Bearer <token>`` and sees only its
-tenant's conversations (another tenant's chat id is simply unknown: 404); the
-token's user is the recorded actor. Without ``tokens`` every request is the
-store's default tenant (``http/auth.py``).
-
-The store is synchronous; the app calls it from worker threads.
-
-This module holds ``create_app``, ``POST /api/chat`` and the continuations the
-app runs; beside it, ``use_chat`` plans what a ``useChat`` request adds and
-``chat`` records it, ``turns`` runs responders into their streams, ``resume``
-follows the log, ``reads`` and ``actions`` are the JSON endpoints, ``sse``
-frames the stream, ``requests`` reads bodies and parameters within their
-limits, ``auth`` and ``guard`` decide who may call, ``errors`` maps errors to
-statuses and ``openapi`` describes the API.
+Errors are JSON ``{"error": {"type": <class name>, "message": ...}}`` with a
+fitting status (``errors.py``). **Tenancy.** With ``tokens`` (bearer token ->
+tenant, or tenant and user) every request needs ``Authorization: Bearer
+<token>`` and sees only its tenant's conversations; the token's user is the
+recorded actor. Without ``tokens`` every request is the store's default
+tenant (``auth.py``). The store is synchronous; the app calls it from worker
+threads. This module only wires: each route parses, calls one service of the
+store, and frames.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -73,7 +43,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
-from chatledger.adapters.http.auth import Authenticate, Identity, TokenTable, forbidden
+from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
@@ -95,19 +65,11 @@ from chatledger.adapters.store.turns.continuations import (
 from chatledger.adapters.store.turns.runner import TurnRunner
 from chatledger.domain.seal import SealKey
 
-__all__ = ["SSE_HEADERS", "HTTPProblem", "create_app", "openapi_document", "serve"]
-
-log = logging.getLogger("chatledger.http")
-
-# -- JSON views ---------------------------------------------------------------------
+__all__ = ["SSE_HEADERS", "ChatApp", "HTTPProblem", "create_app", "openapi_document", "serve"]
 
 
-class _ChatApp:
-    """The endpoints, bound to one store, one responder and the authentication hook.
-
-    ``POST /api/chat`` and the continuations live here; resume, the JSON reads
-    and the JSON actions in ``resume``, ``reads`` and ``actions``.
-    """
+class ChatApp:
+    """The app's parts, bound to one store, one responder and who may call (``app.state.chatledger``)."""
 
     def __init__(
         self,
@@ -115,21 +77,20 @@ class _ChatApp:
         responder: Responder,
         authenticate: Authenticate | None,
         *,
-        keepalive_seconds: float,
-        max_body_bytes: int,
-        continuation_poll_seconds: float | None,
-        continuation_grace_seconds: float,
+        keepalive_seconds: float = 15.0,
+        max_body_bytes: int = 32_000_000,
+        continuation_poll_seconds: float = 2.0,
+        continuation_grace_seconds: float = 5.0,
         run_continuations: bool = True,
+        seal_key: SealKey | None = None,
     ) -> None:
         self.store = store
-        self.seal_key: SealKey | None = None
+        self.seal_key = seal_key
         """The key the verify page checks seals with (None: seals are shown unchecked)."""
         self.limits = body_limits(store, max_body_bytes)
         """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
-        self.authenticate = authenticate
-        """The authentication hook (None: every request is the store's default tenant)."""
-        self.keepalive_seconds = keepalive_seconds
-        self.continuation_poll_seconds = continuation_poll_seconds
+        self.access = Access(authenticate, store.tenant)
+        self.identity: Callable[[Request], Identity] = self.access.identity
         self.runner = TurnRunner(responder)
         """The answers this process is writing."""
         self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
@@ -138,79 +99,30 @@ class _ChatApp:
             limits=self.limits["chat"], keepalive_seconds=keepalive_seconds,
         )  # fmt: skip
         """``POST /api/chat`` and the WebSocket's sends."""
-        self.reads = ReadEndpoints(store, self.identity)
-        self.operators = OperatorEndpoints(store, self.operator, self.limits["operator"])
-        self.continuations = (
-            ContinuationRunner(
-                store,
-                start_claimed(store.turns, self.runner),
-                tenants=self.tenants(),
-                worker=worker_name("http"),
-                grace_seconds=continuation_grace_seconds,
-                poll_seconds=continuation_poll_seconds or 0.0,
-            )
-            if run_continuations
-            else None
-        )
+        continuations = ContinuationRunner(
+            store, start_claimed(store.turns, self.runner), tenants=self.access.tenants(),
+            worker=worker_name("http"), grace_seconds=continuation_grace_seconds,
+            poll_seconds=continuation_poll_seconds,
+        )  # fmt: skip
+        self.continuations = continuations if run_continuations else None
         """The continuation policy (None: this app runs no continuations; a worker does)."""
+        self.reads = ReadEndpoints(store, self.identity)
         self.actions = ActionEndpoints(
-            store,
-            self.identity,
-            limits=self.limits,
-            runner=self.runner,
+            store, self.identity, limits=self.limits, runner=self.runner,
             continuations=self.continuations,
-        )
-
-    # -- tenancy ------------------------------------------------------------------
-
-    def identity(self, request: Request) -> Identity:
-        """The caller's tenant and user (the store's default tenant when no hook is configured).
-
-        An operator token is refused here (403): it may call the operator routes only.
-        """
-        if self.authenticate is None:
-            return Identity(self.store.tenant)
-        who = self.authenticate(request)
-        if who.operator:
-            raise forbidden(
-                "an operator token may call the operator routes only (erase, export, redact); "
-                "use a tenant's token for this route"
-            )
-        return who
-
-    def operator(self, request: Request) -> Identity:
-        """The caller, who must hold an operator token (else 403; 401 without a known token)."""
-        who = self.authenticate(request) if self.authenticate is not None else None
-        if who is None or not who.operator:
-            raise forbidden(
-                "this route needs an operator token (a token whose tenant is '*': TOKEN=*:USER "
-                "in the token file); tenant tokens may not call it"
-            )
-        return who
-
-    # -- continuations requested outside POST /api/chat ----------------------------------
-
-    def tenants(self) -> list[str]:
-        """The tenants this app serves (whose continuation requests it runs)."""
-        tenants = getattr(self.authenticate, "tenants", None)
-        return list(tenants) if tenants else [self.store.tenant]
-
-    # -- GET /api/chat/{id}/stream ---------------------------------------------------------
+        )  # fmt: skip
+        self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
 
     async def resume(self, request: Request) -> Response:
-        """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
+        """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
         who = self.identity(request)
-        tenant = who.tenant
-        chat_id = request.path_params["chat_id"]
         after = request.query_params.get("after") or request.headers.get("last-event-id") or None
-        return await self.resumes.response(chat_id, tenant, after)
-
-    # -- JSON endpoints: reads (``http/reads.py``) and actions (``http/actions.py``) --------
+        return await self.resumes.response(request.path_params["chat_id"], who.tenant, after)
 
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
-        document = openapi_document(self.limits, authenticated=self.authenticate is not None)
-        return JSONResponse(document)
+        authenticated = self.access.authenticate is not None
+        return JSONResponse(openapi_document(self.limits, authenticated=authenticated))
 
 
 def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, BodyLimits]:
@@ -224,9 +136,6 @@ def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, Body
         "stop": BodyLimits(action, max_items=1_000),
         "operator": BodyLimits(action, max_items=1_000),
     }
-
-
-# -- the app ----------------------------------------------------------------------------
 
 
 def create_app(
@@ -253,9 +162,8 @@ def create_app(
     store's default tenant. A store given by URL (or None: ``$CHATLEDGER_URL``,
     else ``sqlite:///./chatledger.db``) is opened now and closed at shutdown;
     a store object stays the caller's. ``keepalive_seconds`` is how long a
-    stream stays quiet before an SSE comment is sent; a request body over
-    ``max_body_bytes`` is refused (413). ``app.state.chatledger``
-    holds the store and the answers in progress (``runner``).
+    stream stays quiet before an SSE comment is sent; a body over
+    ``max_body_bytes`` is refused (413). ``app.state.chatledger`` is the ``ChatApp``.
 
     Continuations: an approval or tool output given through the JSON
     endpoints runs its continuation at once; besides, every
@@ -273,8 +181,7 @@ def create_app(
     which keeps DNS-rebinding pages out (see ``http/guard.py``).
 
     ``seal_key`` (the key ``chatledger seal`` signs with, or its public half)
-    lets the verify page check the newest seal's signature; without it the
-    page says that no seal key was given.
+    lets the verify page check the newest seal's signature.
     """
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
@@ -282,59 +189,46 @@ def create_app(
         store, owned = store_or_url, False
     else:
         store, owned = ConversationStore.open(store_or_url), True
-    chat = _ChatApp(
-        store,
-        responder,
-        authenticate,
-        keepalive_seconds=keepalive_seconds,
-        max_body_bytes=max_body_bytes,
-        continuation_poll_seconds=continuation_poll_seconds,
+    chat = ChatApp(
+        store, responder, authenticate, keepalive_seconds=keepalive_seconds,
+        max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
         continuation_grace_seconds=continuation_grace_seconds,
-        run_continuations=run_continuations,
+        run_continuations=run_continuations, seal_key=seal_key,
+    )  # fmt: skip
+    app = Starlette(
+        routes=routes(chat),
+        middleware=_middleware(allowed_hosts, cors_origins),
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=_lifespan(chat, sweep=continuation_poll_seconds is not None, owned=owned),
     )
-    chat.seal_key = seal_key
+    app.state.chatledger = chat
+    return app
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        stop, sweep = asyncio.Event(), None
-        if continuation_poll_seconds is not None and chat.continuations is not None:
-            sweep = asyncio.create_task(chat.continuations.sweep(stop))
-        try:
-            yield
-        finally:
-            stop.set()
-            if sweep is not None:
-                await sweep
-            await chat.runner.shutdown(timeout=10)
-            if owned:
-                store.close()
 
-    routes: list[BaseRoute] = [
+def routes(chat: ChatApp) -> list[BaseRoute]:
+    """Every route of the app: the useChat endpoints, the JSON API, operator routes, the pages."""
+    reads, actions, chats = chat.reads, chat.actions, "/api/chats/{chat_id:path}"
+    return [
         Route("/api/chat", chat.sends.post, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
-        WebSocketRoute(
-            "/api/chat/ws", ChatSocket(chat.sends, chat.resumes).serve
-        ),  # AI SDK 7 WebSocketChatTransport
-        Route("/api/chats/{chat_id:path}/messages", chat.reads.messages, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/status", chat.reads.status, methods=["GET"]),
-        Route("/api/chats/{chat_id:path}/history", chat.reads.history, methods=["GET"]),
-        Route(
-            "/api/chats/{chat_id:path}/model-messages", chat.reads.model_messages, methods=["GET"]
-        ),
-        Route(
-            "/api/chats/{chat_id:path}/approvals",
-            chat.actions.respond_to_approval,
-            methods=["POST"],
-        ),
-        Route(
-            "/api/chats/{chat_id:path}/tool-outputs", chat.actions.add_tool_output, methods=["POST"]
-        ),
-        Route("/api/chats/{chat_id:path}/stop", chat.actions.stop, methods=["POST"]),
-        Route("/api/approvals", chat.reads.approvals, methods=["GET"]),
-        *chat.operators.routes(),  # erase, export, redact: operator tokens only (http/operator.py)
+        # The AI SDK 7 WebSocketChatTransport.
+        WebSocketRoute("/api/chat/ws", ChatSocket(chat.sends, chat.resumes).serve),
+        Route(f"{chats}/messages", reads.messages, methods=["GET"]),
+        Route(f"{chats}/status", reads.status, methods=["GET"]),
+        Route(f"{chats}/history", reads.history, methods=["GET"]),
+        Route(f"{chats}/model-messages", reads.model_messages, methods=["GET"]),
+        Route(f"{chats}/approvals", actions.respond_to_approval, methods=["POST"]),
+        Route(f"{chats}/tool-outputs", actions.add_tool_output, methods=["POST"]),
+        Route(f"{chats}/stop", actions.stop, methods=["POST"]),
+        Route("/api/approvals", reads.approvals, methods=["GET"]),
+        *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
+        *page_routes(chat),  # GET /api/chats and the pages at /
     ]
-    routes += page_routes(chat)  # GET /api/chats and the pages at / (adapters/http/pages.py)
+
+
+def _middleware(allowed_hosts: Sequence[str], cors_origins: Sequence[str]) -> list[Middleware]:
+    """The request guard (hosts, origins), and CORS for the origins allowed."""
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts, cors_origins=cors_origins)]
     if cors_origins:
         middleware.append(
@@ -346,14 +240,30 @@ def create_app(
                 expose_headers=["x-vercel-ai-ui-message-stream"],
             )
         )
-    app = Starlette(
-        routes=routes,
-        middleware=middleware,
-        exception_handlers=EXCEPTION_HANDLERS,
-        lifespan=lifespan,
-    )
-    app.state.chatledger = chat
-    return app
+    return middleware
+
+
+def _lifespan(
+    chat: ChatApp, *, sweep: bool, owned: bool
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Run the continuation sweep while the app serves; at shutdown, let answers end, close the store."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        stop, sweeping = asyncio.Event(), None
+        if sweep and chat.continuations is not None:
+            sweeping = asyncio.create_task(chat.continuations.sweep(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            if sweeping is not None:
+                await sweeping
+            await chat.runner.shutdown(timeout=10)
+            if owned:
+                chat.store.close()
+
+    return lifespan
 
 
 def serve(

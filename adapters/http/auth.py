@@ -24,6 +24,7 @@ from chatledger.adapters.http.errors import HTTPProblem
 
 __all__ = [
     "OPERATOR",
+    "Access",
     "Authenticate",
     "Identity",
     "TokenTable",
@@ -112,3 +113,42 @@ class TokenTable:
         if found is None:
             raise unauthorized()
         return found
+
+
+class Access:
+    """Who may call which route of one app: tenant routes, operator routes, and the tenants served."""
+
+    def __init__(self, authenticate: Authenticate | None, default_tenant: str) -> None:
+        self.authenticate = authenticate
+        """The authentication hook (None: every request is the store's default tenant)."""
+        self.default_tenant = default_tenant
+
+    def identity(self, request: Request) -> Identity:
+        """The caller's tenant and user (the store's default tenant when no hook is configured).
+
+        An operator token is refused here (403): it may call the operator routes only.
+        """
+        if self.authenticate is None:
+            return Identity(self.default_tenant)
+        who = self.authenticate(request)
+        if who.operator:
+            raise forbidden(
+                "an operator token may call the operator routes only (erase, export, redact); "
+                "use a tenant's token for this route"
+            )
+        return who
+
+    def operator(self, request: Request) -> Identity:
+        """The caller, who must hold an operator token (else 403; 401 without a known token)."""
+        who = self.authenticate(request) if self.authenticate is not None else None
+        if who is None or not who.operator:
+            raise forbidden(
+                "this route needs an operator token (a token whose tenant is '*': TOKEN=*:USER "
+                "in the token file); tenant tokens may not call it"
+            )
+        return who
+
+    def tenants(self) -> list[str]:
+        """The tenants the app serves (whose continuation requests it runs)."""
+        tenants = getattr(self.authenticate, "tenants", None)
+        return list(tenants) if tenants else [self.default_tenant]

@@ -35,7 +35,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from chatledger.adapters.http.conversation_view import conversation_view
+from chatledger.adapters.http.conversation_page import conversation_page
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.listing import Tenancy, list_chats, list_from_request
 from chatledger.adapters.http.requests import int_param
@@ -125,7 +125,7 @@ class _Pages:
         if kind is not None and kind not in KINDS:
             raise invalid(f"unknown kind {kind!r}; the kinds are {', '.join(KINDS)}")
         view = await run_in_threadpool(
-            conversation_view, self.app.store.reads, tenant, chat_id, at, kind, actor
+            conversation_page, self.app.store.reads, tenant, chat_id, at, kind, actor
         )
         return _render("_conversation.html", view=view, kinds=KINDS)
 

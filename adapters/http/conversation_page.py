@@ -1,6 +1,6 @@
 """What the conversation page shows: the messages at a version, what that version changed, the timeline.
 
-``conversation_view`` reads the store's reader only (history from the read
+``conversation_page`` reads the store's reader only (history from the read
 model, past messages rebuilt from the log, redactions applied) and returns
 plain data for the ``_conversation.html`` template: messages as parts the
 template knows how to draw (text, reasoning, tool calls with state, input, output and the approval
@@ -20,11 +20,11 @@ from chatledger.domain.continuation import status_of
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import title_of
 
-__all__ = ["ConversationView", "conversation_view", "part_view"]
+__all__ = ["ConversationPage", "conversation_page", "part_view"]
 
 
 @dataclass
-class ConversationView:
+class ConversationPage:
     """Everything the conversation fragment draws."""
 
     chat_id: str
@@ -57,9 +57,9 @@ class ConversationView:
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
 
 
-def conversation_view(
+def conversation_page(
     reads: Reader, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
-) -> ConversationView:
+) -> ConversationPage:
     """The conversation as it stood at version ``at`` (None: now), for the page."""
     history = reads.history(chat_id, tenant=tenant)  # 404 when unknown
     latest = len(history)
@@ -67,15 +67,15 @@ def conversation_view(
         raise invalid(f"version 'at' must be between 1 and {latest}, not {at}")
     version = latest if at is None else at
     # Redactions made since hide content at every version.
-    shown = reads.shown_at(chat_id, version, tenant=tenant)
-    messages = shown.messages
+    state = reads.shown_at(chat_id, version, tenant=tenant)
+    messages = state.messages
     before = reads.shown_at(chat_id, version - 1, tenant=tenant).messages if version > 1 else []
     earlier = {message["id"]: message for message in before}
     changed = {m["id"] for m in messages if earlier.get(m["id"]) != m}
     now = {message["id"] for message in messages}
     cut = [message_id for message_id in earlier if message_id not in now]
     current = reads.status(chat_id, tenant=tenant) if at is None else None
-    status = status_of(shown)
+    status = status_of(state)
     decisions = {
         str(entry.details.get("toolCallId")): entry
         for entry in history[:version]
@@ -89,9 +89,9 @@ def conversation_view(
     live = current is not None and (
         current.status == "streaming" or current.continuation_request is not None
     )
-    return ConversationView(
+    return ConversationPage(
         chat_id=chat_id,
-        title=title_of(messages, shown.title, chat_id),
+        title=title_of(messages, state.title, chat_id),
         status=status.status,
         version=version,
         latest=latest,
@@ -111,7 +111,7 @@ def conversation_view(
 
 
 def retracted_chunks(history: list[TimelineEntry]) -> dict[int, tuple[int, list[int]]]:
-    """Which chunk batches hold chunks a later ``reset-step`` retracted (see ``ConversationView.retracted``)."""
+    """Which chunk batches hold chunks a later ``reset-step`` retracted (see ``ConversationPage.retracted``)."""
     batches = [entry for entry in history if entry.kind == "chunks"]
     found: dict[int, tuple[int, list[int]]] = {}
     for reset in batches:
