@@ -47,8 +47,8 @@ from chatledger.domain.errors import (
 if TYPE_CHECKING:
     from chatledger.adapters.store import DEFAULT_TENANT, ConversationStore, IngestReport
     from chatledger.adapters.store.actions import ActionResult
-    from chatledger.adapters.store.reads.follow import FollowedChunk
     from chatledger.adapters.store.inbox import ContinuationRequest, PendingApproval
+    from chatledger.adapters.store.reads.follow import FollowedChunk
     from chatledger.adapters.store.streams.writer import StreamWriter
     from chatledger.domain.aggregate import ReceivedChunk
     from chatledger.domain.continuation import ConversationStatus, WaitingCall

@@ -26,8 +26,8 @@ from chatledger.domain.delivery import sent_for
 from chatledger.domain.errors import NoOpenStreamError
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store.turns.service import Turn
     from chatledger.adapters.store.streams.writer import StreamWriter
+    from chatledger.adapters.store.turns.service import Turn
 
 __all__ = ["TurnRunner", "deliver", "deliver_all"]
 
