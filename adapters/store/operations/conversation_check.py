@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.reads.reader import masks_of, shown
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import StoredDataError
-from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import compact, describe
 from chatledger.projections.projector import approvals_of, continuation_of, full_timeline
 from chatledger.projections.read_models import (
@@ -58,11 +58,11 @@ class ConversationCheck:
             return
         conversation, timeline = folded
         state = conversation.state
-        shown = Masks(state.redactions).state(state)
+        shown_state = shown(state)
         self._check_snapshot(conversation)
-        self._check_messages_row(conversation, shown)
+        self._check_messages_row(conversation, shown_state)
         self._check_timeline(conversation, timeline)
-        self._check_approvals(conversation, shown, inbox[0])
+        self._check_approvals(conversation, shown_state, inbox[0])
         self._check_continuation(state, inbox[1])
 
     def _found(self, where: str, what: str) -> None:
@@ -95,8 +95,9 @@ class ConversationCheck:
             return None
         state = folded.state
         if state.redactions:  # redactions hide content from every entry, also earlier ones
-            masks = Masks(state.redactions)
-            again = full_timeline(self.log.events.get(self.key), None, masks)  # read the log again
+            again = full_timeline(
+                self.log.events.get(self.key), None, masks_of(state)
+            )  # read the log again
             timeline = [compact(entry).to_json() for entry in again.values()]
         return folded, timeline
 

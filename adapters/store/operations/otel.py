@@ -17,12 +17,12 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.persistence.chain import chain_tables
+from chatledger.adapters.store.reads.reader import masks_of
 from chatledger.domain.errors import (
     ConversationErasedError,
     InvalidInputError,
     StoreUnavailableError,
 )
-from chatledger.domain.redaction import Masks
 from chatledger.projections.genai_spans import SpanPlan, plan_spans
 
 __all__ = ["OtelExporter"]
@@ -89,7 +89,7 @@ class OtelExporter:
             events = list(self._log.events.get(key, lte=max(versions)))
             masks = None
             if self._content:  # tool arguments and results: hide what is redacted (now, not then)
-                masks = Masks(self._log.repository.get(key).state.redactions)
+                masks = masks_of(self._log.repository.get(key).state)
         except ConversationErasedError:
             return []  # erased: its content must not leave the store any more
         plans = plan_spans(key, events, content=self._content, masks=masks)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["Expire", "Reader", "shown", "shown_messages"]
+__all__ = ["Expire", "Reader", "masks_of", "shown", "shown_messages"]
 
 log = logging.getLogger("chatledger.reads")
 
@@ -56,16 +56,21 @@ Expire = Callable[[str, str, str], bool]
 """``(tenant, chat_id, stream_id) -> closed?``: closes a stream whose writer's lease ran out."""
 
 
+def masks_of(state: ConversationState) -> Masks:
+    """What the conversation's redactions hide, for whatever leaves the store from it."""
+    return Masks(state.redactions)
+
+
 def shown(state: ConversationState) -> ConversationState:
     """The conversation as every view shows it: redacted content replaced (a copy when it has any)."""
-    return Masks(state.redactions).state(state)
+    return masks_of(state).state(state)
 
 
 def shown_messages(
     state: ConversationState, messages: list[dict[str, Any]] | None = None
 ) -> list[dict[str, Any]]:
     """``messages`` (default: the state's) as every view shows them, under ``state``'s redactions."""
-    return Masks(state.redactions).message_list(state.messages if messages is None else messages)
+    return masks_of(state).message_list(state.messages if messages is None else messages)
 
 
 class Reader:
@@ -354,7 +359,7 @@ class Reader:
         """The conversation's redactions as they stand now (they hide content at every version)."""
         conversation = self._uow.current(tenant, chat_id)
         try:
-            return Masks(conversation.state.redactions)
+            return masks_of(conversation.state)
         finally:
             self._uow.give_back(conversation)
 
