@@ -1,16 +1,18 @@
-"""The composition root: a URL (or a parsed configuration) becomes a working ``ConversationStore``.
+"""The composition root: a URL (or a parsed configuration) becomes a store's services.
 
 URL -> ``StoreConfig`` and ``StoreKey`` -> the event log (eventsourcing
-application over SQLite, PostgreSQL or memory) and its data keys -> the
-read models next to it -> the projector
--> the flusher, caches and unit of work -> the store. Nothing else in
-chatledger builds these parts; ``ConversationStore.open`` calls
-``open_store``.
+application over SQLite, PostgreSQL or memory) and its data keys -> the read
+models next to it -> the projector (``open_parts``) -> the flusher, unit of
+work and news hub -> the services by concern (``compose``). Nothing else in chatledger builds these parts.
+``ConversationStore.open`` (the library's entry point) wraps what
+``open_services`` builds; ``StoreOptions`` are its options, written once.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.log import ConversationLog
@@ -18,19 +20,69 @@ from chatledger.adapters.persistence.reachable import check_postgres
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
 from chatledger.adapters.persistence.store_key import StoreKey
-from chatledger.adapters.store.shards import ShardedStore
-from chatledger.adapters.store.store import DEFAULT_TENANT, ConversationStore, StoreParts
+from chatledger.adapters.store.chats import Chats
+from chatledger.adapters.store.inbox import Inbox
+from chatledger.adapters.store.operations import Operations
+from chatledger.adapters.store.reads.news import News
+from chatledger.adapters.store.reads.reader import Reader
+from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts, StoreSettings
+from chatledger.adapters.store.streams.flusher import Flusher
+from chatledger.adapters.store.streams.leases import process_name
 from chatledger.adapters.store.streams.policy import (
     DEFAULT_BATCH_CHUNKS,
     DEFAULT_BATCH_MS,
     BatchPolicy,
 )
-from chatledger.domain.errors import InvalidAiSdkVersionError, StoreConfigurationError
-from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds
+from chatledger.adapters.store.streams.service import Streams
+from chatledger.adapters.store.turns.service import Turns
+from chatledger.adapters.store.unit_of_work import UnitOfWork
+from chatledger.domain.dialects import dialect_for
+from chatledger.domain.errors import StoreConfigurationError
+from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
 from chatledger.projections.projector import Projector
 
-__all__ = ["StoreParts", "build_store", "default_ai_sdk", "default_stream_lease", "open_store"]
+__all__ = [
+    "StoreOptions",
+    "build_services",
+    "compose",
+    "default_ai_sdk",
+    "default_stream_lease",
+    "open_parts",
+    "open_services",
+]
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """How a store is opened (``ConversationStore.open`` documents each); None: the environment's, else the default."""
+
+    tenant: str = DEFAULT_TENANT
+    batch_chunks: int = DEFAULT_BATCH_CHUNKS
+    batch_ms: float = DEFAULT_BATCH_MS
+    limits: Limits | None = None
+    compress: bool = True
+    cipher_key: str | None = None
+    auto_continue: bool = True
+    ai_sdk: int | None = None
+    stream_lease_seconds: float | None = None
+    batch: BatchPolicy | None = None
+    """A whole batching policy (its ``settle`` too), instead of ``batch_chunks`` and ``batch_ms``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """More eventsourcing settings (lock timeouts, say), for tests and benchmarks."""
+
+    def settings(self) -> StoreSettings:
+        """The store's settings, each checked once (a bad AI SDK major, lease or batching is refused)."""
+        ai_sdk = dialect_for(default_ai_sdk(self.ai_sdk)).major  # the version, checked once
+        return StoreSettings(
+            tenant=self.tenant,
+            limits=self.limits or Limits(),
+            batch=self.batch or BatchPolicy(self.batch_chunks, self.batch_ms / 1000),
+            auto_continue=self.auto_continue,
+            ai_sdk=ai_sdk,
+            stream_lease_seconds=float(default_stream_lease(self.stream_lease_seconds)),
+            process=process_name(),
+        )
 
 
 def open_parts(
@@ -52,28 +104,76 @@ def open_parts(
     return StoreParts(config, log, read_models, Projector(log, read_models))
 
 
-def build_store(
-    config: StoreConfig,
-    *,
-    tenant: str = DEFAULT_TENANT,
-    limits: Limits | None = None,
-    batch: BatchPolicy | None = None,
-    env: dict[str, str] | None = None,
-    auto_continue: bool = True,
-    ai_sdk: int = 7,
-    stream_lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS,
-    key: StoreKey | None = None,
-) -> ConversationStore:
-    """A store over ``config``, encrypted with ``key``; ``env`` adds eventsourcing settings (e.g. lock timeouts)."""
-    return ConversationStore(
-        open_parts(config, env, key),
-        tenant=tenant,
-        limits=limits or Limits(),
-        batch=batch or BatchPolicy(),
-        auto_continue=auto_continue,
-        ai_sdk=ai_sdk,
-        stream_lease_seconds=stream_lease_seconds,
-    )
+def compose(parts: StoreParts, settings: StoreSettings) -> Services:
+    """The services of one store over its opened parts, wired to each other."""
+    flusher = Flusher(settings.batch.max_delay, settings.stream_lease_seconds)
+    # Read-your-writes: every decision first commits what this process's writers hold back.
+    uow = UnitOfWork(parts.log, settle_writers=flusher.settle)
+    streams = Streams(
+        uow, flusher, tenant=settings.tenant, policy=settings.batch, limits=settings.limits,
+        lease_seconds=settings.stream_lease_seconds, process=settings.process,
+        read_models=parts.read_models, projector=parts.projector,
+    )  # fmt: skip
+    news = News(parts.log)
+
+    def expire_followed(tenant: str, chat_id: str, stream_id: str) -> bool:
+        return streams.expire_stream(
+            chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
+        )
+
+    reads = Reader(
+        uow, parts.log, parts.read_models, parts.projector, news, tenant=settings.tenant,
+        expire=expire_followed, expire_every=renew_every(settings.stream_lease_seconds),
+        writes=flusher.writes,
+    )  # fmt: skip
+    chats = Chats(
+        uow, settings.limits, tenant=settings.tenant, ai_sdk=settings.ai_sdk,
+        auto_continue=settings.auto_continue, expire_lapsed=streams.expire_lapsed,
+    )  # fmt: skip
+    inbox = Inbox(
+        uow, parts.read_models, parts.projector, tenant=settings.tenant,
+        settle_all=flusher.settle_all,
+    )  # fmt: skip
+    operations = Operations(
+        config=parts.config, log=parts.log, read_models=parts.read_models,
+        projector=parts.projector, cache=uow.cache, forget_reads=reads.forget_cached,
+        tenant=settings.tenant,
+    )  # fmt: skip
+    turns = Turns(chats, reads, streams, settings.limits, tenant=settings.tenant)
+    return Services(
+        parts, settings, chats=chats, streams=streams, turns=turns, reads=reads, inbox=inbox,
+        operations=operations, flusher=flusher, news=news,
+    )  # fmt: skip
+
+
+def build_services(
+    config: StoreConfig, options: StoreOptions | None = None, key: StoreKey | None = None
+) -> Services:
+    """One store's services over ``config`` (one database), opened with ``options``.
+
+    ``key`` is the store key resolved already (else it is resolved from the options).
+    """
+    options = options or StoreOptions()
+    settings = options.settings()
+    key = key or StoreKey.resolve(options.cipher_key)  # malformed: CipherKeyError, not a driver's
+    env = {**({} if options.compress else {"COMPRESSOR_TOPIC": ""}), **options.env}
+    return compose(open_parts(config, env, key), settings)
+
+
+def open_services(url: str | None, options: StoreOptions | None = None) -> list[Services]:
+    """The services of the store at ``url``: one per database (several for a sharded URL)."""
+    options = options or StoreOptions()
+    urls = shard_urls(url) or [resolve_url(url)]
+    key = StoreKey.resolve(options.cipher_key)
+    opened: list[Services] = []
+    try:
+        for one in urls:
+            opened.append(build_services(parse_url(one), options, key))
+    except BaseException:
+        for services in opened:
+            services.close()
+        raise
+    return opened
 
 
 def default_stream_lease(seconds: float | None = None) -> float:
@@ -99,48 +199,5 @@ def default_ai_sdk(ai_sdk: int | None = None) -> int:
     raw = os.environ.get("CHATLEDGER_AI_SDK", "").strip()
     if not raw:
         return 7
-    if raw not in ("6", "7"):
-        raise InvalidAiSdkVersionError(raw, where="CHATLEDGER_AI_SDK")
-    return int(raw)
-
-
-def open_store(
-    url: str | None = None,
-    *,
-    tenant: str = DEFAULT_TENANT,
-    batch_chunks: int = DEFAULT_BATCH_CHUNKS,
-    batch_ms: float = DEFAULT_BATCH_MS,
-    limits: Limits | None = None,
-    compress: bool = True,
-    cipher_key: str | None = None,
-    auto_continue: bool = True,
-    ai_sdk: int | None = None,
-    stream_lease_seconds: float | None = None,
-) -> ConversationStore:
-    """What ``ConversationStore.open`` does; see there."""
-    key = StoreKey.resolve(cipher_key)  # a malformed key: CipherKeyError, not a driver error
-    env: dict[str, str] = {}
-    if not compress:
-        env["COMPRESSOR_TOPIC"] = ""
-    urls = shard_urls(url) or [resolve_url(url)]
-    stores: list[ConversationStore] = []
-    try:
-        for one in urls:
-            stores.append(
-                build_store(
-                    parse_url(one),
-                    tenant=tenant,
-                    limits=limits,
-                    batch=BatchPolicy(batch_chunks, batch_ms / 1000),
-                    env=env,
-                    auto_continue=auto_continue,
-                    ai_sdk=default_ai_sdk(ai_sdk),
-                    stream_lease_seconds=default_stream_lease(stream_lease_seconds),
-                    key=key,
-                )
-            )
-    except BaseException:
-        for opened in stores:
-            opened.close()
-        raise
-    return stores[0] if len(urls) == 1 else ShardedStore(stores)
+    major = int(raw) if raw.isdigit() else raw
+    return dialect_for(major, where="CHATLEDGER_AI_SDK").major

@@ -91,13 +91,15 @@ def run_chatledger(
         import importlib
 
         bootstrap: Any = importlib.import_module("chatledger.adapters.bootstrap")
+        facade: Any = importlib.import_module("chatledger.adapters.store.store")
         config: Any = importlib.import_module("chatledger.adapters.persistence.config")
         policy_module: Any = importlib.import_module("chatledger.adapters.store.streams.policy")
         policy: dict[str, Any] = {"settle": settle}
         if batch_chunks is not None:
             policy["max_chunks"] = batch_chunks
-        store: Any = bootstrap.build_store(
-            config.parse_url(db.url + url_suffix), batch=policy_module.BatchPolicy(**policy)
+        store: Any = facade.ConversationStore.from_config(
+            config.parse_url(db.url + url_suffix),
+            bootstrap.StoreOptions(batch=policy_module.BatchPolicy(**policy)),
         )
     else:
         store = opener(db.url + url_suffix)

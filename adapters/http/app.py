@@ -57,6 +57,7 @@ from chatledger.adapters.http.sse import SSE_HEADERS
 from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
+from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.turns.continuations import (
     ContinuationRunner,
     start_claimed,
@@ -139,7 +140,7 @@ def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, Body
 
 
 def create_app(
-    store_or_url: ConversationStore | str | None,
+    store_or_url: ConversationStore | ShardedStore | str | None,
     *,
     responder: Responder,
     tokens: Mapping[str, str | Identity] | None = None,
@@ -185,10 +186,10 @@ def create_app(
     """
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
-    if isinstance(store_or_url, ConversationStore):
-        store, owned = store_or_url, False
-    else:
+    if store_or_url is None or isinstance(store_or_url, str):
         store, owned = ConversationStore.open(store_or_url), True
+    else:
+        store, owned = store_or_url, False
     chat = ChatApp(
         store, responder, authenticate, keepalive_seconds=keepalive_seconds,
         max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
@@ -267,7 +268,7 @@ def _lifespan(
 
 
 def serve(
-    store_or_url: ConversationStore | str | None = None,
+    store_or_url: ConversationStore | ShardedStore | str | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,

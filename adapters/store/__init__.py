@@ -4,7 +4,7 @@
 concern: ``chats`` (writing a conversation), ``streams`` (a model's answer),
 ``turns`` (a request recorded and answered, for any transport), ``reads``
 (the one reader), ``inbox`` (what waits across conversations) and
-``operations`` (what operators run). No SQL, no HTTP, no argparse: storage is
+``operations`` (what operators run). No SQL, no web server, no command line: storage is
 reached through ``chatledger.adapters.persistence``. The names below load on
 first use, so importing a service module (the responder port, say) does not
 load the whole store.

@@ -9,57 +9,37 @@ a transaction of that database alone. Reads of one conversation go to its
 shard; the conversation list, the approvals inbox and the continuation queue
 read every shard and merge (the list keeps its order and its cursors).
 
-The list of databases is part of the store: adding, removing or reordering
-databases moves conversations to other shards, so open the store with the
-same list every time.
+``ShardedStore`` answers the same chat surface as ``ConversationStore``
+(``ChatSurface``): its services route each call about one conversation to
+that conversation's shard (``Routed``), and those across conversations merge
+(``ShardedInbox``, ``ShardedOperations``). The list of databases is part of
+the store: adding, removing or reordering databases moves conversations to
+other shards, so open the store with the same list every time.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from chatledger.adapters.persistence.read_models.columns import list_time
 from chatledger.adapters.store.operations.sharded import ShardedOperations
-from chatledger.adapters.store.store import ConversationStore
+from chatledger.adapters.store.surface import ChatSurface
+from chatledger.adapters.store.turns.service import Turns
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import InvalidInputError
 from chatledger.projections.listing import ConversationList, ListQuery, encode_cursor
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
 
-__all__ = ["ROUTED", "ShardedStore", "shard_index"]
+if TYPE_CHECKING:
+    from chatledger.adapters.store.chats import Chats
+    from chatledger.adapters.store.inbox import Inbox
+    from chatledger.adapters.store.reads.reader import Reader
+    from chatledger.adapters.store.store import ConversationStore
+    from chatledger.adapters.store.streams.leases import Clock
+    from chatledger.adapters.store.streams.service import Streams
 
-T = TypeVar("T")
-
-ROUTED = (
-    "start_conversation",
-    "append_message",
-    "open_stream",
-    "close_stream",
-    "ingest",
-    "add_tool_output",
-    "respond_to_approval",
-    "regenerate",
-    "cut",
-    "edit",
-    "transact",
-    "status",
-    "steering",
-    "set_title",
-    "set_metadata",
-    "messages",
-    "model_messages",
-    "ai_sdk_of",
-    "history",
-    "follow",
-    "follow_async",  # a coroutine: the shard's, awaited by the caller
-    "version",
-    "conversation",
-    "expire_stream",
-    "redact",
-)
-"""The methods about one conversation: each goes to the conversation's shard."""
+__all__ = ["Routed", "ShardedInbox", "ShardedStore", "shard_index"]
 
 
 _ONE_PER_DATABASE = (
@@ -73,8 +53,8 @@ def shard_index(tenant: str, chat_id: str, shards: int) -> int:
     return conversation_id(tenant, chat_id).int % shards
 
 
-class ShardedStore(ConversationStore):
-    """``ConversationStore`` over several databases (see the module docstring); open it with a URL listing them."""
+class ShardedStore(ChatSurface):
+    """The chat surface over several databases (see the module docstring); opened by a URL listing them."""
 
     def __init__(self, shards: Sequence[ConversationStore]) -> None:
         if not shards:
@@ -82,43 +62,43 @@ class ShardedStore(ConversationStore):
         first = shards[0]
         self.shards = list(shards)
         """One ``ConversationStore`` per database, in the URL's order."""
-        self.config = first.config
-        self.tenant = first.tenant
-        self.limits = first.limits
-        self.batch = first.batch
-        self.auto_continue = first.auto_continue
-        self.ai_sdk = first.ai_sdk
-        self.stream_lease_seconds = first.stream_lease_seconds
-        self.process = first.process
-        self.operations = ShardedOperations(  # type: ignore[assignment]  # Operations' methods, across shards
-            [s.operations for s in self.shards],
-            lambda chat_id, tenant: self.shard(chat_id, tenant).operations,
+        self.config, self.tenant, self.limits = first.config, first.tenant, first.limits
+        self.chats = cast("Chats", Routed(self, "chats"))
+        self.reads = cast("Reader", Routed(self, "reads"))
+        self.streams = cast(
+            "Streams",
+            Routed(self, "streams", across={"expire_streams": self._expire_streams}),
         )
-        """What operators run, over every shard (``ShardedOperations``)."""
+        self.turns = Turns(self.chats, self.reads, self.streams, self.limits, tenant=self.tenant)
+        self.inbox = cast("Inbox", ShardedInbox(self))
+        self.operations = ShardedOperations(
+            [s.operations for s in self.shards],
+            lambda chat, tenant: self.shard(chat, tenant).operations,
+        )
 
     @property
-    def clock(self) -> Any:
+    def clock(self) -> Clock:
         """The shards' clock (the time leases are measured with); setting it sets every shard's."""
         return self.shards[0].clock
 
     @clock.setter
-    def clock(self, value: Any) -> None:
+    def clock(self, value: Clock) -> None:
         for store in self.shards:
             store.clock = value
 
     @property
-    def log(self) -> Any:  # type: ignore[override]
+    def log(self) -> NoReturn:
         """Not one: each database has its own log (``shards[i].log``)."""
         raise InvalidInputError(_ONE_PER_DATABASE)
 
     @property
-    def projector(self) -> Any:  # type: ignore[override]
-        """Not one: each database has its own projector (``shards[i].projector``)."""
+    def read_models(self) -> NoReturn:
+        """Not one: each database has its own read models (``shards[i].read_models``)."""
         raise InvalidInputError(_ONE_PER_DATABASE)
 
     @property
-    def read_models(self) -> Any:  # type: ignore[override]
-        """Not one: each database has its own read models (``shards[i].read_models``)."""
+    def projector(self) -> NoReturn:
+        """Not one: each database has its own projector (``shards[i].projector``)."""
         raise InvalidInputError(_ONE_PER_DATABASE)
 
     def shard(self, chat_id: str, tenant: str | None = None) -> ConversationStore:
@@ -130,38 +110,70 @@ class ShardedStore(ConversationStore):
         for store in self.shards:
             store.close()
 
-    # -- across shards ------------------------------------------------------------
+    def __enter__(self) -> ShardedStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _expire_streams(self, **options: Any) -> list[str]:
+        """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
+        return [chat for s in self.shards for chat in s.streams.expire_streams(**options)]
+
+
+class Routed:
+    """A service of a sharded store: a call about one conversation goes to that conversation's shard.
+
+    Every per-conversation method of a service takes the chat id first (and
+    ``tenant=`` when not the default); ``across`` names the methods that
+    concern every shard, with their implementation.
+    """
+
+    def __init__(
+        self, store: ShardedStore, service: str, across: dict[str, Callable[..., Any]] | None = None
+    ) -> None:
+        self._store, self._service, self._across = store, service, across or {}
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name in self._across:
+            return self._across[name]
+        getattr(getattr(self._store.shards[0], self._service), name)  # AttributeError if none
+
+        def to_shard(chat_id: str, *args: Any, **kwargs: Any) -> Any:
+            shard = self._store.shard(chat_id, kwargs.get("tenant"))
+            return getattr(getattr(shard, self._service), name)(chat_id, *args, **kwargs)
+
+        return to_shard
+
+
+class ShardedInbox:
+    """The inbox across shards: each shard's, merged in the order one database gives."""
+
+    def __init__(self, store: ShardedStore) -> None:
+        self._store = store
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations in all shards, oldest first."""
-        found = [a for s in self.shards for a in s.pending_approvals(tenant=tenant)]
+        found = [a for s in self._store.shards for a in s.inbox.pending_approvals(tenant=tenant)]
         return sorted(found, key=lambda a: a.requested_at)
 
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started, in all shards, oldest first."""
-        found = [r for s in self.shards for r in s.pending_continuations(tenant=tenant)]
+        shards = self._store.shards
+        found = [r for s in shards for r in s.inbox.pending_continuations(tenant=tenant)]
         return sorted(found, key=lambda r: r.requested_at)
 
     def claim_continuation(
-        self,
-        worker: str,
-        *,
-        lease_seconds: float = 60.0,
-        tenant: str | None = None,
-        chat_id: str | None = None,
-        min_age_seconds: float = 0.0,
+        self, worker: str, *, tenant: str | None = None, chat_id: str | None = None, **options: Any
     ) -> ContinuationRequest | None:
         """Take the oldest claimable request of any shard (of ``chat_id``'s shard when given)."""
         if chat_id is not None:
-            return self.shard(chat_id, tenant).claim_continuation(
-                worker, lease_seconds=lease_seconds, tenant=tenant, chat_id=chat_id,
-                min_age_seconds=min_age_seconds,
-            )  # fmt: skip
+            inbox = self._store.shard(chat_id, tenant).inbox
+            return inbox.claim_continuation(worker, tenant=tenant, chat_id=chat_id, **options)
         for request in self.pending_continuations(tenant=tenant):
-            won = self.shard(request.chat_id, request.tenant).claim_continuation(
-                worker, lease_seconds=lease_seconds, tenant=request.tenant,
-                chat_id=request.chat_id, min_age_seconds=min_age_seconds,
-            )  # fmt: skip
+            won = self._store.shard(request.chat_id, request.tenant).inbox.claim_continuation(
+                worker, tenant=request.tenant, chat_id=request.chat_id, **options
+            )
             if won is not None:
                 return won
         return None
@@ -173,8 +185,8 @@ class ShardedStore(ConversationStore):
         first ``limit`` in the list's order (update time, then id, both
         descending), and the cursor names the last one kept.
         """
-        wanted = ListQuery(tenant or self.tenant, **options)  # refuses bad options once
-        pages = [s.list_conversations(tenant=tenant, **options) for s in self.shards]
+        wanted = ListQuery(tenant or self._store.tenant, **options)  # refuses bad options once
+        pages = [s.inbox.list_conversations(tenant=tenant, **options) for s in self._store.shards]
         merged = sorted(
             (c for page in pages for c in page.conversations),
             key=lambda c: (list_time(c.updated_at), str(c.conversation_id)),
@@ -187,21 +199,3 @@ class ShardedStore(ConversationStore):
             last = kept[-1]
             cursor = encode_cursor(list_time(last.updated_at), last.conversation_id)
         return ConversationList(kept, cursor)
-
-    def expire_streams(self, **options: Any) -> list[str]:
-        """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
-        return [chat for s in self.shards for chat in s.expire_streams(**options)]
-
-
-def _routed(name: str) -> Callable[..., Any]:
-    method = getattr(ConversationStore, name)
-
-    @functools.wraps(method)
-    def to_shard(self: ShardedStore, chat_id: str, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self.shard(chat_id, kwargs.get("tenant")), name)(chat_id, *args, **kwargs)
-
-    return to_shard
-
-
-for _name in ROUTED:
-    setattr(ShardedStore, _name, _routed(_name))

@@ -400,7 +400,7 @@ def test_followers_of_a_store_wait_on_one_watcher_thread(durable_backend: Backen
     threads, seen = _follow_all(store, followed)
     watchers = [t for t in threading.enumerate() if t.name == "chatledger-news"]
     assert len(watchers) == 1
-    assert store._news.followers == len(followed)
+    assert store._services.news.followers == len(followed)
     started = time.monotonic()
     for chat in chats:
         streams[chat].append({"type": "start-step"})

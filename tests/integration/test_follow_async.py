@@ -84,7 +84,7 @@ async def test_follow_async_yields_what_follow_yields_live_until_the_close(
     await asyncio.wait_for(reading, 30)
     assert [item.chunk for item in got] == _text(40)
     assert got == list(store.follow("c"))  # cursors and positions too
-    assert store._news.followers == 0  # it unsubscribed at the close
+    assert store._services.news.followers == 0  # it unsubscribed at the close
 
     rest = await _collect(store, "c", after=got[9].cursor)
     assert [item.chunk for item in rest] == _text(40)[10:]
@@ -125,7 +125,7 @@ async def test_follow_async_errors_are_raised_when_awaited(durable_backend: Back
     with pytest.raises(FollowTimeoutError) as raised:
         await follower.__anext__()
     assert raised.value.cursor == first.cursor
-    assert store._news.followers == 0
+    assert store._services.news.followers == 0
     stream.close()
 
 
@@ -148,7 +148,7 @@ async def test_resumed_clients_cost_no_thread_each(durable_backend: Backend) -> 
 
     async def resume_more() -> int:
         resumes.extend(asyncio.create_task(client.get("/api/chat/c/stream")) for _ in range(wave))
-        while store._news.followers < len(resumes):  # every resume is following the log now
+        while store._services.news.followers < len(resumes):  # every resume is following the log now
             done = [task for task in resumes if task.done()]
             assert not done, done[0].result().text
             await asyncio.sleep(0.01)
@@ -202,14 +202,15 @@ async def test_a_resume_while_the_turn_is_being_recorded_waits_for_its_stream(
 ) -> None:
     """The request's message is committed, its stream not yet open: a resume then is no 204.
 
-    Forced: the real ``open_stream`` is held at its start until the resume
-    has read the status (which shows the message and no stream), as when a
-    loaded server records a turn's steps far apart.
+    Forced: the real ``open_stream`` (of the store's streams service, which the
+    turn opens through) is held at its start until the resume has read the
+    status (which shows the message and no stream), as when a loaded server
+    records a turn's steps far apart.
     """
     store = sqlite_store
     at_open, status_read = threading.Event(), threading.Event()
     release = threading.Event()
-    open_stream, status = store.open_stream, store.status
+    open_stream, status = store.streams.open_stream, store.reads.status
 
     def held_open(*args: Any, **kwargs: Any) -> Any:
         at_open.set()
@@ -221,8 +222,8 @@ async def test_a_resume_while_the_turn_is_being_recorded_waits_for_its_stream(
         status_read.set()
         return found
 
-    store.open_stream = held_open  # type: ignore[method-assign]
-    store.status = noted_status  # type: ignore[method-assign]
+    store.streams.open_stream = held_open  # type: ignore[method-assign]
+    store.reads.status = noted_status  # type: ignore[method-assign]
     app = create_app(store, responder=ScriptedResponder([_text(5)]))
     body = {"id": "c", "trigger": "submit-message", "messages": [_user_message()]}
     async with client_of(app) as client:

@@ -22,7 +22,7 @@ import pytest
 from psycopg import sql
 
 from chatledger import ConversationStore
-from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.adapters.store.streams.writer import StreamWriter
@@ -38,7 +38,9 @@ LATER = 3600.0
 
 def _open(backend: Backend) -> ConversationStore:
     """A store whose batches are committed by nobody but an explicit tick (or the close)."""
-    store = build_store(parse_url(backend.url), batch=BatchPolicy(DEFAULT_BATCH_CHUNKS, 600.0))
+    store = ConversationStore.from_config(
+        parse_url(backend.url), StoreOptions(batch=BatchPolicy(DEFAULT_BATCH_CHUNKS, 600.0))
+    )
     backend.stores.append(store)
     return store
 
@@ -64,7 +66,7 @@ def _start(store: ConversationStore, chats: list[str]) -> list[StreamWriter]:
 
 def _tick(store: ConversationStore) -> None:
     """One tick of the store's flusher, at a moment when every batch is due."""
-    store._flusher.commit_due(time.monotonic() + LATER)
+    store._services.flusher.commit_due(time.monotonic() + LATER)
 
 
 @contextmanager

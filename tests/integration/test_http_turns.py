@@ -17,7 +17,7 @@ import pytest
 from starlette.responses import StreamingResponse
 
 from chatledger import ConversationStore, StreamAlreadyOpenError
-from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.http.sse import DONE, sse_body, sse_response
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.responders.scripted import ResponderRequest
@@ -136,7 +136,9 @@ async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
     with the batch timers set far off: another process opening a stream on the chat meanwhile
     is refused at once, and the answer is recorded whole."""
     url = f"sqlite:///{tmp_path / 'chatledger.db'}"
-    store = build_store(parse_url(url), batch=BatchPolicy(1000, 600.0, settle=600.0))
+    store = ConversationStore.from_config(
+        parse_url(url), StoreOptions(batch=BatchPolicy(1000, 600.0, settle=600.0))
+    )
     try:
         responder = Gated()
         runner = TurnRunner(responder)

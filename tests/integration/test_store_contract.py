@@ -24,7 +24,7 @@ from chatledger import (
     StreamOpenLostError,
     Verdict,
 )
-from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.events import ChunksReceived
@@ -843,11 +843,13 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
     durable_backend: Backend,
 ) -> None:
     """After a commit fails (the database stayed locked), the log stays contiguous and complete."""
-    store = build_store(
+    # No timer: the failing commit is the one carrying the stream's open and first chunks.
+    store = ConversationStore.from_config(
         parse_url(durable_backend.url),
-        # No timer: the failing commit is the one carrying the stream's open and first chunks.
-        batch=BatchPolicy(max_chunks=1000, max_delay=600, settle=600),
-        env={"SQLITE_LOCK_TIMEOUT": "1", "POSTGRES_LOCK_TIMEOUT": "1"},
+        StoreOptions(
+            batch=BatchPolicy(max_chunks=1000, max_delay=600, settle=600),
+            env={"SQLITE_LOCK_TIMEOUT": "1", "POSTGRES_LOCK_TIMEOUT": "1"},
+        ),
     )
     durable_backend.stores.append(store)
     store.start_conversation("chat")
@@ -884,9 +886,9 @@ def test_the_store_does_not_depend_on_statements_prepared_on_its_connections(
     transaction did the same in CI ("prepared statement _pg3_2 does not
     exist"). chatledger's connections prepare no statements, so nothing is lost.
     """
-    store = build_store(
+    store = ConversationStore.from_config(
         parse_url(postgres_backend.url),
-        env={"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"},
+        StoreOptions(env={"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"}),
     )
     postgres_backend.stores.append(store)
     store.start_conversation("chat")

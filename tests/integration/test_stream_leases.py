@@ -140,7 +140,7 @@ def test_two_processes_noticing_at_once_close_the_stream_once(
     def close(store: ConversationStore) -> None:
         store.clock = clock_after_barrier()
         try:
-            results.append(store.expire_stream("c", noticed_by="a racer"))
+            results.append(store.streams.expire_stream("c", noticed_by="a racer"))
         except BaseException as error:  # reported below
             errors.append(error)
 
@@ -173,7 +173,7 @@ def test_a_commit_that_lands_while_a_closer_decides_keeps_the_stream(
 
     closer.clock = now
     result: list[bool] = []
-    thread = threading.Thread(target=lambda: result.append(closer.expire_stream("c")))
+    thread = threading.Thread(target=lambda: result.append(closer.streams.expire_stream("c")))
     thread.start()
     assert decided.wait(30)
     writer.append(delta(" and more"))
@@ -201,7 +201,7 @@ def test_a_slow_writer_that_is_alive_renews_and_keeps_its_stream(durable_backend
         renewals = len(other.history("c", kinds=["stream-renewed"]))
         if renewals:
             # Right after a renewal every process sees the lease as held.
-            assert not other.expire_stream("c")
+            assert not other.streams.expire_stream("c")
     assert writing.version("c") - start == renewals  # renewals are the only writes
     with pytest.raises(StreamAlreadyOpenError):
         other.open_stream("c")

@@ -31,9 +31,9 @@ from chatledger import (
     StreamAlreadyOpenError,
     StreamOpenLostError,
 )
-from chatledger.adapters.bootstrap import build_store
+from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.store import StoreParts
+from chatledger.adapters.store.services import StoreParts
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.aggregate import conversation_id
 from tests.integration.conftest import Backend
@@ -46,7 +46,7 @@ UNTIMED = BatchPolicy(1000, 600.0, settle=600.0)
 
 def _open(backend: Backend, policy: BatchPolicy = UNTIMED) -> ConversationStore:
     """A store with its own batch policy (memory://: a new, separate store)."""
-    store = build_store(parse_url(backend.url), batch=policy)
+    store = ConversationStore.from_config(parse_url(backend.url), StoreOptions(batch=policy))
     backend.stores.append(store)
     return store
 
@@ -56,9 +56,8 @@ def _twin(backend: Backend, store: ConversationStore) -> ConversationStore:
     process, as far as the store can tell; on memory:// the same log)."""
     if backend.durable:
         return _open(backend, store.batch)
-    twin = ConversationStore(
-        StoreParts(store.config, store.log, store.read_models, store.projector), batch=store.batch
-    )
+    parts = StoreParts(store.config, store.log, store.read_models, store.projector)
+    twin = ConversationStore.from_parts(parts, StoreOptions(batch=store.batch))
     backend.stores.insert(0, twin)  # closed before the store whose log it shares
     return twin
 

@@ -1,4 +1,4 @@
-"""The operator methods moved to ``store.operations``; the old spelling still works for one release, with a warning."""
+"""Names that moved to a service (``store.operations``, ``store.streams``) answer for a release, with a warning."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from chatledger import ConversationStore
 from chatledger.adapters.store.operations import Operations
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.shards import ShardedStore
-from chatledger.adapters.store.store import DEPRECATED_OPERATIONS
+from chatledger.adapters.store.surface import DEPRECATED
 from chatledger.domain.seal import SealKey
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -58,7 +58,20 @@ def _outcome(call: Any, name: str) -> Any:
 def test_the_table_names_every_operation() -> None:
     """The deprecated names are exactly the public methods of ``Operations``."""
     public = {name for name in vars(Operations) if not name.startswith("_")}
-    assert public == DEPRECATED_OPERATIONS == set(CALLS)
+    operations = {name for name, service in DEPRECATED.items() if service == "operations"}
+    assert public == operations == set(CALLS)
+
+
+def test_the_stream_expiry_moved_to_store_streams(store: ConversationStore) -> None:
+    """``store.expire_stream(s)`` warn, naming ``store.streams``, and answer as it does."""
+    assert {name for name, service in DEPRECATED.items() if service == "streams"} == {
+        "expire_stream",
+        "expire_streams",
+    }
+    with pytest.warns(DeprecationWarning, match=r"use store\.streams\.expire_stream\("):
+        assert store.expire_stream("chat") is False
+    with pytest.warns(DeprecationWarning, match=r"use store\.streams\.expire_streams\("):
+        assert store.expire_streams() == store.streams.expire_streams() == []
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

@@ -81,6 +81,8 @@ ADAPTER_RULES = {
     ),
     "adapters/store": (
         *DRIVERS,
+        "starlette",
+        "argparse",
         *(f"{_A}.{p}" for p in ("http", "responders", "frameworks", "cli", "bootstrap")),
     ),
     "adapters/responders": (
@@ -95,10 +97,14 @@ ADAPTER_RULES = {
     "adapters/cli": (*DRIVERS, f"{_A}.persistence"),
 }
 ALLOWED = {
-    # ConversationStore.open is the public way in; it calls the composition root
-    # lazily (inside the method), so the import graph has no cycle at load time.
+    # ConversationStore is the library's entry point: it wraps what the composition root
+    # builds, so store.py (and it alone in the store) sits above bootstrap. The root builds
+    # the services and never imports the façade: no cycle (test_no_import_cycle_in_adapters).
     "adapters/store/store.py imports chatledger.adapters.bootstrap",
-    "adapters/store/store.py imports chatledger.adapters.bootstrap.open_store",
+    "adapters/store/store.py imports chatledger.adapters.bootstrap.StoreOptions",
+    "adapters/store/store.py imports chatledger.adapters.bootstrap.build_services",
+    "adapters/store/store.py imports chatledger.adapters.bootstrap.compose",
+    "adapters/store/store.py imports chatledger.adapters.bootstrap.open_services",
 }
 
 
@@ -145,3 +151,103 @@ def test_the_import_scan_sees_every_form_of_import(
     assert any(module in v for v in violations("domain", DOMAIN_FORBIDDEN)), violations(
         "domain", DOMAIN_FORBIDDEN
     )
+
+
+def test_the_worker_runs_turns_without_the_http_package() -> None:
+    """``chatledger worker`` takes turns through the store's turn service, never ``adapters/http``."""
+    found = [module for _, module in imports(ROOT / "adapters/cli/worker.py", "adapters")]
+    assert [m for m in found if m.startswith(f"{_A}.http")] == []
+
+
+def _module_of(path: Path) -> str:
+    layer = path.relative_to(ROOT).parts[0]
+    parts = _package_of(path, layer)
+    return ".".join(parts if path.name == "__init__.py" else [*parts, path.stem])
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Every module the file imports at run time: at the top, in functions (lazy), anywhere but
+    under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checking = {
+        id(node)
+        for test in ast.walk(tree)
+        if isinstance(test, ast.If) and "TYPE_CHECKING" in ast.unparse(test.test)
+        for stmt in test.body
+        for node in ast.walk(stmt)
+    }
+    layer = path.relative_to(ROOT).parts[0]
+    return {
+        module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in checking
+        for line, module in imports_of(node, path, layer)
+    }
+
+
+def imports_of(
+    node: ast.Import | ast.ImportFrom, path: Path, layer: str
+) -> Iterator[tuple[int, str]]:
+    """The modules one import statement names (``from x import y``: ``x`` and ``x.y``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield node.lineno, alias.name
+        return
+    base = node.module or ""
+    if node.level:
+        package = _package_of(path, layer)
+        base = ".".join([*package[: len(package) - node.level + 1], *([base] if base else [])])
+    yield node.lineno, base
+    for alias in node.names:
+        yield node.lineno, f"{base}.{alias.name}"
+
+
+def import_graph(folder: str) -> dict[str, set[str]]:
+    """Module -> the modules of the same folder it imports at run time (lazy imports included).
+
+    ``from package import module`` is an edge to the module, not to the package; and a
+    module's own packages are not edges (Python runs them first whatever imports what).
+    """
+    files = {_module_of(path): path for path in (ROOT / folder).rglob("*.py")}
+    graph = {}
+    for module, path in files.items():
+        found = {target for target in _runtime_imports(path) if target in files}
+        parents = {target for target in found if any(t.startswith(f"{target}.") for t in found)}
+        graph[module] = {
+            target
+            for target in found - parents
+            if target != module and not module.startswith(f"{target}.")
+        }
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph, each as the path that closes it."""
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                found.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return found
+
+
+def test_no_import_cycle_in_adapters() -> None:
+    """No module of ``adapters/`` imports, even lazily, one that imports it back (``TYPE_CHECKING`` aside)."""
+    assert cycles(import_graph("adapters")) == []
+
+
+def test_the_cycle_scan_sees_a_lazy_cycle() -> None:
+    """The guard itself: a function-level import that closes a loop is a cycle."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

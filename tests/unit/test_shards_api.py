@@ -1,13 +1,20 @@
-"""A sharded store answers every method of ``ConversationStore`` and ``Operations`` itself (none is left missing)."""
+"""A sharded store answers what ``ConversationStore`` and its services answer (none is left missing)."""
 
 from __future__ import annotations
 
 import inspect
 
+from chatledger.adapters.store.chats import Chats
+from chatledger.adapters.store.inbox import Inbox
 from chatledger.adapters.store.operations import Operations
 from chatledger.adapters.store.operations.sharded import ShardedOperations
-from chatledger.adapters.store.shards import ShardedStore, shard_index
+from chatledger.adapters.store.reads.reader import Reader
+from chatledger.adapters.store.shards import ShardedInbox, ShardedStore, shard_index
 from chatledger.adapters.store.store import ConversationStore
+from chatledger.adapters.store.streams.service import Streams
+from chatledger.adapters.store.surface import Store
+
+CONSTRUCTORS = {"open", "with_options", "from_config", "from_parts"}
 
 
 def _public_methods(cls: type) -> list[str]:
@@ -20,13 +27,22 @@ def _parameters(function: object) -> list[tuple[str, object, object]]:
     return [(p.name, p.kind, p.default) for p in signature.parameters.values()]
 
 
-def test_every_public_method_is_routed_or_read_across_shards() -> None:
-    inherited = [
-        name
-        for name in _public_methods(ConversationStore)
-        if name != "open" and getattr(ShardedStore, name) is getattr(ConversationStore, name)
-    ]
-    assert inherited == [], f"add these to chatledger.adapters.store.shards: {inherited}"
+def test_a_sharded_store_is_a_store_and_answers_the_whole_chat_surface() -> None:
+    """Every public name of ``ConversationStore`` but its constructors, and every service method."""
+    shards = [ConversationStore.open("memory://"), ConversationStore.open("memory://")]
+    with ShardedStore(shards) as sharded:
+        assert isinstance(sharded, Store) and isinstance(shards[0], Store)
+        missing = [
+            name
+            for name in _public_methods(ConversationStore)
+            if name not in CONSTRUCTORS and not hasattr(sharded, name)
+        ]
+        assert missing == [], f"add these to chatledger.adapters.store.shards: {missing}"
+        for name in _public_methods(Inbox):
+            assert name in vars(ShardedInbox), f"add {name} to ShardedInbox"
+        for service, cls in (("chats", Chats), ("reads", Reader), ("streams", Streams)):
+            for name in _public_methods(cls):
+                assert callable(getattr(getattr(sharded, service), name)), f"{service}.{name}"
 
 
 def test_every_operation_is_answered_across_shards() -> None:

@@ -1,10 +1,10 @@
 """The stream use cases: open a conversation's stream, close or expire one, ingest a recorded one.
 
-``Streams`` is what ``ConversationStore``'s stream methods forward to
-(``store.streams``). Opening decides on the conversation through the unit of
-work (closing a stream whose lease ran out, appending the user message given
-with it) and hands the decision to a ``StreamWriter``, committed or pending
-(``PendingOpen``).
+``Streams`` is ``store.streams``; ``ConversationStore`` forwards its stream
+methods here. Opening decides on the conversation through the unit of work
+(closing a stream whose lease ran out, appending the user message given with
+it) and hands the decision to a ``StreamWriter``, committed or pending
+(``PendingOpen``). ``tenant=None`` means the store's default tenant.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class Streams:
         unit_of_work: UnitOfWork,
         flusher: Flusher,
         *,
+        tenant: str,
         policy: BatchPolicy,
         limits: Limits,
         lease_seconds: float,
@@ -72,6 +73,7 @@ class Streams:
         read_models: ReadModelView,
         projector: Projector,
     ) -> None:
+        self.tenant = tenant
         self._uow = unit_of_work
         self._flusher = flusher
         self._policy = policy
@@ -83,11 +85,11 @@ class Streams:
         self.clock: Clock = _utc_now
         """Now, for lease decisions (tests may replace it)."""
 
-    def open(
+    def open_stream(
         self,
-        tenant: str,
         chat_id: str,
         *,
+        tenant: str | None = None,
         actor: str = "system",
         continuation: bool = False,
         trigger: str | None = None,
@@ -97,7 +99,33 @@ class Streams:
         user_actor: str = "system",
         commit: bool = True,
     ) -> StreamWriter:
-        """Open the conversation's one stream (see ``ConversationStore.open_stream``)."""
+        """Open the conversation's one stream: a new assistant message, or a continuation of the last.
+
+        A second open stream is refused (StreamAlreadyOpenError), unless the open
+        one's lease has expired (its writer died): that one is closed as
+        ``interrupted`` first, in the same transaction. The new stream holds a
+        lease of ``stream_lease_seconds``, renewed by the writer while it lives.
+        ``request_id`` names the continuation request this stream fulfils
+        (see ``claim_continuation``); it implies ``continuation=True``.
+        ``user_message`` (by ``user_actor``) is appended first, in the same
+        transaction: a turn then costs one commit less than ``append_message``
+        followed by ``open_stream``, and either both are recorded or neither.
+
+        The open (with the user message) is committed before this returns
+        (``commit=True``, the default): another process sees the stream at
+        once, and one that opened a stream first makes this raise
+        ``StreamAlreadyOpenError``. With ``commit=False`` it is decided now,
+        against the conversation as stored, and committed with the stream's
+        first batch: a reply written within ``BatchPolicy.settle`` (5 ms) is
+        one transaction with its open and close (for callers that write a
+        whole turn in one go: imports, batch jobs). It is then committed
+        alone once that time has passed, and before anything else in this
+        process decides on or reads the conversation; a stream opened
+        meanwhile by another process is found at that commit, and this
+        writer ends, its calls raising ``StreamOpenLostError``
+        (docs/behaviour.md §7.2).
+        """
+        tenant = tenant or self.tenant
         continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
         new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
@@ -144,29 +172,33 @@ class Streams:
             noticed_by=noticed_by,
         )
 
-    def expire(
+    def expire_stream(
         self,
-        tenant: str,
         chat_id: str,
         *,
+        tenant: str | None = None,
         stream_id: str | None = None,
         actor: str | None = None,
         noticed_by: str = "a check",
     ) -> bool:
-        """Close the open stream as ``interrupted`` if its lease expired; whether it did
-        (see ``ConversationStore.expire_stream``)."""
+        """Close the open stream as ``interrupted`` if its lease expired (its writer died); whether it did.
+
+        Of several processes that call it at once, exactly one records the
+        close. ``actor`` (default: this process, ``chatledger:HOST:PID``) is who
+        closes it in the audit; ``noticed_by`` goes into the reason.
+        """
         return expire_stream(
-            self._uow, tenant, chat_id, clock=self.clock,
+            self._uow, tenant or self.tenant, chat_id, clock=self.clock,
             default_lease_seconds=self._lease_seconds, actor=actor or self._process,
             noticed_by=noticed_by, stream_id=stream_id,
         )  # fmt: skip
 
-    def sweep(
-        self, tenant: str, *, actor: str | None = None, noticed_by: str = "a sweep"
+    def expire_streams(
+        self, *, tenant: str | None = None, actor: str | None = None, noticed_by: str = "a sweep"
     ) -> list[str]:
-        """Close every stream of the tenant whose lease expired; the chat ids closed."""
+        """Close every stream of the tenant whose lease expired; the chat ids closed (the sweep)."""
         return expire_streams(
-            self._uow, self._streaming, tenant, clock=self.clock,
+            self._uow, self._streaming, tenant or self.tenant, clock=self.clock,
             default_lease_seconds=self._lease_seconds, actor=actor or self._process,
             noticed_by=noticed_by,
         )  # fmt: skip
@@ -176,37 +208,41 @@ class Streams:
         self._projector.catch_up()
         return self._read_models.list_conversations(query)
 
-    def close(
+    def close_stream(
         self,
-        tenant: str,
         chat_id: str,
         stream_id: str | None = None,
         outcome: str = "interrupted",
         reason: str | None = None,
         *,
+        tenant: str | None = None,
         actor: str = "system",
     ) -> None:
-        """Close a stream from outside its writer (``stream_id`` None: whichever is open)."""
+        """Close a stream from outside its writer (e.g. one a crashed process left open).
+
+        ``stream_id`` None closes whichever stream is open.
+        """
 
         def close(conversation: Conversation) -> None:
             open_stream = conversation.state.stream
             target = stream_id or (open_stream.stream_id if open_stream else None)
             conversation.close_stream(target or "", outcome, reason, actor=actor)
 
-        self._uow.act(tenant, chat_id, close)
+        self._uow.act(tenant or self.tenant, chat_id, close)
 
     def ingest(
         self,
-        tenant: str,
         chat_id: str,
         chunks: Iterable[Any],
         *,
+        tenant: str | None = None,
         actor: str = "system",
         continuation: bool = False,
         outcome: str = "finished",
     ) -> IngestReport:
         """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
-        with self.open(tenant, chat_id, actor=actor, continuation=continuation) as stream:
+        opened = self.open_stream(chat_id, tenant=tenant, actor=actor, continuation=continuation)
+        with opened as stream:
             report = IngestReport(stream.message_id)
             for chunk in chunks:
                 received = stream.append(chunk)

@@ -135,7 +135,10 @@ class ContinuationRunner:
     async def expire_streams(self, tenant: str) -> list[str]:
         """Close the tenant's streams whose lease expired (their writers died); the chat ids closed."""
         closed = await asyncio.to_thread(
-            self.store.expire_streams, tenant=tenant, actor=self.worker, noticed_by="the sweep"
+            self.store.streams.expire_streams,
+            tenant=tenant,
+            actor=self.worker,
+            noticed_by="the sweep",
         )
         for chat_id in closed:
             log.warning("closed the stream of chat %r: its writer's lease expired", chat_id)
