@@ -322,14 +322,17 @@ class Reader:
 
         An AI SDK 7 client expects a resume from the start to replay the whole
         assistant message; a continuation's stream holds only what it adds.
-        Empty unless the conversation is v7 and its open stream continues a
-        message, and when the message cannot be expressed as chunks (logged;
-        the client then gets the stream alone).
+        Empty unless the conversation's dialect replays the message on resume
+        (v7) and its open stream continues a message, and when the message
+        cannot be expressed as chunks (logged; the client then gets the stream
+        alone).
         """
         tenant = tenant or self.tenant
         state = self.stored_state(chat_id, tenant=tenant)
-        stream = None if state is None else state.stream
-        if state is None or state.ai_sdk != 7 or stream is None or not stream.continuation:
+        if state is None or not state.dialect.replays_message_on_resume:
+            return []
+        stream = state.stream
+        if stream is None or not stream.continuation:
             return []
         opened = self.history(chat_id, tenant=tenant, kinds=["stream-opened"])
         if not opened or opened[-1].details.get("streamId") != stream.stream_id:

@@ -275,7 +275,7 @@ class Turns:
         user message, and for an AI SDK 6 conversation.
         """
         assert state.stream is not None
-        message = plan.new_user_message() if state.ai_sdk == 7 else None
+        message = plan.new_user_message() if state.dialect.steers else None
         if message is None:
             raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
         if message not in state.steering:
