@@ -75,7 +75,7 @@ def add(commands: Commands) -> None:
 def erase(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger erase``: erase one conversation and say what was erased, when and by whom."""
     with open_existing(args) as store:
-        report = store.erase(args.chat, actor=args.actor, reason=args.reason)
+        report = store.operations.erase(args.chat, actor=args.actor, reason=args.reason)
     print(
         f"erased conversation {args.chat!r} (tenant {report.tenant!r}): "
         f"{report.events:,} event(s) at {report.erased_at.isoformat(timespec='seconds')} "
@@ -91,7 +91,7 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
     scope = f"tenant {tenant!r}" if tenant else "every tenant"
     what = "checking" if args.dry_run else "erasing"
     with open_existing(args) as store, progress_bar(what, " conversations") as bar:
-        report = store.retain(
+        report = store.operations.retain(
             timedelta(seconds=args.older_than),
             tenant=tenant,
             dry_run=args.dry_run,

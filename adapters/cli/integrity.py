@@ -107,7 +107,7 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
             advance(bars[stage], done, total)
 
         try:
-            report = store.verify(args.chat, progress=progress, seal_key=key)
+            report = store.operations.verify(args.chat, progress=progress, seal_key=key)
         finally:
             for bar in bars.values():
                 bar.close()
@@ -135,7 +135,7 @@ def seal(args: argparse.Namespace, out: TextIO) -> int:
     stop = stop_on_sigterm() if args.every else threading.Event()
     with open_existing(args) as store, contextlib.suppress(KeyboardInterrupt):
         while True:
-            sealed = store.seal(key)
+            sealed = store.operations.seal(key)
             print(
                 f"seal {sealed.seq}: {sealed.conversations:,} conversation(s) at "
                 f"{sealed.sealed_at}, {sealed.algorithm} key {sealed.key_id}, "
@@ -152,10 +152,10 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger export``: the bundle to ``--output`` or standard output."""
     with open_existing(args) as store:
         if args.output is None:
-            store.export(args.chat, out, at_version=args.at_version)
+            store.operations.export(args.chat, out, at_version=args.at_version)
             return 0
         with open(args.output, "w", encoding="ascii", newline="\n") as file:
-            lines = store.export(args.chat, file, at_version=args.at_version)
+            lines = store.operations.export(args.chat, file, at_version=args.at_version)
     print(f"wrote {lines} lines to {args.output}", file=out)
     return 0
 

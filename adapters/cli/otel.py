@@ -41,7 +41,7 @@ def add(commands: Commands) -> None:
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Send the spans not sent yet; with ``--follow``, keep sending until stopped."""
     with open_existing(args) as store:
-        exporter = store.otel_exporter(args.endpoint, content=args.content)
+        exporter = store.operations.otel_exporter(args.endpoint, content=args.content)
         try:
             sent = exporter.run_once()
             print(f"sent {sent:,} span(s) to {args.endpoint}", file=out, flush=True)

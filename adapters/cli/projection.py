@@ -46,13 +46,13 @@ def add(commands: Commands) -> None:
 def rebuild(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger rebuild``: empty the read models, apply the whole log, say how fast."""
     with open_store(args) as store:
-        with progress_bar("rebuilding", " events", store.head()) as bar:
+        with progress_bar("rebuilding", " events", store.operations.head()) as bar:
             started = time.perf_counter()
-            applied = store.rebuild(
+            applied = store.operations.rebuild(
                 progress=partial(advance, bar), accept_broken_chain=args.accept_broken_chain
             )
             seconds = time.perf_counter() - started
-        counts = store.read_model_counts()
+        counts = store.operations.read_model_counts()
     rate = f" ({applied / seconds:,.0f} events/s)" if seconds > 0 and applied else ""
     print(
         f"rebuilt the read models from {count(applied, 'event')} in {seconds:.1f} s{rate}: "
@@ -69,7 +69,7 @@ def project(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger project``: apply new events as they are recorded, until stopped."""
     with open_store(args) as store:
         if args.once:
-            print(f"applied {count(store.catch_up(), 'event')}", file=out)
+            print(f"applied {count(store.operations.catch_up(), 'event')}", file=out)
             return 0
         stop = stop_on_sigterm()
         print(f"projecting {store.config.display}; Ctrl-C to stop", file=out, flush=True)
@@ -77,7 +77,7 @@ def project(args: argparse.Namespace, out: TextIO) -> int:
         def report(applied: int) -> None:
             print(f"applied {count(applied, 'event')}", file=out, flush=True)
 
-        from chatledger.adapters.store.projection_loop import project_forever
+        from chatledger.adapters.store.operations.projection_loop import project_forever
 
         with contextlib.suppress(KeyboardInterrupt):
             project_forever(store, stop, poll_seconds=args.poll, on_catch_up=report)
