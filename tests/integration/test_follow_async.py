@@ -148,7 +148,8 @@ async def test_resumed_clients_cost_no_thread_each(durable_backend: Backend) -> 
 
     async def resume_more() -> int:
         resumes.extend(asyncio.create_task(client.get("/api/chat/c/stream")) for _ in range(wave))
-        while store._services.news.followers < len(resumes):  # every resume is following the log now
+        # Every resume is following the log now.
+        while store._services.news.followers < len(resumes):
             done = [task for task in resumes if task.done()]
             assert not done, done[0].result().text
             await asyncio.sleep(0.01)
