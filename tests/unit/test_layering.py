@@ -251,3 +251,24 @@ def test_the_cycle_scan_sees_a_lazy_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c", "a"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+PORTS_OVER_400 = {
+    # Ports kept line for line with the AI SDK's own code, so a change upstream maps 1:1.
+    "domain/partial_json.py",  # parsePartialJson
+    "domain/convert/ai_sdk.py",  # convertToModelMessages
+    "domain/convert/turns.py",  # the providers' message pairing rules
+}
+
+
+def test_no_product_module_is_over_400_lines_but_the_sdk_ports() -> None:
+    """A module past 400 lines holds more than one concept; only the listed ports may."""
+    big = {
+        str(path.relative_to(ROOT))
+        for layer in ("domain", "projections", "adapters", "chatledger")
+        for path in (ROOT / layer).rglob("*.py")
+        if len(path.read_text(encoding="utf-8").splitlines()) > 400
+    }
+    assert big <= PORTS_OVER_400, (
+        f"split these along their concepts: {sorted(big - PORTS_OVER_400)}"
+    )
