@@ -57,7 +57,6 @@ from chatledger.adapters.http.sse import SSE_HEADERS
 from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
-from chatledger.adapters.store.shards import ShardedStore
 from chatledger.adapters.store.turns.continuations import (
     ContinuationRunner,
     start_claimed,
@@ -140,7 +139,7 @@ def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, Body
 
 
 def create_app(
-    store_or_url: ConversationStore | ShardedStore | str | None,
+    store_or_url: ConversationStore | str | None,
     *,
     responder: Responder,
     tokens: Mapping[str, str | Identity] | None = None,
@@ -268,7 +267,7 @@ def _lifespan(
 
 
 def serve(
-    store_or_url: ConversationStore | ShardedStore | str | None = None,
+    store_or_url: ConversationStore | str | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,

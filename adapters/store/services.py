@@ -80,14 +80,17 @@ class Services:
     reads: Reader
     inbox: Inbox
     operations: Operations
-    flusher: Flusher
-    """The thread that group-commits the due batches of this store's open streams."""
-    news: News
-    """The hub that wakes this store's followers when the log moves on."""
+    flusher: Flusher | None = None
+    """The thread that group-commits the due batches of this store's open streams (a sharded
+    store has none of its own: each database's store has one)."""
+    news: News | None = None
+    """The hub that wakes this store's followers when the log moves on (per database too)."""
 
     def close(self) -> None:
         """Stop the background threads, then release the database connections."""
-        self.flusher.stop()
-        self.news.close()
+        if self.flusher is not None:
+            self.flusher.stop()
+        if self.news is not None:
+            self.news.close()
         self.parts.log.close()
         self.parts.read_models.close()

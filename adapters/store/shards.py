@@ -9,116 +9,51 @@ a transaction of that database alone. Reads of one conversation go to its
 shard; the conversation list, the approvals inbox and the continuation queue
 read every shard and merge (the list keeps its order and its cursors).
 
-``ShardedStore`` answers the same chat surface as ``ConversationStore``
-(``ChatSurface``): its services route each call about one conversation to
-that conversation's shard (``Routed``), and those across conversations merge
-(``ShardedInbox``, ``ShardedOperations``). The list of databases is part of
-the store: adding, removing or reordering databases moves conversations to
-other shards, so open the store with the same list every time.
+``ShardedStore`` (``chatledger.adapters.store.store``) is a
+``ConversationStore`` whose services are the ones here: they route each call
+about one conversation to that conversation's shard (``Routed``), and those
+across conversations merge (``ShardedInbox``, ``ShardedOperations``). The list
+of databases is part of the store: adding, removing or reordering databases
+moves conversations to other shards, so open the store with the same list
+every time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chatledger.adapters.persistence.read_models.columns import list_time
-from chatledger.adapters.store.operations.sharded import ShardedOperations
-from chatledger.adapters.store.surface import ChatSurface
-from chatledger.adapters.store.turns.service import Turns
 from chatledger.domain.aggregate import conversation_id
-from chatledger.domain.errors import InvalidInputError
 from chatledger.projections.listing import ConversationList, ListQuery, encode_cursor
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
 
 if TYPE_CHECKING:
-    from chatledger.adapters.store.chats import Chats
-    from chatledger.adapters.store.inbox import Inbox
-    from chatledger.adapters.store.reads.reader import Reader
     from chatledger.adapters.store.store import ConversationStore
-    from chatledger.adapters.store.streams.leases import Clock
-    from chatledger.adapters.store.streams.service import Streams
 
-__all__ = ["Routed", "ShardedInbox", "ShardedStore", "shard_index"]
+__all__ = ["ONE_PER_DATABASE", "Routed", "ShardedInbox", "Shards", "shard_index"]
 
-
-_ONE_PER_DATABASE = (
+ONE_PER_DATABASE = (
     "a sharded store has a log, read models and projector per database: use "
     "store.shards[i], or run `chatledger project` with each database's own URL"
 )
+"""Why a sharded store has no one log, read models or projector."""
+
+
+class Shards(Protocol):
+    """What the routed services need of their store: its databases' stores, and which holds a chat."""
+
+    tenant: str
+    shards: list[ConversationStore]
+
+    def shard(self, chat_id: str, tenant: str | None = None) -> ConversationStore:
+        """The store of the database that holds this conversation."""
+        ...
 
 
 def shard_index(tenant: str, chat_id: str, shards: int) -> int:
     """Which of ``shards`` databases holds the conversation (stable for a given list)."""
     return conversation_id(tenant, chat_id).int % shards
-
-
-class ShardedStore(ChatSurface):
-    """The chat surface over several databases (see the module docstring); opened by a URL listing them."""
-
-    def __init__(self, shards: Sequence[ConversationStore]) -> None:
-        if not shards:
-            raise InvalidInputError("a sharded store needs at least one database")
-        first = shards[0]
-        self.shards = list(shards)
-        """One ``ConversationStore`` per database, in the URL's order."""
-        self.config, self.tenant, self.limits = first.config, first.tenant, first.limits
-        self.chats = cast("Chats", Routed(self, "chats"))
-        self.reads = cast("Reader", Routed(self, "reads"))
-        self.streams = cast(
-            "Streams",
-            Routed(self, "streams", across={"expire_streams": self._expire_streams}),
-        )
-        self.turns = Turns(self.chats, self.reads, self.streams, self.limits, tenant=self.tenant)
-        self.inbox = cast("Inbox", ShardedInbox(self))
-        self.operations = ShardedOperations(
-            [s.operations for s in self.shards],
-            lambda chat, tenant: self.shard(chat, tenant).operations,
-        )
-
-    @property
-    def clock(self) -> Clock:
-        """The shards' clock (the time leases are measured with); setting it sets every shard's."""
-        return self.shards[0].clock
-
-    @clock.setter
-    def clock(self, value: Clock) -> None:
-        for store in self.shards:
-            store.clock = value
-
-    @property
-    def log(self) -> NoReturn:
-        """Not one: each database has its own log (``shards[i].log``)."""
-        raise InvalidInputError(_ONE_PER_DATABASE)
-
-    @property
-    def read_models(self) -> NoReturn:
-        """Not one: each database has its own read models (``shards[i].read_models``)."""
-        raise InvalidInputError(_ONE_PER_DATABASE)
-
-    @property
-    def projector(self) -> NoReturn:
-        """Not one: each database has its own projector (``shards[i].projector``)."""
-        raise InvalidInputError(_ONE_PER_DATABASE)
-
-    def shard(self, chat_id: str, tenant: str | None = None) -> ConversationStore:
-        """The store of the database that holds this conversation."""
-        return self.shards[shard_index(tenant or self.tenant, chat_id, len(self.shards))]
-
-    def close(self) -> None:
-        """Close every shard."""
-        for store in self.shards:
-            store.close()
-
-    def __enter__(self) -> ShardedStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _expire_streams(self, **options: Any) -> list[str]:
-        """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
-        return [chat for s in self.shards for chat in s.streams.expire_streams(**options)]
 
 
 class Routed:
@@ -130,7 +65,7 @@ class Routed:
     """
 
     def __init__(
-        self, store: ShardedStore, service: str, across: dict[str, Callable[..., Any]] | None = None
+        self, store: Shards, service: str, across: dict[str, Callable[..., Any]] | None = None
     ) -> None:
         self._store, self._service, self._across = store, service, across or {}
 
@@ -149,7 +84,7 @@ class Routed:
 class ShardedInbox:
     """The inbox across shards: each shard's, merged in the order one database gives."""
 
-    def __init__(self, store: ShardedStore) -> None:
+    def __init__(self, store: Shards) -> None:
         self._store = store
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:

@@ -12,24 +12,39 @@ PostgreSQL databases opens a ``ShardedStore``, which answers the same surface.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from chatledger.adapters.bootstrap import StoreOptions, build_services, compose, open_services
+from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts
-from chatledger.adapters.store.shards import ShardedStore
+from chatledger.adapters.store.shards import ONE_PER_DATABASE, Routed, ShardedInbox, shard_index
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, DEFAULT_BATCH_MS
 from chatledger.adapters.store.streams.service import IngestReport
 from chatledger.adapters.store.surface import ChatSurface
+from chatledger.adapters.store.turns.service import Turns
+from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
+    from chatledger.adapters.store.chats import Chats
+    from chatledger.adapters.store.inbox import Inbox
+    from chatledger.adapters.store.operations import Operations
+    from chatledger.adapters.store.reads.reader import Reader
     from chatledger.adapters.store.streams.leases import Clock
+    from chatledger.adapters.store.streams.service import Streams
     from chatledger.domain.limits import Limits
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["DEFAULT_TENANT", "ConversationStore", "IngestReport", "StoreOptions", "StoreParts"]
+__all__ = [
+    "DEFAULT_TENANT",
+    "ConversationStore",
+    "IngestReport",
+    "ShardedStore",
+    "StoreOptions",
+    "StoreParts",
+]
 
 
 class ConversationStore(ChatSurface):
@@ -54,12 +69,6 @@ class ConversationStore(ChatSurface):
         self.auto_continue, self.ai_sdk = settings.auto_continue, settings.ai_sdk
         self.stream_lease_seconds, self.process = settings.stream_lease_seconds, settings.process
         self.config: StoreConfig = parts.config
-        self.log: ConversationLog = parts.log
-        """The event log (an eventsourcing ``Application``): the source of truth."""
-        self.read_models: ReadModelView = parts.read_models
-        """The read-model tables next to the log."""
-        self.projector: Projector = parts.projector
-        """Keeps the read models up to date with the log."""
 
     @classmethod
     def open(
@@ -75,7 +84,7 @@ class ConversationStore(ChatSurface):
         auto_continue: bool = True,
         ai_sdk: int | None = None,
         stream_lease_seconds: float | None = None,
-    ) -> ConversationStore | ShardedStore:
+    ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
         ``url`` is ``sqlite:///path/file.db`` (the default is
@@ -106,9 +115,7 @@ class ConversationStore(ChatSurface):
         return cls.with_options(url, options)
 
     @classmethod
-    def with_options(
-        cls, url: str | None, options: StoreOptions
-    ) -> ConversationStore | ShardedStore:
+    def with_options(cls, url: str | None, options: StoreOptions) -> ConversationStore:
         """``open`` with its options as one value (``StoreOptions``: also a whole ``batch`` policy)."""
         return _one_or_sharded([cls(services) for services in open_services(url, options)])
 
@@ -125,6 +132,21 @@ class ConversationStore(ChatSurface):
     ) -> ConversationStore:
         """A second store over parts another holds (its own flusher, caches and services)."""
         return cls(compose(parts, (options or StoreOptions()).settings()))
+
+    @property
+    def log(self) -> ConversationLog:
+        """The event log (an eventsourcing ``Application``): the source of truth."""
+        return self._services.parts.log
+
+    @property
+    def read_models(self) -> ReadModelView:
+        """The read-model tables next to the log."""
+        return self._services.parts.read_models
+
+    @property
+    def projector(self) -> Projector:
+        """Keeps the read models up to date with the log."""
+        return self._services.parts.projector
 
     @property
     def clock(self) -> Clock:
@@ -146,6 +168,76 @@ class ConversationStore(ChatSurface):
         self.close()
 
 
-def _one_or_sharded(stores: Sequence[ConversationStore]) -> ConversationStore | ShardedStore:
+class ShardedStore(ConversationStore):
+    """A store over several PostgreSQL databases (``adapters/store/shards.py``): the same surface.
+
+    Its services route each call about one conversation to the database that
+    holds it, and merge what spans conversations; ``shards`` are the store of
+    each database, in the URL's order.
+    """
+
+    def __init__(self, shards: Sequence[ConversationStore]) -> None:
+        """Compose over the stores of each database (``ConversationStore.open`` with a list URL)."""
+        if not shards:
+            raise InvalidInputError("a sharded store needs at least one database")
+        self.shards = list(shards)
+        """One ``ConversationStore`` per database, in the URL's order."""
+        first = self.shards[0]._services
+        chats, reads = cast("Chats", Routed(self, "chats")), cast("Reader", Routed(self, "reads"))
+        expire = {"expire_streams": self._expire_streams}
+        streams = cast("Streams", Routed(self, "streams", across=expire))
+        settings = first.settings
+        by_chat = lambda chat, tenant: self.shard(chat, tenant).operations  # noqa: E731
+        super().__init__(
+            Services(
+                first.parts, settings, chats=chats, streams=streams, reads=reads,
+                turns=Turns(chats, reads, streams, settings.limits, tenant=settings.tenant),
+                inbox=cast("Inbox", ShardedInbox(self)),
+                operations=cast("Operations", ShardedOperations(
+                    [s.operations for s in self.shards], by_chat
+                )),
+            )
+        )  # fmt: skip
+
+    def shard(self, chat_id: str, tenant: str | None = None) -> ConversationStore:
+        """The store of the database that holds this conversation."""
+        return self.shards[shard_index(tenant or self.tenant, chat_id, len(self.shards))]
+
+    @property
+    def log(self) -> NoReturn:
+        """Not one: each database has its own log (``shards[i].log``)."""
+        raise InvalidInputError(ONE_PER_DATABASE)
+
+    @property
+    def read_models(self) -> NoReturn:
+        """Not one: each database has its own read models (``shards[i].read_models``)."""
+        raise InvalidInputError(ONE_PER_DATABASE)
+
+    @property
+    def projector(self) -> NoReturn:
+        """Not one: each database has its own projector (``shards[i].projector``)."""
+        raise InvalidInputError(ONE_PER_DATABASE)
+
+    @property
+    def clock(self) -> Clock:
+        """The shards' clock (the time leases are measured with); setting it sets every shard's."""
+        return self.shards[0].clock
+
+    @clock.setter
+    def clock(self, value: Clock) -> None:
+        for store in self.shards:
+            store.clock = value
+
+    def close(self) -> None:
+        """Close every shard."""
+        for store in self.shards:
+            store.close()
+
+    def _expire_streams(self, **options: Any) -> list[str]:
+        """Close the streams whose writer's lease ran out, in every shard; the chat ids closed."""
+        return [chat for s in self.shards for chat in s.streams.expire_streams(**options)]
+
+
+def _one_or_sharded(stores: Sequence[ConversationStore]) -> ConversationStore:
     """The store of one database, or a ``ShardedStore`` over several (it answers the same surface)."""
     return stores[0] if len(stores) == 1 else ShardedStore(stores)

@@ -20,7 +20,8 @@ from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import demo_responder
-from chatledger.adapters.store.shards import ShardedStore, shard_index
+from chatledger.adapters.store.shards import shard_index
+from chatledger.adapters.store.store import ShardedStore
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import StoreConfigurationError
 from tests.integration.http_support import client_of, send_body, sse_events

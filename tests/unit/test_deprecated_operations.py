@@ -12,7 +12,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.store.operations import Operations
 from chatledger.adapters.store.operations.sharded import ShardedOperations
-from chatledger.adapters.store.shards import ShardedStore
+from chatledger.adapters.store.store import ShardedStore
 from chatledger.adapters.store.surface import DEPRECATED
 from chatledger.domain.seal import SealKey
 

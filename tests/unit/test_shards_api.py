@@ -9,8 +9,8 @@ from chatledger.adapters.store.inbox import Inbox
 from chatledger.adapters.store.operations import Operations
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.reads.reader import Reader
-from chatledger.adapters.store.shards import ShardedInbox, ShardedStore, shard_index
-from chatledger.adapters.store.store import ConversationStore
+from chatledger.adapters.store.shards import ShardedInbox, shard_index
+from chatledger.adapters.store.store import ConversationStore, ShardedStore
 from chatledger.adapters.store.streams.service import Streams
 from chatledger.adapters.store.surface import Store
 

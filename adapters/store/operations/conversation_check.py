@@ -28,7 +28,10 @@ from chatledger.projections.read_models import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from chatledger.adapters.persistence.log import ConversationLog
+    from chatledger.domain.events import ConversationEvent
     from chatledger.projections.read_models import ReadModelView
 
 __all__ = ["ConversationCheck", "Inbox"]
@@ -95,9 +98,8 @@ class ConversationCheck:
             return None
         state = folded.state
         if state.redactions:  # redactions hide content from every entry, also earlier ones
-            again = full_timeline(
-                self.log.events.get(self.key), None, masks_of(state)
-            )  # read the log again
+            events: Iterable[ConversationEvent] = self.log.events.get(self.key)  # type: ignore[assignment]
+            again = full_timeline(events, None, masks_of(state))  # read the log again
             timeline = [compact(entry).to_json() for entry in again.values()]
         return folded, timeline
 
