@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -43,6 +44,11 @@ __all__ = ["ChatSocket"]
 
 Frame = dict[str, Any]
 Send = Callable[[Frame], Awaitable[None]]
+
+
+def _forget(tasks: dict[str, asyncio.Task[None]], request_id: str, _: object) -> None:
+    """A request's task ended: it is no longer abortable."""
+    tasks.pop(request_id, None)
 
 
 class _FrameHeaders:
@@ -90,7 +96,7 @@ class ChatSocket:
                     continue
                 task = asyncio.create_task(self._serve(frame, send))
                 tasks[request_id] = task
-                task.add_done_callback(lambda _, rid=request_id: tasks.pop(rid, None))
+                task.add_done_callback(functools.partial(_forget, tasks, request_id))
         except WebSocketDisconnect:
             return
         finally:

@@ -213,7 +213,8 @@ def _aad(conversation: UUID | None) -> bytes:
 def _seal(key: Any, data: bytes, conversation: UUID) -> bytes:
     """``data`` encrypted with a conversation's data key (an AES-GCM object; see ``data_keys``)."""
     nonce = os.urandom(_NONCE)
-    return ENVELOPE + nonce + key.encrypt(nonce, data, _aad(conversation))
+    sealed: bytes = key.encrypt(nonce, data, _aad(conversation))
+    return ENVELOPE + nonce + sealed
 
 
 def _name(stored_event: StoredEvent) -> str:

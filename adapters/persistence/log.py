@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -101,7 +101,8 @@ class ConversationLog(Application[UUID]):
             found = self.recorder.select_notifications(position, limit, inclusive_of_start=False)
         except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read the log: {error}") from error
-        return [(notification.id, notification.originator_id) for notification in found]
+        # The recorders store UUID originator ids (eventsourcing types them UUID | str).
+        return [(notification.id, cast(UUID, notification.originator_id)) for notification in found]
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
