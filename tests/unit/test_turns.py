@@ -144,7 +144,7 @@ def turns(ledger: Ledger, status: ConversationStatus | None = None) -> Turns:
     return Turns(
         FakeChats(ledger),  # type: ignore[arg-type]
         FakeReader(ledger, status),  # type: ignore[arg-type]
-        FakeStreams(ledger),
+        FakeStreams(ledger),  # type: ignore[arg-type]
         LIMITS,
         tenant="t",
     )

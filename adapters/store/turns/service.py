@@ -19,7 +19,7 @@ import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from chatledger.adapters.store.reads.reader import shown_messages
 from chatledger.adapters.store.turns.responder import ResponderRequest
@@ -42,36 +42,16 @@ from chatledger.domain.parts import check_message
 if TYPE_CHECKING:
     from chatledger.adapters.store.chats import Chats
     from chatledger.adapters.store.reads.reader import Reader
+    from chatledger.adapters.store.streams.service import Streams
     from chatledger.adapters.store.streams.writer import StreamWriter
     from chatledger.domain.conversation import ConversationState
     from chatledger.domain.limits import Limits
     from chatledger.projections.read_models import ContinuationRequest
 
-__all__ = ["Planner", "Steered", "Streams", "Turn", "Turns"]
+__all__ = ["Planner", "Steered", "Turn", "Turns"]
 
 Planner = Callable[[list[dict[str, Any]]], Plan]
 """What a request adds, given the conversation's messages as every view shows them."""
-
-
-class Streams(Protocol):
-    """What taking a turn needs of the streams: open one, close one whose writer died."""
-
-    def open_stream(
-        self,
-        chat_id: str,
-        *,
-        tenant: str | None = None,
-        actor: str = "system",
-        continuation: bool = False,
-        trigger: str | None = None,
-        request_id: str | None = None,
-        user_message: dict[str, Any] | None = None,
-        user_actor: str = "system",
-    ) -> StreamWriter: ...
-
-    def expire_stream(
-        self, chat_id: str, *, tenant: str | None = None, noticed_by: str = "a check"
-    ) -> bool: ...
 
 
 @dataclass
