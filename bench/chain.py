@@ -40,8 +40,7 @@ from workload import conversation
 
 from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.codec import PydanticMapper
-from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.store import ConversationStore
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import BatchPolicy
 
 
@@ -59,9 +58,7 @@ def one_run(
     """(turns/s, bytes/turn, CPU ms/turn, events/turn) of writing ``convs`` into a fresh database."""
     env = {} if chained else {"MAPPER_TOPIC": "chain:ChainlessMapper"}
     with fresh_db(backend, postgres_url, name="chain") as db:  # type: ignore[arg-type]
-        store = ConversationStore.from_config(
-            parse_url(db.url), StoreOptions(batch=BatchPolicy(64, 0.05), env=env)
-        )
+        store = open_store(db.url, StoreOptions(batch=BatchPolicy(64, 0.05), env=env))
         turns = 0
         started, cpu = time.perf_counter(), time.process_time()
         try:

@@ -92,13 +92,12 @@ def run_chatledger(
 
         bootstrap: Any = importlib.import_module("chatledger.adapters.bootstrap")
         facade: Any = importlib.import_module("chatledger.adapters.store.store")
-        config: Any = importlib.import_module("chatledger.adapters.persistence.config")
         policy_module: Any = importlib.import_module("chatledger.adapters.store.streams.policy")
         policy: dict[str, Any] = {"settle": settle}
         if batch_chunks is not None:
             policy["max_chunks"] = batch_chunks
-        store: Any = facade.ConversationStore.from_config(
-            config.parse_url(db.url + url_suffix),
+        store: Any = facade.open_store(
+            db.url + url_suffix,
             bootstrap.StoreOptions(batch=policy_module.BatchPolicy(**policy)),
         )
     else:

@@ -24,8 +24,7 @@ from stats import median
 from workload import conversation
 
 from chatledger.adapters.bootstrap import StoreOptions
-from chatledger.adapters.persistence.config import parse_url
-from chatledger.adapters.store.store import ConversationStore
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import BatchPolicy
 
 
@@ -34,9 +33,7 @@ def one_run(mode: str, convs: list, turns: int) -> tuple[float, float, float]:  
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "bench.db"
         env = {"SQLITE_SECURE_DELETE": mode}
-        store = ConversationStore.from_config(
-            parse_url(f"sqlite:///{path}"), StoreOptions(batch=BatchPolicy(64, 0.05), env=env)
-        )
+        store = open_store(f"sqlite:///{path}", StoreOptions(batch=BatchPolicy(64, 0.05), env=env))
         started, cpu = time.perf_counter(), time.process_time()
         try:
             for conv in convs:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-from chatledger.adapters.bootstrap import StoreOptions, build_services, compose, open_services
+from chatledger.adapters.bootstrap import StoreOptions, compose, open_services
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts
 from chatledger.adapters.store.shards import ONE_PER_DATABASE, Routed, ShardedInbox, shard_index
@@ -44,6 +44,8 @@ __all__ = [
     "ShardedStore",
     "StoreOptions",
     "StoreParts",
+    "open_store",
+    "store_over",
 ]
 
 
@@ -56,7 +58,7 @@ class ConversationStore(ChatSurface):
     """
 
     def __init__(self, services: Services) -> None:
-        """Wrap one store's services (``open()`` builds them; ``from_parts`` over parts you hold)."""
+        """Wrap one store's services (``open()`` builds them; ``store_over`` over parts you hold)."""
         self._services = services
         self.chats, self.streams, self.turns = services.chats, services.streams, services.turns
         self.reads, self.inbox, self.operations = (
@@ -112,26 +114,7 @@ class ConversationStore(ChatSurface):
             compress=compress, cipher_key=cipher_key, auto_continue=auto_continue,
             ai_sdk=ai_sdk, stream_lease_seconds=stream_lease_seconds,
         )  # fmt: skip
-        return cls.with_options(url, options)
-
-    @classmethod
-    def with_options(cls, url: str | None, options: StoreOptions) -> ConversationStore:
-        """``open`` with its options as one value (``StoreOptions``: also a whole ``batch`` policy)."""
-        return _one_or_sharded([cls(services) for services in open_services(url, options)])
-
-    @classmethod
-    def from_config(
-        cls, config: StoreConfig, options: StoreOptions | None = None
-    ) -> ConversationStore:
-        """The store of one database, parsed already (``persistence.config.parse_url``)."""
-        return cls(build_services(config, options))
-
-    @classmethod
-    def from_parts(
-        cls, parts: StoreParts, options: StoreOptions | None = None
-    ) -> ConversationStore:
-        """A second store over parts another holds (its own flusher, caches and services)."""
-        return cls(compose(parts, (options or StoreOptions()).settings()))
+        return open_store(url, options)
 
     @property
     def log(self) -> ConversationLog:
@@ -238,6 +221,16 @@ class ShardedStore(ConversationStore):
         return [chat for s in self.shards for chat in s.streams.expire_streams(**options)]
 
 
-def _one_or_sharded(stores: Sequence[ConversationStore]) -> ConversationStore:
-    """The store of one database, or a ``ShardedStore`` over several (it answers the same surface)."""
+def open_store(url: str | None, options: StoreOptions | None = None) -> ConversationStore:
+    """``ConversationStore.open`` with its options as one value (``StoreOptions`` also takes a
+    whole ``batch`` policy and more eventsourcing ``env`` settings, for tests and benchmarks).
+
+    One database gives its ``ConversationStore``; a URL listing several, a ``ShardedStore``.
+    """
+    stores = [ConversationStore(services) for services in open_services(url, options)]
     return stores[0] if len(stores) == 1 else ShardedStore(stores)
+
+
+def store_over(parts: StoreParts, options: StoreOptions | None = None) -> ConversationStore:
+    """A second store over parts another holds: its own flusher, caches and services, one log."""
+    return ConversationStore(compose(parts, (options or StoreOptions()).settings()))

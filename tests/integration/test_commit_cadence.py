@@ -21,7 +21,7 @@ import pytest
 
 from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import StoreOptions
-from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
 from chatledger.domain.errors import StoreConfigurationError
@@ -81,7 +81,7 @@ def _untimed(max_chunks: int = DEFAULT_BATCH_CHUNKS) -> BatchPolicy:
 
 def _open(backend: Backend, policy: BatchPolicy) -> ConversationStore:
     """A store with its own batch policy (memory://: a new, separate store)."""
-    store = ConversationStore.from_config(parse_url(backend.url), StoreOptions(batch=policy))
+    store = open_store(backend.url, StoreOptions(batch=policy))
     backend.stores.append(store)
     return store
 

@@ -23,7 +23,7 @@ from psycopg import sql
 
 from chatledger import ConversationStore
 from chatledger.adapters.bootstrap import StoreOptions
-from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_EVERY
@@ -38,9 +38,7 @@ LATER = 3600.0
 
 def _open(backend: Backend) -> ConversationStore:
     """A store whose batches are committed by nobody but an explicit tick (or the close)."""
-    store = ConversationStore.from_config(
-        parse_url(backend.url), StoreOptions(batch=BatchPolicy(DEFAULT_BATCH_CHUNKS, 600.0))
-    )
+    store = open_store(backend.url, StoreOptions(batch=BatchPolicy(DEFAULT_BATCH_CHUNKS, 600.0)))
     backend.stores.append(store)
     return store
 

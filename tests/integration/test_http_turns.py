@@ -19,8 +19,8 @@ from starlette.responses import StreamingResponse
 from chatledger import ConversationStore, StreamAlreadyOpenError
 from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.http.sse import DONE, sse_body, sse_response
-from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.responders.scripted import ResponderRequest
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.adapters.store.turns.runner import TurnRunner
 from chatledger.domain.events import StreamOpened
@@ -136,9 +136,7 @@ async def test_another_process_cannot_open_a_stream_while_an_answer_is_pending(
     with the batch timers set far off: another process opening a stream on the chat meanwhile
     is refused at once, and the answer is recorded whole."""
     url = f"sqlite:///{tmp_path / 'chatledger.db'}"
-    store = ConversationStore.from_config(
-        parse_url(url), StoreOptions(batch=BatchPolicy(1000, 600.0, settle=600.0))
-    )
+    store = open_store(url, StoreOptions(batch=BatchPolicy(1000, 600.0, settle=600.0)))
     try:
         responder = Gated()
         runner = TurnRunner(responder)

@@ -25,7 +25,7 @@ from chatledger import (
     Verdict,
 )
 from chatledger.adapters.bootstrap import StoreOptions
-from chatledger.adapters.persistence.config import parse_url
+from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
@@ -844,8 +844,8 @@ def test_a_commit_that_failed_leaves_no_gap_in_the_log_and_loses_no_chunk(
 ) -> None:
     """After a commit fails (the database stayed locked), the log stays contiguous and complete."""
     # No timer: the failing commit is the one carrying the stream's open and first chunks.
-    store = ConversationStore.from_config(
-        parse_url(durable_backend.url),
+    store = open_store(
+        durable_backend.url,
         StoreOptions(
             batch=BatchPolicy(max_chunks=1000, max_delay=600, settle=600),
             env={"SQLITE_LOCK_TIMEOUT": "1", "POSTGRES_LOCK_TIMEOUT": "1"},
@@ -886,8 +886,8 @@ def test_the_store_does_not_depend_on_statements_prepared_on_its_connections(
     transaction did the same in CI ("prepared statement _pg3_2 does not
     exist"). chatledger's connections prepare no statements, so nothing is lost.
     """
-    store = ConversationStore.from_config(
-        parse_url(postgres_backend.url),
+    store = open_store(
+        postgres_backend.url,
         StoreOptions(env={"POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"}),
     )
     postgres_backend.stores.append(store)

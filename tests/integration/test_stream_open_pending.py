@@ -32,8 +32,8 @@ from chatledger import (
     StreamOpenLostError,
 )
 from chatledger.adapters.bootstrap import StoreOptions
-from chatledger.adapters.persistence.config import parse_url
 from chatledger.adapters.store.services import StoreParts
+from chatledger.adapters.store.store import open_store, store_over
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.domain.aggregate import conversation_id
 from tests.integration.conftest import Backend
@@ -46,7 +46,7 @@ UNTIMED = BatchPolicy(1000, 600.0, settle=600.0)
 
 def _open(backend: Backend, policy: BatchPolicy = UNTIMED) -> ConversationStore:
     """A store with its own batch policy (memory://: a new, separate store)."""
-    store = ConversationStore.from_config(parse_url(backend.url), StoreOptions(batch=policy))
+    store = open_store(backend.url, StoreOptions(batch=policy))
     backend.stores.append(store)
     return store
 
@@ -57,7 +57,7 @@ def _twin(backend: Backend, store: ConversationStore) -> ConversationStore:
     if backend.durable:
         return _open(backend, store.batch)
     parts = StoreParts(store.config, store.log, store.read_models, store.projector)
-    twin = ConversationStore.from_parts(parts, StoreOptions(batch=store.batch))
+    twin = store_over(parts, StoreOptions(batch=store.batch))
     backend.stores.insert(0, twin)  # closed before the store whose log it shares
     return twin
 

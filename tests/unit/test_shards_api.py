@@ -14,7 +14,7 @@ from chatledger.adapters.store.store import ConversationStore, ShardedStore
 from chatledger.adapters.store.streams.service import Streams
 from chatledger.adapters.store.surface import Store
 
-CONSTRUCTORS = {"open", "with_options", "from_config", "from_parts"}
+CONSTRUCTORS = {"open"}
 
 
 def _public_methods(cls: type) -> list[str]:
