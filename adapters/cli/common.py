@@ -58,7 +58,8 @@ class CommandError(Exception):
 
 def open_store(args: argparse.Namespace) -> ConversationStore:
     """The store the store options name, created if it is not there (for commands that write)."""
-    from chatledger.adapters.store import ConversationStore
+    from chatledger.adapters.bootstrap import StoreOptions
+    from chatledger.adapters.store.store import open_store as opened
 
     ai_sdk = getattr(args, "ai_sdk", None)  # serve --ai-sdk; else $CHATLEDGER_AI_SDK, else 7
     lease = getattr(args, "stream_lease_seconds", None)  # serve/worker; else the environment
@@ -66,13 +67,10 @@ def open_store(args: argparse.Namespace) -> ConversationStore:
         from chatledger.domain.lease import check_lease_seconds
 
         check_lease_seconds(lease, "--stream-lease-seconds")
-    return ConversationStore.open(
-        args.url,
-        tenant=args.tenant,
-        cipher_key=cipher_key(args),
-        ai_sdk=ai_sdk,
-        stream_lease_seconds=lease,
+    options = StoreOptions(
+        tenant=args.tenant, cipher_key=cipher_key(args), ai_sdk=ai_sdk, stream_lease_seconds=lease
     )
+    return opened(args.url, options)
 
 
 def open_existing(args: argparse.Namespace) -> ConversationStore:
