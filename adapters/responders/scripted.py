@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import threading
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from chatledger.adapters.responders.demo import (
+    APPROVAL_ID,
+    MESSAGE_ID,
     TOOL_CALL_ID,
     approved_continuation_chunks,
     continuation_chunks,
@@ -117,12 +120,66 @@ class DemoResponder(ScriptedResponder):
             return 0
         return 2 if _approved(request.messages) else 1
 
+    def respond(self, request: ResponderRequest) -> AsyncIterator[Chunk]:
+        """The demo answer for ``request``, with ids of its own after the conversation's first turn.
+
+        The recording names one message, one tool call and one approval; a
+        second message in the same chat would reuse them (refused at
+        ``start``, its tool chunks taken for replays). So a turn after the
+        first gets ids derived from the message being written, and a
+        continuation keeps the ids of the call it continues.
+        """
+        ids = _turn_ids(request)
+        with self._lock:
+            self.requests.append(request)
+            index = self._pick(request)
+        script = [_renamed(chunk, ids) for chunk in self.scripts[index]]
+        return self._play(script, index)
+
+
+_RECORDED = {"messageId": MESSAGE_ID, "toolCallId": TOOL_CALL_ID, "approvalId": APPROVAL_ID}
+
+
+def _turn_ids(request: ResponderRequest) -> dict[str, str]:
+    """The message, tool-call and approval ids the demo's answer to ``request`` uses."""
+    if request.trigger == "continuation" and request.messages:
+        for part in request.messages[-1].get("parts", []):
+            if part.get("type") == "tool-delete_file" and isinstance(part.get("approval"), dict):
+                return {
+                    "messageId": request.message_id,
+                    "toolCallId": part["toolCallId"],
+                    "approvalId": part["approval"]["id"],
+                }
+    if not any(_uses_recorded_ids(message) for message in request.messages):
+        return dict(_RECORDED)  # the first turn is the recording as it was sent
+    suffix = hashlib.sha256(request.message_id.encode()).hexdigest()[:16]
+    return {
+        "messageId": request.message_id,
+        "toolCallId": f"call_{suffix}",
+        "approvalId": f"appr_{suffix}",
+    }
+
+
+def _uses_recorded_ids(message: dict[str, Any]) -> bool:
+    """Whether ``message`` already holds the recording's message or tool-call id."""
+    if message.get("id") == MESSAGE_ID:
+        return True
+    return any(part.get("toolCallId") == TOOL_CALL_ID for part in message.get("parts", []))
+
+
+def _renamed(chunk: Chunk, ids: dict[str, str]) -> Chunk:
+    """``chunk`` with the recording's ids replaced by ``ids``."""
+    return {
+        key: ids[key] if key in ids and value == _RECORDED[key] else value
+        for key, value in chunk.items()
+    }
+
 
 def _approved(messages: list[dict[str, Any]]) -> bool:
     """Whether the demo's call was approved (and so should run) in the continued message."""
     parts = messages[-1].get("parts", []) if messages else []
     return any(
-        part.get("toolCallId") == TOOL_CALL_ID
+        part.get("type") == "tool-delete_file"
         and part.get("state") == "approval-responded"
         and (part.get("approval") or {}).get("approved") is True
         for part in parts
