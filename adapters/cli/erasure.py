@@ -2,7 +2,8 @@
 
 Both are for operators: what they erase is gone for good (only the audit
 timeline's kinds, actors and times stay). ``retain --dry-run`` lists what
-would be erased and changes nothing.
+would be erased and changes nothing. Both ask first (``confirm``): on a
+terminal they show what would go; elsewhere they need ``--yes``.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from chatledger.adapters.cli.common import advance, open_existing, progress_bar
+from chatledger.adapters.cli.confirm import YES, confirmed
 from chatledger.adapters.cli.options import (
     CHAT,
     OPERATOR,
@@ -22,6 +24,9 @@ from chatledger.adapters.cli.options import (
     option,
     parse_duration,
 )
+
+if TYPE_CHECKING:
+    from chatledger.adapters.store.operations.erasure import IdleConversation
 
 __all__ = ["add", "erase", "retain"]
 
@@ -34,12 +39,14 @@ def add(commands: Commands) -> None:
         CHAT.but(help="the conversation's chat id"),
         OPERATOR.but(help="who erases it (e.g. operator:alice)"),
         REASON.but(help="why (e.g. the request or ticket it answers)"),
+        YES,
         help="erase a conversation for good (its audit skeleton stays)",
         description="Destroy the conversation's content: its data key is deleted "
         "(crypto-shredding), its events become tombstones, its snapshots and read-model rows are "
         "deleted, and an erasure event records --actor, the time and --reason. Its audit "
         "timeline keeps each event's kind, actor and time; 'chatledger verify' still passes. "
-        "This cannot be undone.",
+        "This cannot be undone: on a terminal it shows the conversation and asks; otherwise it "
+        "erases nothing without --yes.",
     )
     commands.declare(
         "retain",
@@ -49,9 +56,11 @@ def add(commands: Commands) -> None:
             type=parse_duration,
             required=True,
             metavar="DURATION",
-            help="retention period: erase conversations idle for longer (90d, 12h, 30m, 45s)",
+            help="retention period: erase conversations idle for longer "
+            "(1y, 6mo, 2w, 90d, 12h, 30min, 45s; a bare 'm' is refused as ambiguous)",
         ),
         flag("--dry-run", "list what would be erased; change nothing"),
+        YES,
         option(
             "--actor",
             default="system:retention",
@@ -68,13 +77,23 @@ def add(commands: Commands) -> None:
         help="erase every conversation idle for longer than a retention period",
         description="Find the conversations with no event for longer than --older-than (of "
         "--tenant, or of every tenant when --tenant is not given) and erase each as 'chatledger "
-        "erase' does, showing progress and a summary. --dry-run only lists them.",
+        "erase' does, showing progress and a summary. --dry-run only lists them. On a terminal it "
+        "lists them first and asks; otherwise it erases nothing without --yes.",
     )
 
 
 def erase(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger erase``: erase one conversation and say what was erased, when and by whom."""
     with open_existing(args) as store:
+        if not args.yes:
+            events = store.version(args.chat)
+            messages = len(store.messages(args.chat))
+            what = [
+                f"would erase: {args.chat!r} (tenant {store.tenant!r}), "
+                f"{messages:,} message(s) in {events:,} event(s)"
+            ]
+            if not confirmed("erase", what, f"Erase {args.chat!r}?", yes=False):
+                return 1
         report = store.operations.erase(args.chat, actor=args.actor, reason=args.reason)
     print(
         f"erased conversation {args.chat!r} (tenant {report.tenant!r}): "
@@ -89,29 +108,34 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger retain``: erase (or list) every idle conversation; exit 1 if any failed."""
     tenant = args.tenant if getattr(args, "tenant_given", False) else None
     scope = f"tenant {tenant!r}" if tenant else "every tenant"
-    what = "checking" if args.dry_run else "erasing"
-    with open_existing(args) as store, progress_bar(what, " conversations") as bar:
-        report = store.operations.retain(
-            timedelta(seconds=args.older_than),
-            tenant=tenant,
-            dry_run=args.dry_run,
-            actor=args.actor,
-            reason=args.reason,
-            progress=partial(advance, bar),
-            now=args.as_of,
-        )
+    period = timedelta(seconds=args.older_than)
+    with open_existing(args) as store:
+        now = args.as_of
+        if not args.dry_run and not args.yes:
+            # Ask about what a dry run finds, then erase by the same cutoff: only what was shown.
+            found = store.operations.retain(period, tenant=tenant, dry_run=True, now=now)
+            now = found.cutoff + period
+            what = [_line(idle, "would erase") for idle in found.idle]
+            question = f"Erase these {len(found.idle):,} conversation(s) of {scope}?"
+            if found.idle and not confirmed("retain", what, question, yes=False):
+                return 1
+        what_bar = "checking" if args.dry_run else "erasing"
+        with progress_bar(what_bar, " conversations") as bar:
+            report = store.operations.retain(
+                period,
+                tenant=tenant,
+                dry_run=args.dry_run,
+                actor=args.actor,
+                reason=args.reason,
+                progress=partial(advance, bar),
+                now=now,
+            )
     cutoff = report.cutoff.isoformat(timespec="seconds")
     for idle in report.idle:
-        name = repr(idle.chat_id) if idle.chat_id else str(idle.conversation)
-        owner = f" (tenant {idle.tenant!r})" if idle.tenant else ""
-        last = idle.updated_at.isoformat(timespec="seconds")
         verb = "would erase" if args.dry_run else "erased"
         failed = next((why for f, why in report.failed if f is idle), None)
-        print(
-            f"{'not erased' if failed else verb}: {name}{owner}, idle since {last}"
-            + (f": {failed}" if failed else ""),
-            file=out,
-        )
+        shown = _line(idle, "not erased" if failed else verb)
+        print(shown + (f": {failed}" if failed else ""), file=out)
     if args.dry_run:
         summary = (
             f"dry run: {len(report.idle):,} conversation(s) of {scope} idle since before "
@@ -124,6 +148,13 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
         )
     print(summary, file=out)
     return 1 if report.failed else 0
+
+
+def _line(idle: IdleConversation, verb: str) -> str:
+    """One idle conversation as ``retain`` lists it: what happens to it, its name, since when."""
+    name = repr(idle.chat_id) if idle.chat_id else str(idle.conversation)
+    owner = f" (tenant {idle.tenant!r})" if idle.tenant else ""
+    return f"{verb}: {name}{owner}, idle since {idle.updated_at.isoformat(timespec='seconds')}"
 
 
 def _moment(text: str) -> datetime:

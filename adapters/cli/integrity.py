@@ -60,7 +60,7 @@ def add(commands: Commands) -> None:
             "--every",
             type=parse_duration,
             metavar="DURATION",
-            help="keep sealing at this interval (30s, 10m, 1h, 1d) until interrupted",
+            help="keep sealing at this interval (30s, 10min, 1h, 1d) until interrupted",
         ),
         help="sign a checkpoint over every conversation's chain head",
         description="Record a seal: every conversation's current chain head (version and "

@@ -158,7 +158,9 @@ class Commands:
 
 # -- argparse value types -----------------------------------------------------------------
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_DAY = 86400
+_UNITS = {"s": 1, "min": 60, "h": 3600, "d": _DAY, "w": 7 * _DAY, "mo": 30 * _DAY, "y": 365 * _DAY}
+"""Seconds per unit; no bare ``m`` (``6m`` meant minutes to the parser, months to an operator)."""
 
 
 def positive_int(text: str) -> int:
@@ -183,11 +185,18 @@ def iso_time(text: str) -> datetime:
 
 
 def parse_duration(text: str) -> float:
-    """Seconds in ``30s``, ``10m``, ``2h`` or ``90d``."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
-    if match is None or float(match.group(1)) <= 0:
+    """Seconds in ``45s``, ``30min``, ``2h``, ``90d``, ``2w``, ``6mo`` or ``1y`` (a month is 30 days)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*", text)
+    if match is not None and match.group(2) == "m":
+        number = match.group(1)
         raise argparse.ArgumentTypeError(
-            f"not a duration: {text!r} (a positive number and a unit: 30s, 10m, 2h, 90d)"
+            f"ambiguous duration: {text!r} ('m' could be minutes or months: "
+            f"write {number}min or {number}mo)"
+        )
+    if match is None or match.group(2) not in _UNITS or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"not a duration: {text!r} (a positive number and a unit: "
+            "45s, 30min, 2h, 90d, 2w, 6mo, 1y)"
         )
     return float(match.group(1)) * _UNITS[match.group(2)]
 
