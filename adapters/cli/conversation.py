@@ -20,7 +20,7 @@ from chatledger.adapters.cli.options import (
     iso_time,
     option,
 )
-from chatledger.adapters.cli.render import render_messages
+from chatledger.adapters.cli.render import UNFINISHED, render_messages, unfinished_label
 
 if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
     from chatledger.adapters.store import ConversationStore
@@ -93,6 +93,12 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     with open_existing(args) as store:
         version = _version_within(store, args.chat, args.at_version)
         messages = store.messages(args.chat, at_version=args.at_version, at_time=args.at_time)
+        label = (
+            UNFINISHED  # as it stood earlier, whether its answer was still streaming is not known
+        )
+        if args.at_version is None and args.at_time is None:
+            status = store.status(args.chat)
+            label = unfinished_label(status.status == "streaming", status.last_outcome)
     if args.json:
         print(json.dumps(messages, indent=2, ensure_ascii=False), file=out)
         return 0
@@ -107,7 +113,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
     if messages:
-        print(render_messages(messages), file=out)
+        print(render_messages(messages, label), file=out)
     return 0
 
 

@@ -21,9 +21,10 @@ def add(commands: Commands) -> None:
         run,
         option("--chat", metavar="ID", help="chat id to create (default: a fresh demo-XXXXXXXX)"),
         help="record a demo conversation with a denied tool call and print it",
-        description="Record a realistic conversation (AI SDK v6 chunks as a streamText server "
-        "sends them): a question, a delete_file call that needs approval, the user's denial, "
-        "and a continuation in which the provider replays the earlier call. Then print it.",
+        description="Record a realistic conversation (the chunks a streamText server sends, in a "
+        "conversation speaking AI SDK v7, or the major $CHATLEDGER_AI_SDK names): a question, a "
+        "delete_file call that needs approval, the user's denial, and a continuation in which "
+        "the provider replays the earlier call. Then print it.",
     )
 
 

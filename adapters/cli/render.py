@@ -11,12 +11,15 @@ if TYPE_CHECKING:
     from chatledger.adapters.store import IngestReport
 
 __all__ = [
+    "STILL_STREAMING",
+    "UNFINISHED",
     "count",
     "render_ingest",
     "render_message",
     "render_messages",
     "render_part",
     "short_json",
+    "unfinished_label",
 ]
 
 _INDENT = "  "
@@ -36,13 +39,34 @@ def short_json(value: Any, limit: int = _MAX_JSON) -> str:
     return f"{text[:limit]}... (+{len(text) - limit} chars)"
 
 
-def render_messages(messages: Sequence[Mapping[str, Any]]) -> str:
-    """Every message, separated by blank lines."""
-    return "\n\n".join(render_message(message) for message in messages)
+UNFINISHED = "[unfinished]"
+"""After text a stream left unfinished (the SDK keeps its part ``streaming`` for good)."""
+STILL_STREAMING = "[still streaming]"
+"""After text of the answer being written now."""
+_ENDED = {"aborted": "stopped", "errored": "ended by an error", "interrupted": "interrupted"}
 
 
-def render_message(message: Mapping[str, Any]) -> str:
-    """A header ``[role] id`` and one indented block per part."""
+def unfinished_label(streaming: bool, last_outcome: str | None) -> str:
+    """What the last message's unfinished text is: being written, or left when its answer ended how."""
+    if streaming:
+        return STILL_STREAMING
+    ended = _ENDED.get(last_outcome or "")
+    return f"[unfinished: the answer was {ended}]" if ended else UNFINISHED
+
+
+def render_messages(
+    messages: Sequence[Mapping[str, Any]], last_unfinished: str = UNFINISHED
+) -> str:
+    """Every message, separated by blank lines; the last one's unfinished text is ``last_unfinished``."""
+    last = len(messages) - 1
+    return "\n\n".join(
+        render_message(message, last_unfinished if index == last else UNFINISHED)
+        for index, message in enumerate(messages)
+    )
+
+
+def render_message(message: Mapping[str, Any], unfinished: str = UNFINISHED) -> str:
+    """A header ``[role] id`` and one indented block per part (``unfinished`` after unfinished text)."""
     lines = [f"[{message.get('role', '?')}] {message.get('id', '?')}"]
     if message.get("metadata") is not None:
         lines.append(f"{_INDENT}metadata: {short_json(message['metadata'])}")
@@ -53,17 +77,17 @@ def render_message(message: Mapping[str, Any]) -> str:
             if index > 0:  # the first step needs no separator
                 lines.append(f"{_INDENT}-- step {step} --")
             continue
-        lines.extend(_INDENT + line if line else "" for line in render_part(part))
+        lines.extend(_INDENT + line if line else "" for line in render_part(part, unfinished))
     return "\n".join(lines)
 
 
-def render_part(part: Mapping[str, Any]) -> list[str]:
+def render_part(part: Mapping[str, Any], unfinished: str = UNFINISHED) -> list[str]:
     """The lines showing one UIMessage part (not indented)."""
     kind = str(part.get("type", "?"))
     if kind == "text":
-        return _text(part, "")
+        return _text(part, "", unfinished)
     if kind == "reasoning":
-        return _text(part, "(reasoning) ")
+        return _text(part, "(reasoning) ", unfinished)
     if kind == "dynamic-tool" or kind.startswith("tool-"):
         return _tool(part)
     if kind == "file":
@@ -80,11 +104,11 @@ def render_part(part: Mapping[str, Any]) -> list[str]:
     return [f"{kind}: {short_json(dict(part))}"]
 
 
-def _text(part: Mapping[str, Any], prefix: str) -> list[str]:
+def _text(part: Mapping[str, Any], prefix: str, unfinished: str) -> list[str]:
     text = str(part.get("text", ""))
     lines = (prefix + text).split("\n")
     if part.get("state") == "streaming":
-        lines[-1] += " [still streaming]"
+        lines[-1] += f" {unfinished}"
     return lines
 
 

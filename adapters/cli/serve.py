@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from typing import Any, TextIO
 
@@ -124,6 +126,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.workers < 1:
         raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
+    _check_port(args.host, args.port)  # before a token file or a database file is created
     responder = load_responder(args.responder, args.delay)
     seal_key = common.seal_key(args, required=False)  # the verify page checks seals with it
     try:
@@ -167,6 +170,34 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             seal_key=seal_key,
         )
     return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """Raise ``CommandError`` naming ``--port`` when ``host:port`` cannot be listened on.
+
+    Binds and closes a socket as the server will (address reuse on, so a port
+    in TIME_WAIT is not mistaken for a busy one): a busy port is said before
+    "serving at ..." is printed and before anything is created.
+    """
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except socket.gaierror as error:
+        raise CommandError(f"--host {host}: not an address to listen on ({error})") from None
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise CommandError(
+                f"port {port} on {host} is already in use (another server?): stop it, or "
+                f"choose another port with --port (e.g. --port {port + 1})"
+            ) from None
+        raise CommandError(
+            f"cannot listen on {host}:{port} ({error.strerror or error}): choose another "
+            "--port or --host"
+        ) from None
 
 
 def serve_in_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) -> None:

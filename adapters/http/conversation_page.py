@@ -17,6 +17,7 @@ from typing import Any
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
+from chatledger.domain.errors import ConversationErasedError
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import title_of
 
@@ -55,6 +56,8 @@ class ConversationPage:
     retracted: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     """Entry position -> (position of the ``reset-step`` entry, stream positions of this entry's
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
+    erased: str | None = None
+    """When, by whom and why the conversation was erased (only its audit skeleton is left)."""
 
 
 def conversation_page(
@@ -67,7 +70,10 @@ def conversation_page(
         raise invalid(f"version 'at' must be between 1 and {latest}, not {at}")
     version = latest if at is None else at
     # Redactions made since hide content at every version.
-    state = reads.shown_at(chat_id, version, tenant=tenant)
+    try:
+        state = reads.shown_at(chat_id, version, tenant=tenant)
+    except ConversationErasedError as error:
+        return _erased_page(chat_id, history, version, kind, actor, str(error))
     messages = state.messages
     before = reads.shown_at(chat_id, version - 1, tenant=tenant).messages if version > 1 else []
     earlier = {message["id"]: message for message in before}
@@ -107,6 +113,35 @@ def conversation_page(
         actor=actor,
         decisions=decisions,
         retracted=retracted_chunks(history),
+    )
+
+
+def _erased_page(
+    chat_id: str,
+    history: list[TimelineEntry],
+    version: int,
+    kind: str | None,
+    actor: str | None,
+    erased: str,
+) -> ConversationPage:
+    """An erased conversation: no messages, its audit skeleton (kinds, actors, times) as ``history`` keeps it."""
+    return ConversationPage(
+        chat_id=chat_id,
+        title=chat_id,
+        status="erased",
+        version=version,
+        latest=len(history),
+        following=version == len(history),
+        live=False,
+        messages=[],
+        changed=set(),
+        cut=[],
+        event=history[version - 1] if history else None,
+        timeline=[e for e in history if kind in (None, e.kind) and actor in (None, e.actor)],
+        actors=sorted({entry.actor for entry in history if entry.actor}),
+        kind=kind,
+        actor=actor,
+        erased=erased,
     )
 
 

@@ -240,7 +240,7 @@ def openapi_document(
                         _query("ignoreIncompleteToolCalls", "the SDK option", {"type": "boolean"}),
                         _query("atVersion", "as it stood at this version", _INTEGER),
                     ],
-                    "responses": {"200": _ok("{format, messages}"), **errors},
+                    "responses": {"200": _ok("{format, messages[, system]}"), **errors},
                 }
             },
             "/api/chats/{id}/approvals": {

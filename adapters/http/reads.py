@@ -70,7 +70,10 @@ class ReadEndpoints:
         return JSONResponse({"entries": [entry.to_json() for entry in entries]})
 
     async def model_messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``."""
+        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``.
+
+        ``{"format", "messages"}``; Anthropic's format adds its ``system`` beside ``messages``.
+        """
         who = self.identify(request)
         tenant = who.tenant
         format_ = request.query_params.get("format", "ai-sdk")
@@ -88,6 +91,8 @@ class ReadEndpoints:
             ignore_incomplete_tool_calls=bool_param(request, "ignoreIncompleteToolCalls"),
             unanswered=unanswered,  # type: ignore[arg-type]
         )
+        if isinstance(converted, dict):  # anthropic's {system, messages}: not nested in messages
+            return JSONResponse({"format": format_, **converted})
         return JSONResponse({"format": format_, "messages": converted})
 
     async def approvals(self, request: Request) -> Response:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from chatledger.adapters.cli.chunk_files import ChunkRecord
-from chatledger.adapters.cli.render import render_ingest, render_message, render_part, short_json
+from chatledger.adapters.cli.render import (
+    STILL_STREAMING,
+    render_ingest,
+    render_message,
+    render_part,
+    short_json,
+)
 from chatledger.adapters.store import IngestReport
 from chatledger.domain.errors import InvalidChunkError
 
@@ -62,7 +68,7 @@ def test_a_message_shows_role_id_text_and_later_steps() -> None:
             {"type": "reasoning", "text": "hmm", "state": "streaming"},
         ],
     }
-    assert render_message(message).split("\n") == [
+    assert render_message(message, STILL_STREAMING).split("\n") == [
         "[assistant] m1",
         "  one",
         "",
@@ -70,6 +76,8 @@ def test_a_message_shows_role_id_text_and_later_steps() -> None:
         "  -- step 2 --",
         "  (reasoning) hmm [still streaming]",
     ]
+    # Unless told its answer is being written, unfinished text is only that.
+    assert render_message(message).endswith("hmm [unfinished]")
 
 
 def test_long_json_is_cut_with_a_count_of_what_was_left_out() -> None:
