@@ -38,6 +38,7 @@ from chatledger.adapters.cli import (
 from chatledger.adapters.cli.common import PROG, CommandError
 from chatledger.adapters.cli.messages import describe
 from chatledger.adapters.cli.options import Commands, Run, add_store_options
+from chatledger.adapters.version import installed_version
 from chatledger.domain.errors import ChatLedgerError
 
 __all__ = ["LISTED", "MODULES", "build_parser", "main"]
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "with tool calls and approvals.",
         epilog=f"Run '{PROG} COMMAND --help' for a command's options.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {installed_version()}")
     add_store_options(parser, suppress=False)
     commands = Commands()
     for module in MODULES:

@@ -47,6 +47,7 @@ from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenT
 from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
+from chatledger.adapters.http.health import health_routes
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.operator import OperatorEndpoints
 from chatledger.adapters.http.pages import page_routes
@@ -223,6 +224,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/approvals", reads.approvals, methods=["GET"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
+        *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
         *page_routes(chat),  # GET /api/chats and the pages at /
     ]
 

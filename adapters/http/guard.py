@@ -9,9 +9,10 @@ name point at 127.0.0.1 and read the answers. ``RequestGuard`` refuses
   ``HostNotAllowedError``): by default the localhost names, plus the bind
   address under ``serve``;
 * an ``Origin`` that is neither the app's own (same host and port) nor one of
-  the CORS origins (403 ``OriginNotAllowedError``). Requests without an
-  ``Origin`` (command-line clients, servers) pass; CORS preflights are left to
-  the CORS middleware.
+  the CORS origins (403 ``OriginNotAllowedError``), its CORS preflight
+  (``OPTIONS``) too, which would otherwise get a bare 405. Requests without an
+  ``Origin`` (command-line clients, servers) pass; the preflights of trusted
+  origins are left to the CORS middleware.
 
 JSON bodies must also say ``Content-Type: application/json``
 (``requests.read_body``), which a cross-site form or ``text/plain`` POST cannot.
@@ -68,7 +69,7 @@ class RequestGuard:
             )
             return
         origin = headers.get("origin")
-        if origin is not None and scope["method"] != "OPTIONS" and not self._trusted(origin, host):
+        if origin is not None and not self._trusted(origin, host):
             await _refuse(
                 send,
                 403,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.health import health_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
@@ -308,6 +309,7 @@ def openapi_document(
                     "responses": {"200": _ok("OpenAPI 3.1"), "400": _ERROR, "403": _ERROR},
                 }
             },
+            **health_paths(_ERROR),  # /health, /health/live (adapters/http/health.py)
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
         },

@@ -73,3 +73,13 @@ def test_demo_help_names_the_ai_sdk_version_it_records(tmp_path: Path) -> None:
     assert chatledger("demo", "--chat", "d", "--url", url, cwd=tmp_path).returncode == 0
     with ConversationStore.open(url) as store:
         assert store.ai_sdk_of("d") == 7
+
+
+def test_version_prints_the_installed_version(tmp_path: Path) -> None:
+    """``chatledger --version``: the version pip installed, and nothing else runs."""
+    from importlib import metadata
+
+    shown = chatledger("--version", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == f"chatledger {metadata.version('chatledger')}"
+    assert list(tmp_path.iterdir()) == []
