@@ -48,6 +48,7 @@ from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
+from chatledger.adapters.http.metrics import RequestCounter, RequestCounts, metrics_route
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.operator import OperatorEndpoints
 from chatledger.adapters.http.pages import page_routes
@@ -113,6 +114,8 @@ class ChatApp:
             continuations=self.continuations,
         )  # fmt: skip
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
+        self.requests = RequestCounts()
+        """HTTP answers by method and status, for ``/metrics``."""
 
     async def resume(self, request: Request) -> Response:
         """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
@@ -198,7 +201,10 @@ def create_app(
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),
-        middleware=_middleware(allowed_hosts, cors_origins),
+        middleware=[
+            Middleware(RequestCounter, counts=chat.requests),
+            *_middleware(allowed_hosts, cors_origins),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=_lifespan(chat, sweep=continuation_poll_seconds is not None, owned=owned),
     )
@@ -225,6 +231,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
+        metrics_route(chat.store, chat.access, chat.requests, lambda: len(chat.runner.turns)),
         *page_routes(chat),  # GET /api/chats and the pages at /
     ]
 

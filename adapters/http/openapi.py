@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatledger.adapters.http.health import health_paths
+from chatledger.adapters.http.metrics import metrics_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
@@ -310,6 +311,7 @@ def openapi_document(
                 }
             },
             **health_paths(_ERROR),  # /health, /health/live (adapters/http/health.py)
+            **metrics_paths(_ERROR),  # /metrics (adapters/http/metrics.py)
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
         },

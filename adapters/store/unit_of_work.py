@@ -21,6 +21,7 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.store.cache import ConversationCache
+from chatledger.adapters.store.meter import METER
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.events import StreamClosed
@@ -133,7 +134,9 @@ class UnitOfWork:
         state = conversation.state
         key = conversation_id(state.tenant, state.chat_id)
         snapshot_due = self.snapshot_due(conversation)
+        events, started = list(conversation.pending_events), time.perf_counter()
         self.log.record(conversation, snapshot=snapshot_due)
+        METER.committed(time.perf_counter() - started, events)
         if snapshot_due:
             if len(self._snapshotted) >= 10_000:
                 self._snapshotted.clear()  # forgetting only means an earlier snapshot
@@ -165,7 +168,9 @@ class UnitOfWork:
         (ConcurrentWriteError if any conversation was written elsewhere
         meanwhile); after a failure reload each conversation.
         """
+        started = time.perf_counter()
         self.log.record_many(events, snapshots)
+        METER.committed(time.perf_counter() - started, events)
         for snapshot in snapshots or ():
             if len(self._snapshotted) >= 10_000:
                 self._snapshotted.clear()
