@@ -6,7 +6,7 @@ import argparse
 import errno
 import socket
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from chatledger.adapters.cli import common
 from chatledger.adapters.cli.common import (
@@ -25,6 +25,9 @@ from chatledger.adapters.cli.options import (
     flag,
     option,
 )
+
+if TYPE_CHECKING:
+    from chatledger.adapters.http.auth import TokenTable
 
 __all__ = ["add", "run", "serve_in_workers"]
 
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     with open_store(args) as store:
         where = store.config.display
         base = f"http://{args.host}:{args.port}"
-        tenants = ", ".join(sorted({t.tenant for t in tokens.values()})) if tokens else args.tenant
+        tenants = ", ".join(tokens.tenants) if tokens is not None else args.tenant
         print(
             f"chatledger serving {where} at {base} (tenants: {tenants}); "
             f"API description at {base}/openapi.json; {server_options().describe()}; "
@@ -162,7 +165,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             args.host,
             args.port,
             responder=responder,
-            tokens=tokens,
+            authenticate=tokens,
             cors_origins=args.cors_origin or (),
             log_level=args.log_level,
             run_continuations=not args.no_continuations,
@@ -200,9 +203,10 @@ def _check_port(host: str, port: int) -> None:
         ) from None
 
 
-def serve_in_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) -> None:
+def serve_in_workers(args: argparse.Namespace, tokens: TokenTable | None) -> None:
     """``serve --workers N``: the settings resolved here, N processes built from them."""
     from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers
+    from chatledger.adapters.http.token_file import TokenFile
 
     settings = WorkerSettings(
         url=args.url,
@@ -213,7 +217,8 @@ def serve_in_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) ->
         ai_sdk=args.ai_sdk,
         tokens=None
         if tokens is None
-        else {token: [who.tenant, who.user] for token, who in tokens.items()},
+        else {token.decode(): [who.tenant, who.user] for token, who in tokens.tokens.items()},
+        token_file=str(tokens.path) if isinstance(tokens, TokenFile) else None,
         cors_origins=args.cors_origin or [],
         allowed_hosts=[args.host, *(args.allowed_host or ())],
         run_continuations=not args.no_continuations,

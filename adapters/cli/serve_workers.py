@@ -19,6 +19,7 @@ import atexit
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class WorkerSettings:
     ai_sdk: int | None = None
     tokens: dict[str, list[str | None]] | None = None
     """token -> [tenant, user]; None: every request is ``tenant`` (``--no-auth``)."""
+    token_file: str | None = None
+    """The token file each worker reads again when it changes (the tokens above came from it)."""
     cors_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     run_continuations: bool = True
@@ -89,10 +92,18 @@ def app() -> Starlette:
             token: Identity(str(tenant), user) for token, (tenant, user) in settings.tokens.items()
         }
     )
+    authenticate = None
+    if settings.token_file is not None:  # read again when it changes, in every worker
+        from chatledger.adapters.cli.tokens import TOKENS_ENV
+        from chatledger.adapters.http.token_file import TokenFile
+
+        entries = [e.strip() for e in os.environ.get(TOKENS_ENV, "").split(",") if e.strip()]
+        authenticate = TokenFile(Path(settings.token_file), entries)
     return create_app(
         store,
         responder=load_responder(settings.responder, settings.delay),
         tokens=tokens,
+        authenticate=authenticate,
         cors_origins=settings.cors_origins,
         run_continuations=settings.run_continuations,
         allowed_hosts=[*LOCAL_HOSTS, *settings.allowed_hosts],

@@ -61,12 +61,13 @@ Authenticate = Callable[[Request], Identity]
 """The authentication hook: the caller's identity, or ``unauthorized()`` raised."""
 
 
-def unauthorized() -> HTTPProblem:
-    """The 401 answer asking for a bearer token."""
+def unauthorized(where: str | None = None) -> HTTPProblem:
+    """The 401 answer asking for a bearer token; ``where`` says where the server's tokens are."""
+    hint = f"; this server's tokens are in {where}" if where else ""
     return HTTPProblem(
         401,
         "UnauthorizedError",
-        "a valid bearer token is required (Authorization: Bearer <token>)",
+        f"a valid bearer token is required (Authorization: Bearer <token>){hint}",
         headers={"www-authenticate": 'Bearer realm="chatledger"'},
     )
 
@@ -88,7 +89,9 @@ def parse_token(entry: str) -> tuple[str, Identity]:
 class TokenTable:
     """The default hook: ``Authorization: Bearer <token>`` looked up in a table (constant time)."""
 
-    def __init__(self, tokens: Mapping[str, str | Identity]) -> None:
+    def __init__(self, tokens: Mapping[str, str | Identity], *, where: str | None = None) -> None:
+        self.where = where
+        """Where the tokens come from, said in the 401 and on the pages' token prompt (or None)."""
         self.tokens: dict[bytes, Identity] = {}
         for token, who in tokens.items():
             if not isinstance(token, str) or not token:
@@ -111,7 +114,7 @@ class TokenTable:
                 if hmac.compare_digest(known, given):
                     found = who
         if found is None:
-            raise unauthorized()
+            raise unauthorized(self.where)
         return found
 
 

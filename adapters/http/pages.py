@@ -85,6 +85,12 @@ def _chat_param(request: Request) -> str:
     return chat_id
 
 
+def _tokens_where(app: Tenancy) -> str | None:
+    """Where the server's tokens are (a file, ``$CHATLEDGER_TOKENS``), for the token prompt."""
+    authenticate = getattr(getattr(app, "access", None), "authenticate", None)
+    return getattr(authenticate, "where", None)
+
+
 class _Pages:
     """The page shells and their fragments, bound to one app."""
 
@@ -98,6 +104,7 @@ class _Pages:
                 title=title,
                 chat_id=request.query_params.get("id", ""),
                 statuses=STATUSES,
+                tokens_where=_tokens_where(self.app),
             )
 
         return endpoint
