@@ -129,9 +129,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.workers < 1:
         raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
-    _check_port(args.host, args.port)  # before a token file or a database file is created
     responder = load_responder(args.responder, args.delay)
     seal_key = common.seal_key(args, required=False)  # the verify page checks seals with it
+    _check_port(args.host, args.port)  # before a token file or a database file is created
     try:
         tokens = serve_tokens(
             args.token_file, no_auth=args.no_auth, tenant=args.tenant, out=out, err=sys.stderr
