@@ -36,6 +36,7 @@ __all__ = [
     "TimelineRow",
     "group",
     "is_decision",
+    "one_per_event",
     "page",
 ]
 
@@ -131,6 +132,11 @@ def group(entries: Iterable[TimelineEntry]) -> list[TimelineRow]:
     if run:
         rows.append(_run_row(run, outcomes.get(_stream(run[0]))))
     return rows
+
+
+def one_per_event(entries: Iterable[TimelineEntry]) -> list[TimelineRow]:
+    """Each entry as a row of its own (a chunk batch too): the timeline as ``history`` lists it."""
+    return [_event_row(entry) for entry in entries]
 
 
 def page(rows: Sequence[TimelineRow], limit: int | None) -> TimelinePage:

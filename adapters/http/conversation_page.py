@@ -18,9 +18,13 @@ from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
 from chatledger.domain.timeline import TimelineEntry
+from chatledger.domain.timeline_groups import TimelineRow, group, is_decision
 from chatledger.projections.listing import title_of
 
-__all__ = ["ConversationPage", "conversation_page", "part_view"]
+__all__ = ["PAGE_ROWS", "ConversationPage", "conversation_page", "part_view"]
+
+PAGE_ROWS = 50
+"""Timeline rows on one page of the conversation page."""
 
 
 @dataclass
@@ -45,22 +49,37 @@ class ConversationPage:
     """Ids of the messages the selected event cut."""
     event: TimelineEntry | None
     """The selected event."""
-    timeline: list[TimelineEntry]
-    """The entries passing the filter (all versions, the selected one marked by the template)."""
+    timeline: list[TimelineRow]
+    """One page of the rows passing the filter (the one holding the selected version marked)."""
     actors: list[str]
     kind: str | None = None
     actor: str | None = None
     decisions: dict[str, TimelineEntry] = field(default_factory=dict)
     """toolCallId -> the approval decision's timeline entry (who, when, why), up to ``version``."""
+    lead: list[TimelineRow] = field(default_factory=list)
+    """Every decision (approvals, denials, tool outputs, approvals decided on a stream), in order."""
+    page: int = 1
+    """The timeline page shown (from 1)."""
+    pages: int = 1
+    """How many pages the filtered timeline has."""
     retracted: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     """Entry position -> (position of the ``reset-step`` entry, stream positions of this entry's
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
 
 
 def conversation_page(
-    reads: Reader, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
+    reads: Reader,
+    tenant: str,
+    chat_id: str,
+    at: int | None,
+    kind: str | None,
+    actor: str | None,
+    page: int | None = None,
 ) -> ConversationPage:
-    """The conversation as it stood at version ``at`` (None: now), for the page."""
+    """The conversation as it stood at version ``at`` (None: now), for the page.
+
+    ``page`` is the timeline page to show (from 1); by default the one holding version ``at``.
+    """
     history = reads.history(chat_id, tenant=tenant)  # 404 when unknown
     latest = len(history)
     if at is not None and not 1 <= at <= latest:
@@ -81,11 +100,12 @@ def conversation_page(
         for entry in history[:version]
         if entry.kind == "approval-responded"
     }
-    shown = [
+    rows = group(
         entry
         for entry in history
         if (kind is None or entry.kind == kind) and (actor is None or entry.actor == actor)
-    ]
+    )
+    number, pages = _page_of(rows, version, page)
     live = current is not None and (
         current.status == "streaming" or current.continuation_request is not None
     )
@@ -101,13 +121,27 @@ def conversation_page(
         changed=changed,
         cut=cut,
         event=history[version - 1] if history else None,
-        timeline=shown,
+        timeline=rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
         actors=sorted({entry.actor for entry in history if entry.actor}),
         kind=kind,
         actor=actor,
         decisions=decisions,
+        lead=[row for row in group(history) if is_decision(row)],
+        page=number,
+        pages=pages,
         retracted=retracted_chunks(history),
     )
+
+
+def _page_of(rows: list[TimelineRow], version: int, page: int | None) -> tuple[int, int]:
+    """(the page to show, how many pages): ``page``, else the one holding ``version``'s row."""
+    pages = max(1, -(-len(rows) // PAGE_ROWS))
+    if page is not None:
+        if not 1 <= page <= pages:
+            raise invalid(f"timeline 'page' must be between 1 and {pages}, not {page}")
+        return page, pages
+    index = next((i for i, row in enumerate(rows) if row.last_position >= version), len(rows) - 1)
+    return max(index, 0) // PAGE_ROWS + 1, pages
 
 
 def retracted_chunks(history: list[TimelineEntry]) -> dict[int, tuple[int, list[int]]]:
