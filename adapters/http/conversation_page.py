@@ -62,6 +62,8 @@ class ConversationPage:
     """The timeline page shown (from 1)."""
     pages: int = 1
     """How many pages the filtered timeline has."""
+    pinned: bool = False
+    """True when the reader chose the page (a live refresh keeps it, not the newest one)."""
     retracted: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     """Entry position -> (position of the ``reset-step`` entry, stream positions of this entry's
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
@@ -129,6 +131,7 @@ def conversation_page(
         lead=[row for row in group(history) if is_decision(row)],
         page=number,
         pages=pages,
+        pinned=page is not None,
         retracted=retracted_chunks(history),
     )
 

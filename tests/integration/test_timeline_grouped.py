@@ -160,6 +160,14 @@ async def test_the_page_leads_with_decisions_groups_batches_and_pages(
         first = (await client.get("/ui/conversation", params={"id": "long", "page": 1})).text
         at = await client.get("/ui/conversation", params={"id": "long", "at": 10})
         bad = await client.get("/ui/conversation", params={"id": "long", "page": 9})
+        writer = store.open_stream("long", actor="agent:bot")  # live: the page refreshes itself
+        writer.append({"type": "start"})
+        writer.flush()
+        live = await client.get("/ui/conversation", params={"id": "long", "page": 1})
+        newest = await client.get("/ui/conversation", params={"id": "long"})
+        writer.close()
+    assert 'hx-trigger="every 1s"' in live.text and '"page": 1}' in live.text  # kept
+    assert 'hx-trigger="every 1s"' in newest.text and '"page":' not in newest.text.split(">")[0]
     rows = re.findall(r'<li class="entry ([^"]*)"\s+data-position="(\d+)"', first)
     assert len(rows) == PAGE_ROWS
     assert "Page 1 of 2" in first and "Page 2 of 2" in last
