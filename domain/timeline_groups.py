@@ -106,17 +106,20 @@ class TimelinePage:
     """Pass as ``after`` for the next page; None when this page is the last."""
 
 
-def group(entries: Iterable[TimelineEntry]) -> list[TimelineRow]:
+def group(
+    entries: Iterable[TimelineEntry], closes: Iterable[TimelineEntry] = ()
+) -> list[TimelineRow]:
     """The grouped rows of ``entries`` (in log order), one per event but one per run of chunk batches.
 
     A run is the consecutive ``chunks`` entries of one stream; any other entry
     (a renewal, an approval) ends it. Its outcome is that of the stream's
-    ``stream-closed`` entry among ``entries`` (None when not among them).
+    ``stream-closed`` entry among ``entries`` or ``closes`` (None when in neither:
+    the stream is open, or its close was left out).
     """
     listed = list(entries)
     outcomes = {
         entry.details.get("streamId"): entry.details.get("outcome")
-        for entry in listed
+        for entry in [*closes, *listed]
         if entry.kind == "stream-closed"
     }
     rows: list[TimelineRow] = []

@@ -19,6 +19,7 @@ from chatledger.adapters.cli import main
 from chatledger.adapters.http.app import create_app, openapi_document
 from chatledger.adapters.http.conversation_page import PAGE_ROWS
 from chatledger.adapters.responders.scripted import demo_responder
+from chatledger.adapters.store.reads import timeline_page
 from chatledger.domain.errors import InvalidInputError
 from tests.integration.conftest import Backend
 
@@ -108,6 +109,25 @@ def test_the_timeline_groups_each_streams_batches_and_pages_by_position(
     assert len(full) == len(every) and full[5].details["chunks"]  # every chunk, a batch per event
     with pytest.raises(InvalidInputError, match="limit"):
         long_store.timeline("long", limit=0)
+
+
+@pytest.mark.parametrize("limit", [1, 3])
+def test_pages_read_in_windows_join_up_whatever_the_window(
+    long_store: ConversationStore, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """Runs longer than the read window: pages still give every row once, each run whole, its outcome."""
+    rows = long_store.timeline("long").rows
+    monkeypatch.setattr(timeline_page, "WINDOW", 2)  # far shorter than a run (over 40 batches)
+    paged, after = [], 0
+    while True:
+        found = long_store.timeline("long", after=after, limit=limit)
+        paged += found.rows
+        if found.next_after is None:
+            break
+        after = found.next_after
+    assert paged == rows
+    chunks = long_store.timeline("long", kinds=["chunks"], limit=1).rows
+    assert chunks == [rows[3]] and chunks[0].details["outcome"] == "finished"  # its close left out
 
 
 @pytest.mark.anyio

@@ -24,6 +24,7 @@ from uuid import UUID
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.reads.rows import MessageRows
+from chatledger.adapters.store.reads.timeline_page import timeline_page
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import ConversationState
@@ -37,7 +38,7 @@ from chatledger.domain.limits import check_position
 from chatledger.domain.message_replay import replay_chunks
 from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import KINDS, TimelineEntry
-from chatledger.domain.timeline_groups import TimelinePage, group, page
+from chatledger.domain.timeline_groups import TimelinePage
 from chatledger.projections.projector import full_timeline
 from chatledger.projections.read_models import HistoryQuery
 
@@ -223,10 +224,9 @@ class Reader:
         In log order, at most ``limit`` rows after position ``after`` (the page's ``next_after``
         continues); filters and errors as ``history``, which still lists every event.
         """
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise InvalidInputError(f"limit must be a whole number of at least 1, not {limit!r}")
-        entries = self.history(chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after)
-        return page(group(entries), limit)
+        return timeline_page(
+            self.history, chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after, limit=limit
+        )
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
