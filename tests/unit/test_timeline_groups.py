@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -176,5 +177,5 @@ def test_a_run_ends_at_any_other_event_and_at_another_stream(
         ("chunks", 1),
     ]
     assert rows[0].details["outcome"] is None  # its close is not among the entries
-    marked = [batches[0], batches[1].__class__(**{**vars(batches[1]), "marks": ("replay",)})]
+    marked = [batches[0], replace(batches[1], marks=("replay",))]
     assert group(marked)[0].marks == ("replay",)
