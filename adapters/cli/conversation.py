@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING, TextIO
 
 from chatledger.adapters.cli.common import CommandError, open_existing
@@ -24,6 +25,7 @@ from chatledger.adapters.cli.render import UNFINISHED, render_messages, unfinish
 
 if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
     from chatledger.adapters.store import ConversationStore
+    from chatledger.domain.timeline_groups import TimelineRow
 
 __all__ = ["FORMATS", "add", "audit", "convert", "show"]
 
@@ -61,11 +63,18 @@ def add(commands: Commands) -> None:
             help="only entries of this kind (repeatable), e.g. approval-responded, chunks",
         ),
         option("--actor", help="only entries caused by this actor, e.g. user:alice"),
-        flag("--jsonl", "print JSON Lines with full details (every chunk of each batch)"),
+        option("--after", type=int, default=0, metavar="N", help="only entries after position N"),
+        option("--limit", type=_page_size, metavar="N", help="at most N lines (a page)"),
+        flag("--every-event", "one line per event: each chunk batch on its own line"),
+        flag("--jsonl", "print JSON Lines with full details (every event, every chunk)"),
         help="print a conversation's audit timeline",
-        description="Print one line per event of a conversation: position, time, actor, kind "
-        "and a summary. Batches holding replayed or refused chunks are marked. --jsonl prints "
-        "every entry with its details as JSON Lines instead (for export).",
+        description="Print the audit timeline of a conversation, one line per event: position, "
+        "time, actor, kind and a summary; each stream's run of chunk batches is one line "
+        "(positions FIRST-LAST: the chunks, the text, the tool calls, how the stream ended), "
+        "so decisions and the lifecycle stand out. Marks flag denials, errors, replayed and "
+        "refused chunks. --limit N prints a page and tells the --after of the next one. "
+        "--every-event lists each batch; --jsonl prints every event with its details as "
+        "JSON Lines (for export).",
     )
     commands.declare(
         "convert",
@@ -118,27 +127,56 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def audit(args: argparse.Namespace, out: TextIO) -> int:
-    """``chatledger audit``: one line per event, or every entry in full as JSON Lines."""
+    """``chatledger audit``: a line per event (a stream's batches grouped), or JSON Lines in full."""
+    from chatledger.domain.timeline_groups import one_per_event
+
+    query = {"kinds": args.kind, "actor": args.actor, "after": args.after}
     with open_existing(args) as store:
         try:
-            entries = store.history(args.chat, kinds=args.kind, actor=args.actor, full=args.jsonl)
+            if args.jsonl or args.every_event:
+                more = None if args.limit is None else args.limit + 1  # is there a next page?
+                entries = store.history(args.chat, limit=more, full=args.jsonl, **query)
+                rows = one_per_event(entries[: args.limit])
+                following = rows[-1].last_position if len(entries) > len(rows) else None
+            else:
+                found = store.timeline(args.chat, limit=args.limit, **query)
+                rows, following = found.rows, found.next_after
         except ValueError as error:
             raise CommandError(str(error)) from None
     if args.jsonl:
         from chatledger.adapters.store.audit import write_jsonl
 
-        write_jsonl(entries, out)
-        return 0
-    width = max((len(entry.actor or "-") for entry in entries), default=1)
-    for entry in entries:
-        marks = f" [{', '.join(entry.marks)}]" if entry.marks else ""
-        when = entry.time.strftime("%Y-%m-%d %H:%M:%S")
+        write_jsonl([entry for row in rows for entry in row.entries], out)
+    else:
+        _print_rows(rows, args.every_event, out)
+    if following is not None:
+        print(f"more entries follow: add --after {following} for the next page", file=sys.stderr)
+    return 0
+
+
+def _print_rows(rows: list[TimelineRow], every_event: bool, out: TextIO) -> None:
+    spans = [f"{r.position}-{r.last_position}" if r.batches > 1 else str(r.position) for r in rows]
+    width = max((len(row.actor or "-") for row in rows), default=1)
+    left = 6 if every_event else 11  # room for a run's FIRST-LAST
+    for row, span in zip(rows, spans, strict=True):
+        marks = f" [{', '.join(row.marks)}]" if row.marks else ""
+        when = row.time.strftime("%Y-%m-%d %H:%M:%S")
         print(
-            f"{entry.position:>6}  {when}  {entry.actor or '-':<{width}}  {entry.kind:<22} "
-            f"{entry.summary}{marks}",
+            f"{span:>{left}}  {when}  {row.actor or '-':<{width}}  {row.kind:<22} "
+            f"{row.summary}{marks}",
             file=out,
         )
-    return 0
+
+
+def _page_size(text: str) -> int:
+    """``--limit``: a whole number from 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a page holds at least 1 line, not {value}")
+    return value
 
 
 def convert(args: argparse.Namespace, out: TextIO) -> int:

@@ -19,9 +19,13 @@ from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
 from chatledger.domain.errors import ConversationErasedError
 from chatledger.domain.timeline import TimelineEntry
+from chatledger.domain.timeline_groups import TimelineRow, group, is_decision
 from chatledger.projections.listing import title_of
 
-__all__ = ["ConversationPage", "conversation_page", "part_view"]
+__all__ = ["PAGE_ROWS", "ConversationPage", "conversation_page", "part_view"]
+
+PAGE_ROWS = 50
+"""Timeline rows on one page of the conversation page."""
 
 
 @dataclass
@@ -46,13 +50,21 @@ class ConversationPage:
     """Ids of the messages the selected event cut."""
     event: TimelineEntry | None
     """The selected event."""
-    timeline: list[TimelineEntry]
-    """The entries passing the filter (all versions, the selected one marked by the template)."""
+    timeline: list[TimelineRow]
+    """One page of the rows passing the filter (the one holding the selected version marked)."""
     actors: list[str]
     kind: str | None = None
     actor: str | None = None
     decisions: dict[str, TimelineEntry] = field(default_factory=dict)
     """toolCallId -> the approval decision's timeline entry (who, when, why), up to ``version``."""
+    lead: list[TimelineRow] = field(default_factory=list)
+    """Every decision (approvals, denials, tool outputs, approvals decided on a stream), in order."""
+    page: int = 1
+    """The timeline page shown (from 1)."""
+    pages: int = 1
+    """How many pages the filtered timeline has."""
+    pinned: bool = False
+    """True when the reader chose the page (a live refresh keeps it, not the newest one)."""
     retracted: dict[int, tuple[int, list[int]]] = field(default_factory=dict)
     """Entry position -> (position of the ``reset-step`` entry, stream positions of this entry's
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
@@ -61,9 +73,18 @@ class ConversationPage:
 
 
 def conversation_page(
-    reads: Reader, tenant: str, chat_id: str, at: int | None, kind: str | None, actor: str | None
+    reads: Reader,
+    tenant: str,
+    chat_id: str,
+    at: int | None,
+    kind: str | None,
+    actor: str | None,
+    page: int | None = None,
 ) -> ConversationPage:
-    """The conversation as it stood at version ``at`` (None: now), for the page."""
+    """The conversation as it stood at version ``at`` (None: now), for the page.
+
+    ``page`` is the timeline page to show (from 1); by default the one holding version ``at``.
+    """
     history = reads.history(chat_id, tenant=tenant)  # 404 when unknown
     latest = len(history)
     if at is not None and not 1 <= at <= latest:
@@ -73,7 +94,7 @@ def conversation_page(
     try:
         state = reads.shown_at(chat_id, version, tenant=tenant)
     except ConversationErasedError as error:
-        return _erased_page(chat_id, history, version, kind, actor, str(error))
+        return _erased_page(chat_id, history, version, kind, actor, str(error), page)
     messages = state.messages
     before = reads.shown_at(chat_id, version - 1, tenant=tenant).messages if version > 1 else []
     earlier = {message["id"]: message for message in before}
@@ -87,11 +108,12 @@ def conversation_page(
         for entry in history[:version]
         if entry.kind == "approval-responded"
     }
-    shown = [
+    rows = group(
         entry
         for entry in history
         if (kind is None or entry.kind == kind) and (actor is None or entry.actor == actor)
-    ]
+    )
+    number, pages = _page_of(rows, version, page)
     live = current is not None and (
         current.status == "streaming" or current.continuation_request is not None
     )
@@ -107,11 +129,15 @@ def conversation_page(
         changed=changed,
         cut=cut,
         event=history[version - 1] if history else None,
-        timeline=shown,
+        timeline=rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
         actors=sorted({entry.actor for entry in history if entry.actor}),
         kind=kind,
         actor=actor,
         decisions=decisions,
+        lead=[row for row in group(history) if is_decision(row)],
+        page=number,
+        pages=pages,
+        pinned=page is not None,
         retracted=retracted_chunks(history),
     )
 
@@ -123,8 +149,11 @@ def _erased_page(
     kind: str | None,
     actor: str | None,
     erased: str,
+    page: int | None,
 ) -> ConversationPage:
     """An erased conversation: no messages, its audit skeleton (kinds, actors, times) as ``history`` keeps it."""
+    rows = group(e for e in history if kind in (None, e.kind) and actor in (None, e.actor))
+    number, pages = _page_of(rows, version, page)
     return ConversationPage(
         chat_id=chat_id,
         title=chat_id,
@@ -137,12 +166,27 @@ def _erased_page(
         changed=set(),
         cut=[],
         event=history[version - 1] if history else None,
-        timeline=[e for e in history if kind in (None, e.kind) and actor in (None, e.actor)],
+        timeline=rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
         actors=sorted({entry.actor for entry in history if entry.actor}),
         kind=kind,
         actor=actor,
+        lead=[row for row in group(history) if is_decision(row)],
+        page=number,
+        pages=pages,
+        pinned=page is not None,
         erased=erased,
     )
+
+
+def _page_of(rows: list[TimelineRow], version: int, page: int | None) -> tuple[int, int]:
+    """(the page to show, how many pages): ``page``, else the one holding ``version``'s row."""
+    pages = max(1, -(-len(rows) // PAGE_ROWS))
+    if page is not None:
+        if not 1 <= page <= pages:
+            raise invalid(f"timeline 'page' must be between 1 and {pages}, not {page}")
+        return page, pages
+    index = next((i for i, row in enumerate(rows) if row.last_position >= version), len(rows) - 1)
+    return max(index, 0) // PAGE_ROWS + 1, pages
 
 
 def retracted_chunks(history: list[TimelineEntry]) -> dict[int, tuple[int, list[int]]]:

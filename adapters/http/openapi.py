@@ -29,6 +29,8 @@ def _chat_id_param() -> dict[str, Any]:
 
 _INTEGER = {"type": "integer", "minimum": 0, "maximum": MAX_INT_PARAM}
 """An integer query parameter as the app reads it (``requests.int_param``)."""
+_POSITIVE = {**_INTEGER, "minimum": 1}
+"""A page size: at least 1."""
 
 
 def _query(name: str, description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -212,7 +214,12 @@ def openapi_document(
             },
             "/api/chats/{id}/history": {
                 "get": {
-                    "summary": "The audit timeline",
+                    "summary": "The audit timeline, one page: each stream's chunk batches grouped",
+                    "description": "In log order. By default (view=grouped) every event is an "
+                    "entry but each run of a stream's chunk batches is one, with lastPosition, "
+                    "lastTime, batches and details (streamId, chunks, chunkTypes, outcome, "
+                    "approvalDecisions); view=events (or full=true) gives one entry per event. "
+                    "next is the 'after' of the next page (null on the last).",
                     "parameters": [
                         chat_id,
                         _query(
@@ -221,11 +228,21 @@ def openapi_document(
                             {"type": "string", "enum": list(KINDS)},
                         ),
                         _query("actor", "keep entries of this actor"),
-                        _query("after", "entries after this position", _INTEGER),
-                        _query("limit", "at most this many entries", _INTEGER),
-                        _query("full", "list every chunk of a batch", {"type": "boolean"}),
+                        _query("after", "entries after this position (a page's next)", _INTEGER),
+                        _query("limit", "at most this many entries (rows)", _POSITIVE),
+                        _query(
+                            "view",
+                            "grouped (default): a stream's chunk batches in one entry; "
+                            "events: one entry per event",
+                            {"type": "string", "enum": ["grouped", "events"], "default": "grouped"},
+                        ),
+                        _query(
+                            "full",
+                            "one entry per event, listing every chunk of a batch",
+                            {"type": "boolean"},
+                        ),
                     ],
-                    "responses": {"200": _ok("{entries}"), **errors},
+                    "responses": {"200": _ok("{entries, next}"), **errors},
                 }
             },
             "/api/chats/{id}/model-messages": {

@@ -131,8 +131,9 @@ class _Pages:
         actor = request.query_params.get("actor") or None
         if kind is not None and kind not in KINDS:
             raise invalid(f"unknown kind {kind!r}; the kinds are {', '.join(KINDS)}")
+        page = int_param(request, "page", minimum=1)
         view = await run_in_threadpool(
-            conversation_page, self.app.store.reads, tenant, chat_id, at, kind, actor
+            conversation_page, self.app.store.reads, tenant, chat_id, at, kind, actor, page
         )
         return _render("_conversation.html", view=view, kinds=KINDS)
 

@@ -80,6 +80,11 @@ def pages_paths() -> dict[str, Any]:
                 _query("at", "the version to show (default: now)", {"type": "integer"}),
                 _query("kind", "timeline kind filter", {"type": "string", "enum": list(KINDS)}),
                 _query("actor", "timeline actor filter"),
+                _query(
+                    "page",
+                    "timeline page, 50 rows each (default: the one holding the version)",
+                    {"type": "integer", "minimum": 1},
+                ),
             ],
             token=True,
         ),

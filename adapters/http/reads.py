@@ -21,6 +21,9 @@ from chatledger.domain.timeline import KINDS
 
 __all__ = ["ReadEndpoints"]
 
+_VIEWS = ("grouped", "events")
+"""``view`` of ``GET /api/chats/{id}/history``: chunk batches grouped by stream, or one entry per event."""
+
 
 class ReadEndpoints:
     """The read endpoints on one store, for the identity ``identify`` gives each request."""
@@ -50,24 +53,43 @@ class ReadEndpoints:
         return JSONResponse(found.to_json())
 
     async def history(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&full=true]``: the audit timeline."""
+        """``GET /api/chats/{id}/history[?kind=K&actor=A&after=N&limit=N&view=events&full=true]``.
+
+        The audit timeline, grouped by default: one row per event, but one per
+        run of a stream's chunk batches (``view=events``, or ``full=true`` with
+        every chunk of each batch: one entry per event). ``next`` is the
+        ``after`` of the next page, null on the last.
+        """
         who = self.identify(request)
-        tenant = who.tenant
         kinds = request.query_params.getlist("kind") or None
         unknown = sorted(set(kinds or ()) - set(KINDS))
         if unknown:
             raise invalid(f"unknown kind(s) {unknown}; the kinds are {', '.join(KINDS)}")
+        view = request.query_params.get("view", "grouped")
+        if view not in _VIEWS:
+            raise invalid(f"'view' must be one of {', '.join(_VIEWS)}, not {view!r}")
+        full = bool_param(request, "full")
+        limit = int_param(request, "limit", minimum=1)
+        chat_id, tenant = request.path_params["chat_id"], who.tenant
+        actor = request.query_params.get("actor") or None
+        after = int_param(request, "after") or 0
+        if view == "grouped" and not full:
+            rows = await run_in_threadpool(
+                lambda: self.store.reads.timeline(
+                    chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after, limit=limit
+                )
+            )
+            found = [row.to_json() for row in rows.rows]
+            return JSONResponse({"entries": found, "next": rows.next_after})
+        more = None if limit is None else limit + 1  # one more tells whether a next page exists
         entries = await run_in_threadpool(
-            self.store.reads.history,
-            request.path_params["chat_id"],
-            tenant=tenant,
-            kinds=kinds,
-            actor=request.query_params.get("actor") or None,
-            after=int_param(request, "after") or 0,
-            limit=int_param(request, "limit"),
-            full=bool_param(request, "full"),
+            lambda: self.store.reads.history(
+                chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after, limit=more, full=full
+            )
         )
-        return JSONResponse({"entries": [entry.to_json() for entry in entries]})
+        shown = entries if limit is None else entries[:limit]
+        following = shown[-1].position if shown and len(entries) > len(shown) else None
+        return JSONResponse({"entries": [entry.to_json() for entry in shown], "next": following})
 
     async def model_messages(self, request: Request) -> Response:
         """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``.

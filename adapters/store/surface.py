@@ -142,6 +142,7 @@ class ChatSurface:
     model_messages = forward("reads", Reader.model_messages)
     ai_sdk_of = forward("reads", Reader.ai_sdk_of)
     history = forward("reads", Reader.history)
+    timeline = forward("reads", Reader.timeline)
     status = forward("reads", Reader.status)
     steering = forward("reads", Reader.steering)
     follow = forward("reads", Reader.follow)

@@ -342,12 +342,18 @@ def test_every_command_has_help(command: str, capsys: pytest.CaptureFixture[str]
 def test_audit_prints_one_line_per_event_with_the_denial_and_its_reason(
     run: Run, demo: Demo
 ) -> None:
-    """The timeline names who denied which tool and why; batches with replays are marked."""
+    """The timeline names who denied which tool and why; batches with replays are marked.
+
+    A line per event, but each stream's run of chunk batches on one line (one per batch with
+    --every-event: this test counted a line per event before the timeline was grouped).
+    """
     result = run("audit", demo.chat, "--url", demo.url)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    every = run("audit", demo.chat, "--url", demo.url, "--every-event").stdout.splitlines()
     with ConversationStore.open(demo.url) as store:
-        assert len(lines) == store.version(demo.chat)
+        assert len(every) == store.version(demo.chat)
+        assert len(lines) == len(store.timeline(demo.chat).rows) < len(every)
     denial = [line for line in lines if "approval-responded" in line]
     assert len(denial) == 1
     assert "denied `delete_file`" in denial[0] and DENIAL_REASON[:30] in denial[0]

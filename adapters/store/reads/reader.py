@@ -24,6 +24,7 @@ from uuid import UUID
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.reads.rows import MessageRows
+from chatledger.adapters.store.reads.timeline_page import timeline_page
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import ConversationState
@@ -37,6 +38,7 @@ from chatledger.domain.limits import check_position
 from chatledger.domain.message_replay import replay_chunks
 from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import KINDS, TimelineEntry
+from chatledger.domain.timeline_groups import TimelinePage
 from chatledger.projections.projector import full_timeline
 from chatledger.projections.read_models import HistoryQuery
 
@@ -206,6 +208,25 @@ class Reader:
         events: Iterable[ConversationEvent] = self._log.events.get(key)  # type: ignore[assignment]
         fuller = full_timeline(events, batches, self._masks(tenant, chat_id))
         return [fuller.get(entry.position, entry) for entry in entries]
+
+    def timeline(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        kinds: Iterable[str] | None = None,
+        actor: str | None = None,
+        after: int = 0,
+        limit: int | None = None,
+    ) -> TimelinePage:
+        """The audit timeline grouped: one row per event, but one per run of a stream's chunk batches.
+
+        In log order, at most ``limit`` rows after position ``after`` (the page's ``next_after``
+        continues); filters and errors as ``history``, which still lists every event.
+        """
+        return timeline_page(
+            self.history, chat_id, tenant=tenant, kinds=kinds, actor=actor, after=after, limit=limit
+        )
 
     def status(self, chat_id: str, *, tenant: str | None = None) -> ConversationStatus:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
