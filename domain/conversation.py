@@ -139,11 +139,15 @@ class ConversationState:
         actor: str,
         opened_at: datetime | None = None,
         lease_seconds: float | None = None,
+        answer_key: str | None = None,
     ) -> None:
         """Start writing a new assistant message, or continue the last one.
 
         ``opened_at`` starts the stream's lease of ``lease_seconds`` (see ``chatledger.domain.lease``).
+        ``answer_key`` (the writer's name for the answer) is remembered in ``answers``.
         """
+        if answer_key is not None:
+            self.answers[answer_key] = {"streamId": stream_id, "messageId": message_id}
         if continuation:
             index = len(self.messages) - 1
         else:

@@ -135,8 +135,7 @@ class StreamOpened(ConversationEvent):
     """How long the stream stays open with nothing written to it (docs/behaviour.md §7.1); None in
     events stored before leases were recorded (judged with the reader's default)."""
     answer_key: str | None = None
-    """The key its writer named the answer with (an HTTP ``Idempotency-Key``), so a retried
-    write of the same answer is recognised; None when none was given."""
+    """Its writer's name for the answer (``Idempotency-Key``): a retried write is recognised."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one); its lease starts now."""
@@ -149,12 +148,8 @@ class StreamOpened(ConversationEvent):
             actor=self.actor,
             opened_at=self.timestamp,
             lease_seconds=self.lease_seconds,
+            answer_key=self.answer_key,
         )
-        if self.answer_key is not None:
-            state.answers[self.answer_key] = {
-                "streamId": self.stream_id,
-                "messageId": self.message_id,
-            }
 
 
 class ChunksReceived(ConversationEvent):
