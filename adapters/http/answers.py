@@ -175,27 +175,36 @@ class AnswerEndpoints:
     async def _read(
         self, request: Request, writer: StreamWriter, report: AnswerReport
     ) -> tuple[str, str | None]:
-        """Give each chunk of the body to the stream as it arrives; how the body ended."""
+        """Give each chunk of the body to the stream as it arrives; how the body ended.
+
+        What arrived before the body ended (however it ended) is stored first.
+        """
         decoder = SSEDecoder(self.max_event_bytes)
+        storing = _Storing(report, writer)
         pieces = request.stream().__aiter__()
+        ending: tuple[str, str | None] = ("finished", None)
         while not decoder.done:
             try:
                 piece = await asyncio.wait_for(pieces.__anext__(), self.idle_seconds)
             except StopAsyncIteration:
+                storing.add(decoder.end())
+                ending = ("interrupted", "the request body ended without 'data: [DONE]'")
                 break
             except TimeoutError:
-                return "interrupted", f"nothing arrived for {self.idle_seconds:g} s"
+                ending = ("interrupted", f"nothing arrived for {self.idle_seconds:g} s")
+                break
             except ClientDisconnect:
-                return "interrupted", "the writer hung up mid-stream"
-            events = decoder.feed(piece)
-            if events:
-                await run_in_threadpool(report.take_all, events, writer)
-        if decoder.done:
-            return "finished", None
-        events = decoder.end()
-        if events:
-            await run_in_threadpool(report.take_all, events, writer)
-        return "interrupted", "the request body ended without 'data: [DONE]'"
+                ending = ("interrupted", "the writer hung up mid-stream")
+                break
+            try:
+                events = decoder.feed(piece)
+            except EventTooLargeError as error:
+                storing.add(error.events)
+                await storing.finish()  # what came before it is kept
+                raise
+            storing.add(events)
+        await storing.finish()
+        return ending
 
     async def _answer(
         self,
@@ -245,6 +254,54 @@ def _duplicate(written: AnswerAlreadyWrittenError) -> dict[str, Any]:
         "outcome": written.outcome,
         "reason": written.reason,
     }
+
+
+class _Storing:
+    """Stores a body's chunks in a worker thread, one batch at a time, while the body is read.
+
+    What arrives while a batch is being stored waits for the next one (so a
+    fast writer's chunks go in larger batches); a batch stored starts the next
+    at once, not at the next piece of body. A failed batch is raised at the
+    next ``add`` or at ``finish``.
+    """
+
+    def __init__(self, report: AnswerReport, writer: StreamWriter) -> None:
+        self.report, self.writer = report, writer
+        self.pending: list[str] = []
+        self.job: asyncio.Future[None] | None = None
+
+    def add(self, events: list[str]) -> None:
+        job = self.job
+        if job is not None and job.done() and (job.cancelled() or job.exception()):
+            job.result()  # raises its error
+        self.pending += events
+        if self.job is None and self.pending:
+            self._submit()
+
+    async def finish(self) -> None:
+        """Store everything added (raises the first failure)."""
+        while self.job is not None or self.pending:
+            job = self.job
+            if job is not None:
+                await asyncio.shield(job)  # a cancel must not lose the batch
+                if self.job is job:
+                    self.job = None
+            if self.pending and self.job is None:
+                self._submit()
+
+    def _submit(self) -> None:
+        events, self.pending = self.pending, []
+        self.job = asyncio.ensure_future(
+            asyncio.to_thread(self.report.take_all, events, self.writer)
+        )
+        self.job.add_done_callback(self._stored)
+
+    def _stored(self, job: asyncio.Future[None]) -> None:
+        if job is not self.job or job.cancelled() or job.exception() is not None:
+            return  # a failure is left for add() or finish() to raise
+        self.job = None
+        if self.pending:
+            self._submit()
 
 
 async def _close(writer: StreamWriter, outcome: str, reason: str | None) -> None:

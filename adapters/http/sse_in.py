@@ -17,11 +17,13 @@ DONE_DATA = "[DONE]"
 
 
 class EventTooLargeError(ValueError):
-    """One event of the body is longer than the decoder takes."""
+    """One event of the body is longer than the decoder takes (``events``: the data decoded
+    before it in the same piece, to be kept)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, events: list[str] | None = None) -> None:
         super().__init__(f"an event of the body is over {limit} bytes")
         self.limit = limit
+        self.events = events or []
 
 
 class SSEDecoder:
@@ -46,12 +48,15 @@ class SSEDecoder:
         buffer = self._partial + piece if self._partial else piece
         lines = buffer.split(b"\n")
         self._partial = lines.pop()
-        if len(self._partial) > self.max_event_bytes:
-            raise EventTooLargeError(self.max_event_bytes)
         events: list[str] = []
-        for line in lines:
-            if self._line(line.removesuffix(b"\r"), events):
-                break
+        try:
+            for line in lines:
+                if self._line(line.removesuffix(b"\r"), events):
+                    return events
+        except EventTooLargeError as error:
+            raise EventTooLargeError(self.max_event_bytes, events) from error
+        if len(self._partial) > self.max_event_bytes:
+            raise EventTooLargeError(self.max_event_bytes, events)
         return events
 
     def end(self) -> list[str]:

@@ -22,6 +22,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.scripted import ScriptedResponder
+from chatledger.domain.limits import Limits
 from tests.integration.conftest import Backend
 from tests.integration.http_support import error_of, user
 from tests.integration.stream_in_support import (
@@ -391,3 +392,23 @@ def test_a_writer_whose_server_died_leaves_a_stream_the_lease_closes(
     status = other.status("c")
     assert (status.status, status.last_outcome) == ("idle", "interrupted")
     assert other.messages("c")[-1]["parts"][-1]["text"] == "acknowledged"
+
+
+def test_an_overlong_event_is_refused_and_what_came_before_is_kept(
+    durable_backend: Backend,
+) -> None:
+    """One SSE event over the chunk limit (plus framing) is 413; the stream closes ``errored``
+    with the chunks before it stored (the body is never held whole)."""
+    small = durable_backend.open(limits=Limits(max_chunk_bytes=1_000))
+    app = create_app(small, responder=ScriptedResponder([]), run_continuations=False)
+    answer = text_answer("a1", "kept")
+    huge = {"type": "text-delta", "id": "t", "delta": "x" * 200_000}
+    with served(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        _started(client, "c")
+        response = client.post(
+            "/api/chats/c/answers", content=body([*answer[:4], huge, *answer[4:]]), headers=SSE
+        )
+    assert "over" in error_of(response, 413, "RequestTooLargeError")
+    status = small.status("c")
+    assert (status.status, status.last_outcome) == ("idle", "errored")
+    assert small.messages("c")[-1]["parts"][-1]["text"] == "kept"

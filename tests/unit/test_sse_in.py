@@ -59,3 +59,10 @@ def test_an_overlong_event_is_refused_before_it_is_held() -> None:
     with pytest.raises(EventTooLargeError):
         for _ in range(5):
             decoder.feed(b"data: " + b"x" * 30 + b"\n")  # many data lines of one event
+
+
+def test_the_events_before_an_overlong_one_are_given_with_the_error() -> None:
+    decoder = SSEDecoder(100)
+    with pytest.raises(EventTooLargeError) as refused:
+        decoder.feed(b'data: {"a": 1}\n\ndata: ' + b"x" * 200 + b"\n\n")
+    assert refused.value.events == ['{"a": 1}']
