@@ -65,3 +65,14 @@ def test_a_bad_key_is_refused_by_name() -> None:
     recorder = Conversation.start("acme", "chat", actor="user:alice")
     with pytest.raises(InvalidInputError, match="answer key"):
         _keyed_answer(recorder, "s1", "bad\x00key")
+
+
+def test_the_audit_names_the_answer_key() -> None:
+    from chatledger.domain.timeline import describe
+
+    recorder = Conversation.start("acme", "chat", actor="user:alice")
+    _keyed_answer(recorder, "s1", "k1", close=False)
+    events = list(recorder.collect_events())
+    state = events[0].mutate(None).state
+    entry = describe(events[1], state)
+    assert "answer key" in entry.summary and entry.details["answerKey"] == "k1"
