@@ -11,15 +11,18 @@ answers each way, alternating:
   (``toUIMessageStreamResponse`` framing, one write per chunk, chunked
   encoding) after ``POST /api/chats`` and ``POST /api/chats/{id}/messages``;
   the answer request alone is timed (the two setup requests are reported
-  apart).
+  apart);
+* stream-in with the whole body in one write: the server's ceiling, with
+  the client's per-chunk writes out of the way.
 
 Per round: chunks/s through one connection (the answer request's chunks over
 its wall time, summed over the round's turns) and the server process's CPU
-per chunk (its user + system time from /proc over the round's answer
-requests, divided by their chunks). Printed: the medians over the rounds,
+per chunk (its user + system time from /proc, read around each answer
+request, summed over the round and divided by its chunks; /proc counts in
+10 ms ticks, hence answers of 1,000 chunks). Printed: the medians over the rounds,
 and the load average before and after. Nothing passes or fails.
 
-    python bench/http_stream_in.py                      # both backends, 5 rounds of 5 turns
+    python bench/http_stream_in.py                      # both backends, 5 rounds of 10 answers each way
     python bench/http_stream_in.py --backend sqlite --rounds 3 --turns 10 --deltas 1000
 """
 
@@ -87,24 +90,29 @@ def _chat_turn(client: httpx.Client, chat: str, i: int, expected: int) -> float:
     return took
 
 
-def _stream_in_turn(
-    client: httpx.Client, chat: str, i: int, chunks: list[dict[str, object]]
-) -> tuple[float, float]:
-    """Start, append, stream the answer in: (setup wall time, answer wall time) in s."""
+def _setup(client: httpx.Client, chat: str, i: int) -> float:
+    """Start the conversation and append the user's message: the wall time (s)."""
     started = time.perf_counter()
     client.post("/api/chats", json={"id": chat}).raise_for_status()
     client.post(f"/api/chats/{chat}/messages", json={"message": user(i)}).raise_for_status()
+    return time.perf_counter() - started
+
+
+def _answer(
+    client: httpx.Client, chat: str, chunks: list[dict[str, object]], *, whole: bool
+) -> float:
+    """Stream the answer in (one write per chunk, or the body in one write): the wall time (s)."""
     sending = time.perf_counter()
     response = client.post(
         f"/api/chats/{chat}/answers",
-        content=_frames(chunks),
+        content=b"".join(_frames(chunks)) if whole else _frames(chunks),
         headers={"content-type": "text/event-stream", "idempotency-key": f"{chat}-answer"},
     )
     took = time.perf_counter() - sending
     report = response.json()
     if report.get("outcome") != "finished" or report["chunks"]["applied"] != len(chunks):
         raise RuntimeError(f"{chat}: {report}")
-    return sending - started, took
+    return took
 
 
 def measure(url: str, rounds: int, turns: int, deltas: int) -> dict[str, list[float]]:
@@ -113,6 +121,7 @@ def measure(url: str, rounds: int, turns: int, deltas: int) -> dict[str, list[fl
     per = len(chunks)
     result: dict[str, list[float]] = {
         "chat_rate": [], "chat_cpu": [], "in_rate": [], "in_cpu": [], "setup_ms": [],
+        "whole_rate": [], "whole_cpu": [],
     }  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         server, base = _server(url, deltas, Path(tmp))
@@ -120,22 +129,23 @@ def measure(url: str, rounds: int, turns: int, deltas: int) -> dict[str, list[fl
         try:
             with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
                 _chat_turn(client, "warm-chat", 0, per + 1)  # warm both paths up, not counted
-                _stream_in_turn(client, "warm-in", 0, chunks)
+                _setup(client, "warm-in", 0)
+                _answer(client, "warm-in", chunks, whole=False)
                 for r in range(rounds):
-                    for way in ("chat", "in") if r % 2 == 0 else ("in", "chat"):
-                        wall = setup = 0.0
-                        cpu = _cpu_seconds(server.pid)
+                    ways = ("chat", "in", "whole")
+                    for way in ways if r % 2 == 0 else ways[::-1]:
+                        wall = setup = spent = 0.0
                         for t in range(turns):
                             chat = f"{way}-{r}-{t}"
                             if way == "chat":
-                                wall += _chat_turn(client, chat, t, per + 1)
-                            else:
                                 before = _cpu_seconds(server.pid)
-                                took_setup, took = _stream_in_turn(client, chat, t, chunks)
+                                wall += _chat_turn(client, chat, t, per + 1)
+                            else:  # the setup requests' time and CPU are kept apart
+                                took_setup = _setup(client, chat, t)
+                                before = _cpu_seconds(server.pid)
+                                took = _answer(client, chat, chunks, whole=way == "whole")
                                 wall, setup = wall + took, setup + took_setup
-                                # the setup requests' CPU is left out of the answer's
-                                cpu += _setup_cpu(before, server.pid, took_setup, took)
-                        spent = _cpu_seconds(server.pid) - cpu
+                            spent += _cpu_seconds(server.pid) - before
                         result[f"{way}_rate"].append(per * turns / wall)
                         result[f"{way}_cpu"].append(spent / (per * turns) * 1e6)
                         if way == "in":
@@ -146,22 +156,12 @@ def measure(url: str, rounds: int, turns: int, deltas: int) -> dict[str, list[fl
     return result
 
 
-def _setup_cpu(before: float, pid: int, setup_s: float, answer_s: float) -> float:
-    """The server CPU of a stream-in turn's setup requests, estimated by their share of its time.
-
-    /proc is read once per turn; the turn's CPU is split between the setup
-    requests and the answer in proportion to their wall time.
-    """
-    spent = _cpu_seconds(pid) - before
-    return spent * setup_s / (setup_s + answer_s) if setup_s + answer_s > 0 else 0.0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["all", *BACKENDS], default="all")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (medians over them; >= 3)")
-    parser.add_argument("--turns", type=int, default=5, help="answers each way per round")
-    parser.add_argument("--deltas", type=int, default=500, help="text deltas per answer")
+    parser.add_argument("--turns", type=int, default=10, help="answers each way per round")
+    parser.add_argument("--deltas", type=int, default=1000, help="text deltas per answer")
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
     args = parser.parse_args()
     backends = list(BACKENDS) if args.backend == "all" else [args.backend]
@@ -176,9 +176,10 @@ def main() -> int:
     print(
         "| backend | POST /api/chat chunks/s | stream-in chunks/s | ratio "
         "| /api/chat server CPU µs/chunk | stream-in server CPU µs/chunk "
-        "| stream-in setup ms/turn (start + append) |"
+        "| stream-in setup ms/turn (start + append) "
+        "| stream-in, body in one write: chunks/s | its CPU µs/chunk |"
     )
-    print("|---|---|---|---|---|---|---|", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
     for backend in backends:
         with fresh_db(backend, args.postgres_url) as db:
             got = measure(db.url, args.rounds, args.turns, args.deltas)
@@ -186,7 +187,8 @@ def main() -> int:
         print(
             f"| {backend} | {chat_rate:,.0f} | {in_rate:,.0f} | {in_rate / chat_rate:.2f} "
             f"| {median(got['chat_cpu']):.0f} | {median(got['in_cpu']):.0f} "
-            f"| {median(got['setup_ms']):.1f} |",
+            f"| {median(got['setup_ms']):.1f} | {median(got['whole_rate']):,.0f} "
+            f"| {median(got['whole_cpu']):.0f} |",
             flush=True,
         )
     load = os.getloadavg()
