@@ -116,15 +116,15 @@ class ChatApp:
         self.continuations = continuations if run_continuations else None
         """The continuation policy (None: this app runs no continuations; a worker does)."""
         self.reads = ReadEndpoints(store, self.identity)
+        self.conversations = ConversationEndpoints(store, self.identity, limits=self.limits)
+        """Start a conversation, append a message: for servers that run the model elsewhere."""
+        self.answers = AnswerEndpoints(store, self.identity, idle_seconds=answer_idle_seconds)
+        """An answer streamed in by a server that runs the model elsewhere."""
         self.actions = ActionEndpoints(
             store, self.identity, limits=self.limits, runner=self.runner,
             continuations=self.continuations,
         )  # fmt: skip
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
-        self.conversations = ConversationEndpoints(store, self.identity, limits=self.limits)
-        """Start a conversation, append a message: for servers that run the model elsewhere."""
-        self.answers = AnswerEndpoints(store, self.identity, idle_seconds=answer_idle_seconds)
-        """An answer streamed in by a server that runs the model elsewhere."""
 
     async def resume(self, request: Request) -> Response:
         """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
