@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +37,7 @@ from tests.integration.stream_in_support import (
     text_answer,
     until,
 )
+from tests.support.oracle import ORACLE_DIR, ensure_installed
 
 TOOL_CALL = {
     "type": "tool-input-available",
@@ -412,3 +415,75 @@ def test_an_overlong_event_is_refused_and_what_came_before_is_kept(
     status = small.status("c")
     assert (status.status, status.last_outcome) == ("idle", "errored")
     assert small.messages("c")[-1]["parts"][-1]["text"] == "kept"
+
+
+NODE_WRITER = """
+import { streamText } from 'ai';
+import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
+
+const base = process.env.CHATLEDGER_BASE;
+const json = { 'content-type': 'application/json' };
+const id = 'node-chat';
+const message = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Say hello' }] };
+await fetch(`${base}/api/chats`, { method: 'POST', headers: json, body: JSON.stringify({ id }) });
+await fetch(`${base}/api/chats/${id}/messages`, {
+  method: 'POST', headers: json, body: JSON.stringify({ message }),
+});
+const context = await (await fetch(`${base}/api/chats/${id}/model-messages?format=ai-sdk`)).json();
+let prompt;
+const model = new MockLanguageModelV3({
+  doStream: async (options) => {
+    prompt = options.prompt;
+    return { stream: simulateReadableStream({ chunkDelayInMs: 5, chunks: [
+      { type: 'text-start', id: 'text-1' },
+      { type: 'text-delta', id: 'text-1', delta: 'Hello' },
+      { type: 'text-delta', id: 'text-1', delta: ', world!' },
+      { type: 'text-end', id: 'text-1' },
+      { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, logprobs: undefined,
+        usage: { inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
+                 outputTokens: { total: 2, text: 2, reasoning: undefined } } },
+    ] }) };
+  },
+});
+const result = streamText({ model, messages: context.messages });
+const response = result.toUIMessageStreamResponse();
+const [toBrowser, toLedger] = response.body.tee();
+const stored = fetch(`${base}/api/chats/${id}/answers`, {
+  method: 'POST', body: toLedger, duplex: 'half',
+  headers: { 'content-type': 'text/event-stream', 'idempotency-key': 'answer-1' },
+}).then(r => r.json());
+const browser = await new Response(toBrowser).text();
+console.log(JSON.stringify({ report: await stored, browser, prompt }));
+"""
+
+
+def test_a_node_server_streams_the_real_sdk_answer_in(sqlite_store: ConversationStore) -> None:
+    """The README's flow with the real ``ai@6.0.326`` in Node: ``streamText`` (a mock model) on
+    the model messages chatledger gives, its ``toUIMessageStreamResponse()`` body tee'd to the
+    browser and piped to the stream-in route with ``fetch`` (``duplex: 'half'``)."""
+    ensure_installed()
+    app = create_app(sqlite_store, responder=ScriptedResponder([]), run_continuations=False)
+    with served(app) as url:
+        result = subprocess.run(
+            ["node", "--input-type=module", "-e", NODE_WRITER],
+            cwd=ORACLE_DIR,
+            env={**os.environ, "CHATLEDGER_BASE": url},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    sent = json.loads(result.stdout.strip().splitlines()[-1])
+    report = sent["report"]
+    assert (report["outcome"], report["chunks"]["refused"], report["refused"]) == (
+        "finished",
+        0,
+        [],
+    )
+    assert report["chunks"]["received"] == sent["browser"].count("data: {")
+    assert sent["prompt"][0]["content"] == [{"type": "text", "text": "Say hello"}]
+    stored = sqlite_store.messages("node-chat")
+    assert [m["role"] for m in stored] == ["user", "assistant"]
+    text = [p for p in stored[-1]["parts"] if p["type"] == "text"]
+    assert [p["text"] for p in text] == ["Hello, world!"]
