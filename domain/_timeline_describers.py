@@ -86,6 +86,8 @@ def _opened(event: StreamOpened, before: ConversationState) -> _Described:
     notes = [] if event.trigger == usual else [_id(event.trigger)]
     if event.request_id is not None:
         notes.append(f"continuation request {_id(event.request_id)}")
+    if event.answer_key is not None:
+        notes.append(f"answer key {_id(event.answer_key)}")
     if notes:
         summary += f" ({', '.join(notes)})"
     details = {
@@ -94,6 +96,8 @@ def _opened(event: StreamOpened, before: ConversationState) -> _Described:
         "continuation": event.continuation,
         "trigger": event.trigger,
         "requestId": event.request_id,
+        # Only when given: the details of streams opened without a key stay as they were.
+        **({"answerKey": event.answer_key} if event.answer_key is not None else {}),
     }
     return summary, details, ()
 
