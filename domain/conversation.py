@@ -17,6 +17,7 @@ from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
 from chatledger.domain.limits import chunk_cost, json_size
 from chatledger.domain.open_stream import OpenStream
+from chatledger.domain.owners import owner_of
 from chatledger.domain.replay import approval_response_is_replay, is_replay
 from chatledger.domain.tool_parts import is_tool_part, part_for_approval
 
@@ -66,6 +67,8 @@ class ConversationState:
     """User messages sent while the open stream runs, not yet taken by it (in order), if the dialect steers."""
     redactions: list[dict[str, Any]] = field(default_factory=list)
     """What views hide (``Redacted`` events): toolCallId or messageId, fields, version."""
+    owner: str | None = None
+    """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
     dialect: Dialect = field(init=False, repr=False, compare=False)
@@ -311,6 +314,7 @@ class ConversationState:
             **({"haltedMessage": self.halted_message} if self.halted_message else {}),
             **({"steering": self.steering} if self.steering else {}),
             **({"redactions": self.redactions} if self.redactions else {}),
+            **({"owner": self.owner} if self.owner is not None else {}),
         }
 
     @classmethod
@@ -333,6 +337,10 @@ class ConversationState:
         state.halted_message = data.get("haltedMessage")
         state.steering = list(data.get("steering") or [])
         state.redactions = list(data.get("redactions") or [])
+        state.owner = data.get("owner")
+        if state.continuation is not None and "owner" not in state.continuation:
+            # a snapshot from before owners: the request is addressed as it would be now
+            state.continuation = {**state.continuation, "owner": owner_of(state)}
         stream = data.get("stream")
         if stream is not None:
             state.stream = OpenStream.from_json(
