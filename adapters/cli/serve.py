@@ -16,6 +16,7 @@ from chatledger.adapters.cli.common import (
 )
 from chatledger.adapters.cli.options import (
     DELAY,
+    OWNER,
     RESPONDER,
     SEAL_KEY_FILE,
     STREAM_LEASE_SECONDS,
@@ -62,6 +63,7 @@ def add(commands: Commands) -> None:
             "(repeatable; '*' for any)",
         ),
         RESPONDER,
+        OWNER,
         DELAY,
         option(
             "--log-level",
@@ -165,6 +167,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             run_continuations=not args.no_continuations,
             allowed_hosts=args.allowed_host or (),
             seal_key=seal_key,
+            owner=args.owner,
         )
     return 0
 
@@ -186,5 +189,6 @@ def serve_in_workers(args: argparse.Namespace, tokens: dict[str, Any] | None) ->
         cors_origins=args.cors_origin or [],
         allowed_hosts=[args.host, *(args.allowed_host or ())],
         run_continuations=not args.no_continuations,
+        owner=args.owner,
     )
     serve_workers(settings, args.host, args.port, args.workers, args.log_level)

@@ -93,6 +93,7 @@ from chatledger.adapters.frameworks.pydantic_ai_mapping import (
 )
 from chatledger.adapters.frameworks.store_binding import StoreBinding
 from chatledger.domain.errors import ConversationNotFoundError
+from chatledger.domain.owners import PYDANTIC_AI
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -118,8 +119,12 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
     ``store`` is the chatledger store; ``tenant`` defaults to the store's;
     ``actor`` names the writer in the audit (messages, tool results, denials,
     cuts). See the module docstring for the mapping. The primitives run the
-    (synchronous) store calls in a worker thread.
+    (synchronous) store calls in a worker thread. The conversations it starts
+    are owned by ``pydantic-ai``: no continuation worker answers them, and a
+    save retires a continuation request an approval queued.
     """
+
+    owner = PYDANTIC_AI
 
     def __init__(
         self,
@@ -245,6 +250,8 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
             current = self._index.current(chat, messages)
             if (current.revision if current is not None else None) != expected_revision:
                 raise ConversationConflict(chat)
+            # The framework continues its run itself: a request an approval queued is done.
+            tx.retire_continuation(actor=self.actor, reason="the Pydantic AI run saved its state")
             history = self._index.history(record, given)
             shared = 0
             for message, entry in zip(messages, history, strict=False):

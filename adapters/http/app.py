@@ -83,6 +83,7 @@ class ChatApp:
         continuation_grace_seconds: float = 5.0,
         run_continuations: bool = True,
         seal_key: SealKey | None = None,
+        owner: str | None = None,
     ) -> None:
         self.store = store
         self.seal_key = seal_key
@@ -91,8 +92,9 @@ class ChatApp:
         """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
         self.access = Access(authenticate, store.tenant)
         self.identity: Callable[[Request], Identity] = self.access.identity
-        self.runner = TurnRunner(responder)
-        """The answers this process is writing."""
+        self.runner = TurnRunner(responder, owner=owner)
+        """The answers this process is writing; its ``owner`` (default: the responder's
+        ``responder:<actor>``) owns the conversations the app starts and is whose requests it runs."""
         self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
         self.sends = ChatSends(
             store, self.runner, self.resumes, self.identity,
@@ -102,7 +104,7 @@ class ChatApp:
         continuations = ContinuationRunner(
             store, start_claimed(store.turns, self.runner), tenants=self.access.tenants(),
             worker=worker_name("http"), grace_seconds=continuation_grace_seconds,
-            poll_seconds=continuation_poll_seconds,
+            poll_seconds=continuation_poll_seconds, owner=self.runner.owner,
         )  # fmt: skip
         self.continuations = continuations if run_continuations else None
         """The continuation policy (None: this app runs no continuations; a worker does)."""
@@ -152,6 +154,7 @@ def create_app(
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     seal_key: SealKey | None = None,
+    owner: str | None = None,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -172,7 +175,10 @@ def create_app(
     by a stopped process, or recorded by another program). Several processes
     may serve one database: a claim goes to exactly one of them. With
     ``run_continuations=False`` the app runs none at all: a worker process
-    (``chatledger worker``) does.
+    (``chatledger worker``) does. The app runs only the requests of the
+    conversations its ``owner`` owns (default: ``responder:<the responder's
+    actor>``, the owner of the conversations it starts) and of those owned by
+    ``any``: never those of a framework or another runtime.
 
     ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
     the app, e.g. a ``useChat`` front end served from another port; pages of
@@ -193,7 +199,7 @@ def create_app(
         store, responder, authenticate, keepalive_seconds=keepalive_seconds,
         max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
         continuation_grace_seconds=continuation_grace_seconds,
-        run_continuations=run_continuations, seal_key=seal_key,
+        run_continuations=run_continuations, seal_key=seal_key, owner=owner,
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),
@@ -278,6 +284,7 @@ def serve(
     run_continuations: bool = True,
     allowed_hosts: Sequence[str] = (),
     seal_key: SealKey | None = None,
+    owner: str | None = None,
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
@@ -297,6 +304,7 @@ def serve(
         run_continuations=run_continuations,
         allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
         seal_key=seal_key,
+        owner=owner,
     )
     options = server_options()
     uvicorn.run(
