@@ -63,6 +63,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 try:
+    from pydantic_ai import DeferredToolResults, ToolDenied
     from pydantic_ai.conversation_store import (
         ConversationConflict,
         ConversationEntry,
@@ -88,6 +89,7 @@ from chatledger.adapters.frameworks.pydantic_ai_mapping import (
     entry_json,
     entry_message,
     record_message,
+    recorded_decisions,
     tool_states,
     tool_text,
 )
@@ -205,6 +207,30 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
             approved=approved,
             actor=actor,
             reason=reason,
+        )
+
+    async def deferred_tool_results(self, conversation_id: str) -> DeferredToolResults | None:
+        """The decisions recorded in chatledger on the calls a paused run waits on, to resume it.
+
+        Give it to ``agent.run(conversation=loaded, deferred_tool_results=...)``:
+        an approval (``chatledger approve``, the HTTP route, the inbox page,
+        ``respond_to_approval``) is ``True``, a denial ``ToolDenied`` with its
+        reason. None while the conversation waits on nothing, or no call is
+        answered yet; calls not answered yet are left out.
+        """
+        record = await self.read_record(conversation_id)
+        if record is None or record.deferred_tool_requests is None:
+            return None
+        calls = [call.tool_call_id for call in record.deferred_tool_requests.approvals]
+        messages = await asyncio.to_thread(self._messages_or_none, conversation_id) or []
+        decisions = recorded_decisions(messages, calls)
+        if not decisions:
+            return None
+        return DeferredToolResults(
+            approvals={
+                call: True if approved else (ToolDenied(reason) if reason else ToolDenied())
+                for call, (approved, reason) in decisions.items()
+            }
         )
 
     # -- the same, synchronous -----------------------------------------------------

@@ -161,7 +161,8 @@ def test_a_pydantic_ai_conversation_is_continued_by_the_agent_only(
         pai = ChatLedgerConversationStore(store)
         loaded = run(pai.load("c"))
         assert loaded is not None
-        results = DeferredToolResults(approvals={"call_1": True})
+        results = run(pai.deferred_tool_results("c"))  # what the person decided, in chatledger
+        assert results == DeferredToolResults(approvals={"call_1": True})
         agent = pai_support.make_agent(pai_support.ScriptedModel())
         resumed = run(agent.run(conversation=loaded, deferred_tool_results=results))
         assert resumed.output == "tool said success: deleted /tmp/x"
@@ -176,3 +177,34 @@ def test_a_pydantic_ai_conversation_is_continued_by_the_agent_only(
         kinds = [entry.kind for entry in store.history("c")]
         assert "continuation-retired" in kinds and "continuation-claimed" not in kinds
         assert pai_support.DELETED == ["/tmp/x"]
+
+
+def test_a_pydantic_ai_run_resumes_from_a_denial_recorded_in_chatledger(
+    durable_backend: Backend,
+) -> None:
+    url = durable_backend.url
+    model = pai_support.ScriptedModel()
+    with ConversationStore.open(url) as store:
+        pai = ChatLedgerConversationStore(store)
+        result = run(
+            pai_support.make_agent(model).run(
+                "clean /tmp", conversation=Conversation(conversation_id="c")
+            )
+        )
+        run(pai.save(result))
+        assert run(pai.deferred_tool_results("c")) is None  # nobody answered yet
+    denial = ["deny", "c", "call_1", "--reason", "not in production", "--actor", "user:ann"]
+    assert main([*denial, "--url", url]) == 0
+    with ConversationStore.open(url) as store:
+        pai = ChatLedgerConversationStore(store)
+        loaded = run(pai.load("c"))
+        results = run(pai.deferred_tool_results("c"))
+        assert results is not None
+        resumed = run(
+            pai_support.make_agent(model).run(conversation=loaded, deferred_tool_results=results)
+        )
+        assert resumed.output == "tool said denied: not in production"
+        assert pai_support.DELETED == []
+        run(pai.save(resumed))
+        assert store.pending_continuations() == []
+        assert run(pai.deferred_tool_results("c")) is None  # resumed: nothing waits
