@@ -45,6 +45,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
+from chatledger.adapters.http.continuations import ContinuationEndpoints
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
@@ -114,6 +115,8 @@ class ChatApp:
             continuations=self.continuations,
         )  # fmt: skip
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
+        self.pulls = ContinuationEndpoints(store, self.identity, self.limits["stop"])
+        """The pull route of external owners (``adapters/http/continuations.py``)."""
 
     async def resume(self, request: Request) -> Response:
         """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
@@ -227,6 +230,8 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route(f"{chats}/tool-outputs", actions.add_tool_output, methods=["POST"]),
         Route(f"{chats}/stop", actions.stop, methods=["POST"]),
         Route("/api/approvals", reads.approvals, methods=["GET"]),
+        Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
+        Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         *page_routes(chat),  # GET /api/chats and the pages at /

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.continuations import continuation_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
@@ -310,5 +311,6 @@ def openapi_document(
             },
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
+            **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
         },
     }

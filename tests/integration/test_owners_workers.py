@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import httpx
 import pytest
 
 from chatledger import ConversationStore
@@ -125,3 +126,49 @@ def test_any_lets_every_worker_and_none_lets_nobody(durable_backend: Backend) ->
         (left,) = store.pending_continuations()
         assert (left.chat_id, left.owner) == ("closed", "none")
         assert left.age_seconds >= 0
+
+
+def test_an_external_owner_pulls_its_requests_with_a_claim_and_a_lease(
+    durable_backend: Backend,
+) -> None:
+    """``POST /api/continuations/claim`` (a long poll) and ``.../continuations/retire``."""
+    url = durable_backend.url
+    _paused(url, "n1", "external:node-chat")
+    _paused(url, "d1", DEMO_OWNER)
+
+    async def pull() -> None:
+        with ConversationStore.open(url) as store:
+            app = create_app(store, responder=demo_responder(delay=0), run_continuations=False)
+            async with client_of(app) as client:
+
+                async def claim(owner: str, **more: object) -> httpx.Response:
+                    body = {"owner": owner, **more}
+                    return await client.post("/api/continuations/claim", json=body)
+
+                assert (await claim("external:node-chat")).status_code == 204  # nothing yet
+                waiting = asyncio.create_task(claim("external:node-chat", waitSeconds=20))
+                for chat in ("d1", "n1"):  # the demo's request first: not for this owner
+                    approved = {"toolCallId": demo.TOOL_CALL_ID, "approved": True}
+                    answer = await client.post(f"/api/chats/{chat}/approvals", json=approved)
+                    assert answer.json()["continuationRequested"] is True
+                claimed = await waiting
+                assert claimed.status_code == 200, claimed.text
+                request = claimed.json()["request"]
+                assert (request["chatId"], request["owner"]) == ("n1", "external:node-chat")
+                assert request["claimedBy"] and request["leaseUntil"]
+                # Leased: another worker of the owner gets nothing; a stranger never does.
+                assert (await claim("external:node-chat", worker="w2")).status_code == 204
+                assert (await claim("responder:agent:other")).status_code == 204
+                bad = await claim("external:node-chat", waitSeconds=99)
+                assert bad.status_code == 422 and "waitSeconds" in bad.text
+                retired = await client.post(
+                    "/api/chats/n1/continuations/retire", json={"reason": "node answered"}
+                )
+                assert retired.json() == {"retired": request["requestId"]}
+
+    asyncio.run(pull())
+    with ConversationStore.open(url) as store:
+        (left,) = store.pending_continuations()
+        assert (left.chat_id, left.owner) == ("d1", DEMO_OWNER)
+        (entry,) = store.history("n1", kinds=["continuation-retired"])
+        assert entry.details["reason"] == "node answered"
