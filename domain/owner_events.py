@@ -12,6 +12,9 @@ from chatledger.domain.events import ConversationEvent
 
 __all__ = ["ContinuationRetired", "OwnerSet"]
 
+_CLAIM = ("claimedBy", "leaseUntil")
+"""What a claim added to a request: a hand-over drops it, so the new owner may claim at once."""
+
 
 class OwnerSet(ConversationEvent):
     """Someone handed the conversation to another owner (the runtime that continues it)."""
@@ -24,10 +27,11 @@ class OwnerSet(ConversationEvent):
     """Why, as given."""
 
     def apply_to(self, state: ConversationState) -> None:
-        """Record the owner; a pending continuation request is addressed to the new owner."""
+        """Record the owner; a pending continuation request goes to the new owner, unclaimed."""
         state.owner = self.owner
         if state.continuation is not None:
-            state.continuation = {**state.continuation, "owner": self.owner}
+            kept = {k: v for k, v in state.continuation.items() if k not in _CLAIM}
+            state.continuation = {**kept, "owner": self.owner}
 
 
 class ContinuationRetired(ConversationEvent):

@@ -87,6 +87,8 @@ def test_a_request_is_addressed_to_the_owner_and_refused_to_a_stranger() -> None
 
 def test_handing_over_is_audited_and_readdresses_the_pending_request() -> None:
     conversation = started(OPENAI_AGENTS, user("u1"), answer_awaiting_approval(), deny())
+    assert claim(conversation, OPENAI_AGENTS)  # leased to the old owner's worker ...
+    conversation.collect_events()
     assert conversation.set_owner("responder:agent:bot", actor="user:ann", reason="agent retired")
     (event,) = conversation.collect_events()
     assert isinstance(event, OwnerSet)
@@ -99,6 +101,7 @@ def test_handing_over_is_audited_and_readdresses_the_pending_request() -> None:
     assert entry.kind == "owner-set" and "agent retired" in entry.summary
     assert conversation.state.continuation is not None
     assert conversation.state.continuation["owner"] == "responder:agent:bot"
+    assert "claimedBy" not in conversation.state.continuation  # ... which the hand-over drops
     assert claim(conversation, "responder:agent:bot")
     assert not conversation.set_owner("responder:agent:bot", actor="user:ann", reason=None)
 
