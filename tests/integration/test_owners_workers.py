@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -172,3 +173,15 @@ def test_an_external_owner_pulls_its_requests_with_a_claim_and_a_lease(
         assert (left.chat_id, left.owner) == ("d1", DEMO_OWNER)
         (entry,) = store.history("n1", kinds=["continuation-retired"])
         assert entry.details["reason"] == "node answered"
+
+
+def test_ingest_creates_a_conversation_for_the_owner_it_names(
+    durable_backend: Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capture = tmp_path / "turn.jsonl"
+    capture.write_text("".join(json.dumps(c) + "\n" for c in demo.first_turn_chunks()))
+    url = durable_backend.url
+    ingest = ["ingest", "cap", str(capture), "--create", "--owner", "external:node-chat"]
+    assert main([*ingest, "--url", url]) == 0
+    assert main(["owner", "cap", "--url", url]) == 0
+    assert capsys.readouterr().out.strip().endswith("external:node-chat")
