@@ -45,7 +45,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
-from chatledger.adapters.http.continuations import ContinuationEndpoints
+from chatledger.adapters.http.continuations import MAX_WAIT_SECONDS, ContinuationEndpoints
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
@@ -85,6 +85,7 @@ class ChatApp:
         run_continuations: bool = True,
         seal_key: SealKey | None = None,
         owner: str | None = None,
+        continuation_wait_seconds: float = MAX_WAIT_SECONDS,
     ) -> None:
         self.store = store
         self.seal_key = seal_key
@@ -115,7 +116,9 @@ class ChatApp:
             continuations=self.continuations,
         )  # fmt: skip
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
-        self.pulls = ContinuationEndpoints(store, self.identity, self.limits["stop"])
+        self.pulls = ContinuationEndpoints(
+            store, self.identity, self.limits["stop"], max_wait_seconds=continuation_wait_seconds
+        )
         """The pull route of external owners (``adapters/http/continuations.py``)."""
 
     async def resume(self, request: Request) -> Response:
@@ -158,6 +161,7 @@ def create_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     seal_key: SealKey | None = None,
     owner: str | None = None,
+    continuation_wait_seconds: float = MAX_WAIT_SECONDS,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -181,7 +185,9 @@ def create_app(
     (``chatledger worker``) does. The app runs only the requests of the
     conversations its ``owner`` owns (default: ``responder:<the responder's
     actor>``, the owner of the conversations it starts) and of those owned by
-    ``any``: never those of a framework or another runtime.
+    ``any``: never those of a framework or another runtime. An external owner
+    pulls its requests with ``POST /api/continuations/claim``, which waits at
+    most ``continuation_wait_seconds`` for one.
 
     ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
     the app, e.g. a ``useChat`` front end served from another port; pages of
@@ -203,6 +209,7 @@ def create_app(
         max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
         continuation_grace_seconds=continuation_grace_seconds,
         run_continuations=run_continuations, seal_key=seal_key, owner=owner,
+        continuation_wait_seconds=continuation_wait_seconds,
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),

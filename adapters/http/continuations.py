@@ -7,9 +7,9 @@ as the Python worker does, with a claim and a lease:
 - ``POST /api/continuations/claim`` ``{owner, worker?, leaseSeconds?,
   waitSeconds?, chatId?}``: claims the oldest request of the tenant that a
   worker of ``owner`` may continue (its conversations and those owned by
-  ``any``; never another owner's). With ``waitSeconds`` (up to 30) it waits
-  for one (a long poll). 200 ``{"request": {...}}`` with the lease, or 204
-  when none came. Within the lease, the runtime opens the request's stream
+  ``any``; never another owner's). With ``waitSeconds`` (up to 30, or the
+  server's ``continuation_wait_seconds`` if lower) it waits for one (a long
+  poll). 200 ``{"request": {...}}`` with the lease, or 204 when none came. Within the lease, the runtime opens the request's stream
   (with its ``requestId``), which fulfils the request; a lease that lapses
   lets the request be claimed again.
 - ``POST /api/chats/{id}/continuations/retire`` ``{reason}``: the owner
@@ -62,9 +62,16 @@ class ContinuationEndpoints:
     """The pull route of external owners, on one store (``limits``: its small JSON bodies)."""
 
     def __init__(
-        self, store: ConversationStore, identify: Callable[[Request], Identity], limits: BodyLimits
+        self,
+        store: ConversationStore,
+        identify: Callable[[Request], Identity],
+        limits: BodyLimits,
+        *,
+        max_wait_seconds: float = MAX_WAIT_SECONDS,
     ) -> None:
         self.store, self.identify, self.limits = store, identify, limits
+        self.max_wait_seconds = max_wait_seconds
+        """The longest this server lets a claim wait (a ``waitSeconds`` above it is cut to it)."""
 
     async def claim(self, request: Request) -> Response:
         """``POST /api/continuations/claim``: the oldest request ``owner`` may continue, claimed."""
@@ -76,7 +83,7 @@ class ContinuationEndpoints:
         chat_id = string_field(body, "chatId", required=False)
         lease = _seconds(body, "leaseSeconds", LEASE_SECONDS, 1.0, _MAX_LEASE_SECONDS)
         wait = _seconds(body, "waitSeconds", 0.0, 0.0, MAX_WAIT_SECONDS)
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + min(wait, self.max_wait_seconds)
         while True:
             claimed = await run_in_threadpool(
                 lambda: self.store.inbox.claim_continuation(
