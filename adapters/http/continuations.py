@@ -9,9 +9,10 @@ as the Python worker does, with a claim and a lease:
   worker of ``owner`` may continue (its conversations and those owned by
   ``any``; never another owner's). With ``waitSeconds`` (up to 30, or the
   server's ``continuation_wait_seconds`` if lower) it waits for one (a long
-  poll). 200 ``{"request": {...}}`` with the lease, or 204 when none came. Within the lease, the runtime opens the request's stream
-  (with its ``requestId``), which fulfils the request; a lease that lapses
-  lets the request be claimed again.
+  poll). 200 ``{"request": {...}}`` with the lease, or 204 when none came.
+  Within the lease, the runtime opens the request's stream (with its
+  ``requestId``), which fulfils the request; a lease that lapses lets the
+  request be claimed again.
 - ``POST /api/chats/{id}/continuations/retire`` ``{reason}``: the owner
   continued the turn by its own means; the pending request is retired
   (audited with the caller as actor). 200 ``{"retired": requestId | null}``.
