@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from chatledger.domain.conversation import ConversationState, Verdict
 from chatledger.domain.errors import InvalidChunkError, StoredDataError
 from chatledger.domain.open_stream import OpenStream
+from chatledger.domain.owners import owner_of
 
 __all__ = [
     "StoredBatch",
@@ -25,6 +26,7 @@ __all__ = [
     "fulfil_continuation",
     "open_stream_named",
     "own",
+    "queue_continuation",
     "skipped",
     "verdicts",
 ]
@@ -102,6 +104,20 @@ def answered(state: ConversationState, auto_continue: bool, actor: str, cause: s
     state.answered_since_stream = True
     if auto_continue and state.stream is not None:
         state.wants_continuation = {"actor": actor, "cause": cause}
+
+
+def queue_continuation(
+    state: ConversationState, request_id: str, message_id: str, cause: str, at: datetime
+) -> None:
+    """A continuation is requested: queued for the conversation's owner (only its workers claim it)."""
+    state.continuation = {
+        "requestId": request_id,
+        "messageId": message_id,
+        "cause": cause,
+        "requestedAt": at.isoformat(),
+        "owner": owner_of(state),
+    }
+    state.wants_continuation = None
 
 
 def fulfil_continuation(

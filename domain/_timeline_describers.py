@@ -21,6 +21,7 @@ from chatledger.domain._timeline_text import (
     _listed,
     _name,
     _preview,
+    _quote,
     _stream_matches,
     _stream_message_id,
     _tool,
@@ -45,6 +46,8 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
+from chatledger.domain.owner_events import ContinuationRetired, OwnerSet
+from chatledger.domain.owners import ANY, owner_of
 from chatledger.domain.tool_outputs import DEFAULT_DENIAL_TEXT
 
 __all__ = ["Describer", "describer_of", "raw_details"]
@@ -60,7 +63,14 @@ def _started(event: ConversationStarted, before: ConversationState) -> _Describe
     summary = f"conversation {_id(event.chat_id)} started in tenant {_id(event.tenant)}"
     if isinstance(event.metadata, dict) and event.metadata:
         summary += f" (metadata: {', '.join(_id(key) for key in event.metadata)})"
-    details = {"tenant": event.tenant, "chatId": event.chat_id, "metadata": event.metadata}
+    if event.owner not in (None, ANY):
+        summary += f", owned by {_id(event.owner)}"
+    details = {
+        "tenant": event.tenant,
+        "chatId": event.chat_id,
+        "metadata": event.metadata,
+        "owner": event.owner,
+    }
     return summary, details, ()
 
 
@@ -173,8 +183,33 @@ def _requested(event: ContinuationRequested, before: ConversationState) -> _Desc
         f"continuation {_id(event.request_id)} requested for message "
         f"{_id(event.message_id)}: {event.cause}"
     )
-    details = {"requestId": event.request_id, "messageId": event.message_id, "cause": event.cause}
+    owner = owner_of(before)
+    if owner != ANY:
+        summary += f" (for {_id(owner)})"
+    details = {
+        "requestId": event.request_id,
+        "messageId": event.message_id,
+        "cause": event.cause,
+        "owner": owner,
+    }
     return summary, details, ()
+
+
+def _owner_set(event: OwnerSet, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} handed the conversation from {_id(event.previous)} to {_id(event.owner)}"
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    details = {"owner": event.owner, "previous": event.previous, "reason": event.reason}
+    return summary, details, ()
+
+
+def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} retired continuation {_id(event.request_id)}: {_quote(event.reason, 80)}"
+    )
+    return summary, {"requestId": event.request_id, "reason": event.reason}, ()
 
 
 def _claimed(event: ContinuationClaimed, before: ConversationState) -> _Described:
@@ -293,6 +328,8 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (MetadataSet, "metadata-set", _metadata),
     (SteeringQueued, "steering-queued", _steering),
     (Redacted, "redacted", _redacted),
+    (OwnerSet, "owner-set", _owner_set),
+    (ContinuationRetired, "continuation-retired", _retired),
 )
 
 

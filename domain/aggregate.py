@@ -29,6 +29,8 @@ from chatledger.domain.events import (
     ToolOutputAdded,
 )
 from chatledger.domain.limits import Limits, check_name, check_names, check_text, check_title
+from chatledger.domain.owner_events import ContinuationRetired, OwnerSet
+from chatledger.domain.owners import ANY, check_owner, owner_of
 from chatledger.domain.parts import check_message
 from chatledger.domain.redaction import decide_redaction
 from chatledger.domain.stream_commands import STREAM_OUTCOMES, TRIGGERS, StreamCommands
@@ -70,12 +72,14 @@ class Conversation(StreamCommands):
         actor: str,
         metadata: dict[str, Any] | None = None,
         ai_sdk: int = IMPLICIT_MAJOR,
+        owner: str = ANY,
     ) -> Conversation:
-        """Create a new conversation that speaks AI SDK ``ai_sdk`` (6 or 7).
+        """Create a new conversation that speaks AI SDK ``ai_sdk`` (6 or 7), continued by ``owner``.
 
         Names with control characters are refused.
         """
         check_names(tenant=tenant, chat_id=chat_id, actor=actor)
+        check_owner(owner)
         dialect_for(ai_sdk)  # the major is checked here, once, before it is recorded
         return cls._create(
             ConversationStarted,
@@ -85,6 +89,7 @@ class Conversation(StreamCommands):
             actor=actor,
             metadata=metadata,
             ai_sdk=ai_sdk,
+            owner=owner,
         )
 
     def append_message(self, message: Any, *, actor: str, limits: Limits) -> None:
@@ -213,11 +218,18 @@ class Conversation(StreamCommands):
         return str((self.state.tool_part(tool_call_id) or {}).get("state"))
 
     def claim_continuation(
-        self, request_id: str, *, worker: str, lease_seconds: float, now: datetime
+        self,
+        request_id: str,
+        *,
+        worker: str,
+        lease_seconds: float,
+        now: datetime,
+        owner: str | None = None,
     ) -> bool:
-        """Take a pending request unless another worker holds an unexpired lease on it."""
+        """Take a pending request as a worker of ``owner``, unless it is another owner's request or
+        another worker holds an unexpired lease on it."""
         check_names(request_id=request_id, worker=worker)
-        if not claimable(self.state, request_id, worker=worker, now=now):
+        if not claimable(self.state, request_id, worker=worker, now=now, owner=owner):
             return False
         self.trigger_event(
             ContinuationClaimed,
@@ -227,6 +239,28 @@ class Conversation(StreamCommands):
             actor=worker,
         )
         return True
+
+    def set_owner(self, owner: str, *, actor: str, reason: str | None) -> bool:
+        """Hand the conversation to ``owner`` (a pending request with it); False if it already is."""
+        check_owner(owner)
+        check_name("actor", actor)
+        check_text("reason", reason)
+        previous = owner_of(self.state)
+        if owner == previous and self.state.owner is not None:
+            return False
+        self.trigger_event(OwnerSet, owner=owner, previous=previous, reason=reason, actor=actor)
+        return True
+
+    def retire_continuation(self, *, actor: str, reason: str) -> str | None:
+        """Retire the pending continuation request (its owner continued by its own means); its id, or None."""
+        check_name("actor", actor)
+        check_text("reason", reason)
+        pending = self.state.continuation
+        if pending is None:
+            return None
+        request_id: str = pending["requestId"]
+        self.trigger_event(ContinuationRetired, request_id=request_id, reason=reason, actor=actor)
+        return request_id
 
     def cut_messages(
         self, from_message_id: str, *, trigger: str, reason: str | None, actor: str

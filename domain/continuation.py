@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from chatledger.domain.conversation import ConversationState
+from chatledger.domain.owners import may_claim, owner_of
 from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
 
 __all__ = [
@@ -95,10 +96,23 @@ def message_to_continue(state: ConversationState) -> str | None:
     return message_id
 
 
-def claimable(state: ConversationState, request_id: str, *, worker: str, now: datetime) -> bool:
-    """Whether ``worker`` may claim the pending request: no other worker's lease on it runs past ``now``."""
+def claimable(
+    state: ConversationState,
+    request_id: str,
+    *,
+    worker: str,
+    now: datetime,
+    owner: str | None = None,
+) -> bool:
+    """Whether ``worker`` (a worker of ``owner``) may claim the pending request.
+
+    Only a worker of the request's owner may (``owners.may_claim``), and only
+    while no other worker's lease on it runs past ``now``.
+    """
     pending = state.continuation
     if pending is None or pending["requestId"] != request_id:
+        return False
+    if not may_claim(pending.get("owner") or owner_of(state), owner):
         return False
     lease = pending.get("leaseUntil")
     return (
@@ -138,6 +152,10 @@ class ConversationStatus:
     """The id of a pending continuation request."""
     stream_id: str | None = None
     """The open stream, when streaming (close a crashed one with ``close_stream``)."""
+    owner: str = "any"
+    """Who continues the conversation (``chatledger.domain.owners``)."""
+    continuation_requested_at: str | None = None
+    """When the pending continuation request was made (ISO 8601, UTC): its age shows who is late."""
 
     def to_json(self) -> dict[str, Any]:
         """The status as JSON (camelCase), as the HTTP API and ``chatledger status --json`` show it."""
@@ -157,6 +175,8 @@ class ConversationStatus:
             ],
             "continuationRequest": self.continuation_request,
             "streamId": self.stream_id,
+            "owner": self.owner,
+            "continuationRequestedAt": self.continuation_requested_at,
         }
 
 
@@ -166,8 +186,11 @@ def status_of(state: ConversationState) -> ConversationStatus:
     common: dict[str, Any] = {
         "last_outcome": outcome.get("outcome"),
         "last_reason": outcome.get("reason"),
+        "owner": owner_of(state),
     }
     request = state.continuation.get("requestId") if state.continuation else None
+    if state.continuation is not None:
+        common["continuation_requested_at"] = state.continuation.get("requestedAt")
     if state.stream is not None:
         return ConversationStatus(
             "streaming", continuation_request=request, stream_id=state.stream.stream_id, **common

@@ -17,6 +17,7 @@ from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
 from chatledger.domain.limits import chunk_cost, json_size
 from chatledger.domain.open_stream import OpenStream
+from chatledger.domain.owners import owner_of
 from chatledger.domain.replay import approval_response_is_replay, is_replay
 from chatledger.domain.tool_parts import is_tool_part, part_for_approval
 
@@ -69,6 +70,8 @@ class ConversationState:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Answer key -> ``{"streamId", "messageId", "outcome"?, "reason"?}`` of each answer opened
     with a key (``StreamOpened.answer_key``): how a retried write is recognised."""
+    owner: str | None = None
+    """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
     dialect: Dialect = field(init=False, repr=False, compare=False)
@@ -323,6 +326,7 @@ class ConversationState:
             **({"steering": self.steering} if self.steering else {}),
             **({"redactions": self.redactions} if self.redactions else {}),
             **({"answers": self.answers} if self.answers else {}),
+            **({"owner": self.owner} if self.owner is not None else {}),
         }
 
     @classmethod
@@ -346,6 +350,10 @@ class ConversationState:
         state.steering = list(data.get("steering") or [])
         state.redactions = list(data.get("redactions") or [])
         state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
+        state.owner = data.get("owner")
+        if state.continuation is not None and "owner" not in state.continuation:
+            # a snapshot from before owners: the request is addressed as it would be now
+            state.continuation = {**state.continuation, "owner": owner_of(state)}
         stream = data.get("stream")
         if stream is not None:
             state.stream = OpenStream.from_json(

@@ -83,13 +83,20 @@ class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
     """Free metadata given at creation."""
     ai_sdk: int = 6
     """The AI SDK major the conversation speaks (6 or 7); events stored before it was recorded are 6."""
+    owner: str | None = None
+    """Who continues it (``chatledger.domain.owners``); None: started before owners were recorded."""
 
-    class_version: ClassVar[int] = 2
+    class_version: ClassVar[int] = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """Version 1 events predate AI SDK 7: those conversations speak v6."""
         state["ai_sdk"] = 6
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Version 2 events predate owners: ``owners.owner_of`` decides from what the conversation holds."""
+        state["owner"] = None
 
     def mutate(self, aggregate: Any) -> Conversation:  # type: ignore[override]
         """Create the aggregate from this first event."""
@@ -98,6 +105,7 @@ class ConversationStarted(ConversationEvent, CanInitAggregate[UUID]):
         conversation = Conversation.__new__(Conversation)
         conversation.__base_init__(self.originator_id, self.originator_version, self.timestamp)
         conversation.state = ConversationState(self.tenant, self.chat_id, ai_sdk=self.ai_sdk)
+        conversation.state.owner = self.owner
         return conversation
 
 
@@ -281,14 +289,10 @@ class ContinuationRequested(ConversationEvent):
     """What completed the batch (e.g. ``approval call_7``)."""
 
     def apply_to(self, state: ConversationState) -> None:
-        """Queue the request."""
-        state.continuation = {
-            "requestId": self.request_id,
-            "messageId": self.message_id,
-            "cause": self.cause,
-            "requestedAt": self.timestamp.isoformat(),
-        }
-        state.wants_continuation = None
+        """Queue the request, addressed to the conversation's owner."""
+        folds.queue_continuation(
+            state, self.request_id, self.message_id, self.cause, self.timestamp
+        )
 
 
 class ContinuationClaimed(ConversationEvent):

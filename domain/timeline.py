@@ -55,9 +55,12 @@ KINDS: Final = (
     "metadata-set",
     "steering-queued",
     "redacted",
+    "owner-set",
+    "continuation-retired",
     "conversation-erased",
 )
-"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``erasure.py``)."""
+"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``
+and ``erasure.py``)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

@@ -363,20 +363,7 @@ def approvals_of(state: ConversationState, fallback_time: datetime) -> list[Pend
 
 def continuation_of(state: ConversationState) -> ContinuationRequest | None:
     """The conversation's pending continuation request, if any."""
-    data = state.continuation
-    if data is None:
-        return None
-    lease = data.get("leaseUntil")
-    return ContinuationRequest(
-        state.tenant,
-        state.chat_id,
-        data["requestId"],
-        data["messageId"],
-        data["cause"],
-        datetime.fromisoformat(data["requestedAt"]),
-        data.get("claimedBy"),
-        datetime.fromisoformat(lease) if lease else None,
-    )
+    return ContinuationRequest.pending_in(state)
 
 
 def full_timeline(

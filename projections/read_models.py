@@ -30,6 +30,7 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError, Tracking, TrackingRecorder
 
+from chatledger.domain.conversation import ConversationState
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.projections.listing import ConversationList, ConversationSummary, ListQuery
 
@@ -108,6 +109,32 @@ class ContinuationRequest:
     requested_at: datetime
     claimed_by: str | None = None
     lease_until: datetime | None = None
+    owner: str = "any"
+    """Who may claim it: a worker of this owner (``chatledger.domain.owners``)."""
+
+    @classmethod
+    def pending_in(cls, state: ConversationState) -> ContinuationRequest | None:
+        """The conversation's pending request, if any."""
+        data = state.continuation
+        if data is None:
+            return None
+        lease = data.get("leaseUntil")
+        return cls(
+            state.tenant,
+            state.chat_id,
+            data["requestId"],
+            data["messageId"],
+            data["cause"],
+            datetime.fromisoformat(data["requestedAt"]),
+            data.get("claimedBy"),
+            datetime.fromisoformat(lease) if lease else None,
+            data["owner"],
+        )
+
+    @property
+    def age_seconds(self) -> float:
+        """How long it has been waiting."""
+        return (datetime.now(UTC) - self.requested_at).total_seconds()
 
 
 @dataclass(frozen=True)

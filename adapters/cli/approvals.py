@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from chatledger.adapters.cli.common import PROG, open_existing
@@ -56,7 +57,8 @@ def add(commands: Commands) -> None:
         as_json("the inbox"),
         help="list the tool calls awaiting approval across conversations",
         description="Print every tool call awaiting a human's approval in the tenant's "
-        "conversations, oldest first: chat, call id, tool, input and how long it has waited.",
+        "conversations, oldest first: chat, call id, tool, input and how long it has waited; "
+        "then the continuation requests not yet taken, with their owner and age.",
     )
     for name, run in (("approve", approve), ("deny", deny)):
         commands.declare(
@@ -106,7 +108,7 @@ def status(args: argparse.Namespace, out: TextIO) -> int:
 
 def render_status(chat: str, status: ConversationStatus) -> str:
     """The status as lines, with the command that answers each call waited on."""
-    lines = [f"conversation {chat!r}: {status.status}"]
+    lines = [f"conversation {chat!r}: {status.status}", f"  owner: {status.owner}"]
     if status.last_outcome is not None:
         reason = f" ({status.last_reason})" if status.last_reason else ""
         lines.append(f"  last stream: {status.last_outcome}{reason}")
@@ -128,6 +130,12 @@ def render_status(chat: str, status: ConversationStatus) -> str:
             "  every tool call is answered; the model's continuation is "
             + (f"queued (request {request})" if request else "not queued yet")
         )
+        if request and status.continuation_requested_at:
+            waited = datetime.now(UTC) - datetime.fromisoformat(status.continuation_requested_at)
+            lines.append(
+                f"    for owner {status.owner}, waiting {_age(waited.total_seconds())}: only a "
+                f"worker of that owner continues it ({PROG} owner {chat} NAME hands it over)"
+            )
     return "\n".join(lines)
 
 
@@ -135,6 +143,7 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger inbox``: every tool call awaiting approval, oldest first."""
     with open_existing(args) as store:
         pending = store.pending_approvals()
+        queued = [] if args.json else store.pending_continuations()
     if args.json:
         listed = [
             {
@@ -152,17 +161,26 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     if not pending:
         print(f"no tool call awaits approval (tenant {args.tenant!r})", file=out)
-        return 0
     for item in pending:
         print(
             f"{item.chat_id}  {item.tool_call_id}  {item.tool_name}({_short(item.input)})  "
             f"waiting {_age(item.age_seconds)}",
             file=out,
         )
-    print(
-        f"\n{len(pending)} awaiting approval; answer with: {PROG} approve|deny CHAT CALL",
-        file=out,
-    )
+    if pending:
+        print(
+            f"\n{len(pending)} awaiting approval; answer with: {PROG} approve|deny CHAT CALL",
+            file=out,
+        )
+    if queued:
+        print("\ncontinuations waiting for their owner:", file=out)
+    for request in queued:
+        claimed = f", claimed by {request.claimed_by}" if request.claimed_by else ""
+        print(
+            f"{request.chat_id}  {request.request_id}  owner {request.owner}  "
+            f"waiting {_age(request.age_seconds)}{claimed}",
+            file=out,
+        )
     return 0
 
 

@@ -30,6 +30,7 @@ from chatledger.adapters.cli import (
     integrity,
     listing,
     otel,
+    owners,
     projection,
     redaction,
     serve,
@@ -52,6 +53,7 @@ MODULES = (
     integrity,  # verify, seal, export, verify-export
     worker,
     approvals,  # status, inbox, approve, deny, tool-output
+    owners,  # owner
     listing,  # list
     otel,  # export-otel
     redaction,  # redact
@@ -75,6 +77,7 @@ LISTED = (
     "approve",
     "deny",
     "tool-output",
+    "owner",
     "list",
     "seal",
     "export",

@@ -44,6 +44,12 @@ def add(commands: Commands) -> None:
             help="who the events are recorded as caused by (default: system)",
         ),
         flag("--create", "start the conversation if it does not exist"),
+        option(
+            "--owner",
+            default="any",
+            metavar="NAME",
+            help="with --create: who continues the conversation (default: any worker)",
+        ),
         help="write a recorded stream (JSON Lines or SSE) into a conversation",
         description="Write a recorded UI message stream into a conversation as one model "
         "response. FILE holds one chunk per line (JSON Lines) or an SSE capture ('data: {...}' "
@@ -66,7 +72,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     with open_store(args) as store:
         if args.create:
             with contextlib.suppress(ConversationExistsError):
-                store.start_conversation(args.chat, actor=args.actor)
+                store.start_conversation(args.chat, actor=args.actor, owner=args.owner)
         try:
             report = store.ingest(
                 args.chat,

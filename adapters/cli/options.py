@@ -31,6 +31,7 @@ __all__ = [
     "CHAT",
     "DELAY",
     "OPERATOR",
+    "OWNER",
     "POLL",
     "REASON",
     "RESPONDER",
@@ -274,6 +275,14 @@ RESPONDER = option(
     metavar="demo|MODULE:NAME",
     help="what answers: 'demo' (the recorded demo turn; the default), or a Python object "
     "MODULE:NAME that is a responder, a pydantic_ai.Agent, or a function returning one",
+)
+OWNER = option(
+    "--owner",
+    default=None,
+    metavar="NAME",
+    help="the owner name it works as: it starts conversations owned by NAME and continues only "
+    "those and the conversations owned by 'any' (default: responder:<the responder's actor>, "
+    "e.g. responder:agent:ops-assistant for the demo)",
 )
 DELAY = option(
     "--delay",

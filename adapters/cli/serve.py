@@ -18,6 +18,7 @@ from chatledger.adapters.cli.common import (
 )
 from chatledger.adapters.cli.options import (
     DELAY,
+    OWNER,
     RESPONDER,
     SEAL_KEY_FILE,
     STREAM_LEASE_SECONDS,
@@ -67,6 +68,7 @@ def add(commands: Commands) -> None:
             "(repeatable; '*' for any)",
         ),
         RESPONDER,
+        OWNER,
         DELAY,
         option(
             "--log-level",
@@ -171,6 +173,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             run_continuations=not args.no_continuations,
             allowed_hosts=args.allowed_host or (),
             seal_key=seal_key,
+            owner=args.owner,
         )
     return 0
 
@@ -222,5 +225,6 @@ def serve_in_workers(args: argparse.Namespace, tokens: TokenTable | None) -> Non
         cors_origins=args.cors_origin or [],
         allowed_hosts=[args.host, *(args.allowed_host or ())],
         run_continuations=not args.no_continuations,
+        owner=args.owner,
     )
     serve_workers(settings, args.host, args.port, args.workers, args.log_level)

@@ -48,6 +48,7 @@ class WorkerSettings:
     cors_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
     run_continuations: bool = True
+    owner: str | None = None
 
 
 def serve_workers(
@@ -107,4 +108,5 @@ def app() -> Starlette:
         cors_origins=settings.cors_origins,
         run_continuations=settings.run_continuations,
         allowed_hosts=[*LOCAL_HOSTS, *settings.allowed_hosts],
+        owner=settings.owner,
     )

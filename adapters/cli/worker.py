@@ -4,7 +4,10 @@ An approval or tool output may request a continuation of the turn. ``chatledger
 serve`` runs them itself; a worker runs them too (or instead, with ``serve
 --no-continuations``): it claims each request with a lease (of many servers and
 workers exactly one runs it), opens its stream and runs the responder into
-it. Clients follow the answer with ``GET /api/chat/{id}/stream``.
+it. Clients follow the answer with ``GET /api/chat/{id}/stream``. It runs only the
+requests of the conversations its owner (``--owner``, default ``responder:<the
+responder's actor>``) or ``any`` owns: a framework's conversation is never
+answered by it.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 from chatledger.adapters.cli.common import load_responder, open_store
 from chatledger.adapters.cli.options import (
     DELAY,
+    OWNER,
     RESPONDER,
     STREAM_LEASE_SECONDS,
     Commands,
@@ -43,6 +47,7 @@ def add(commands: Commands) -> None:
         "worker",
         run,
         RESPONDER.but(help="what answers, as for 'serve' (default: demo)"),
+        OWNER,
         DELAY.but(help="pause between the demo responder's chunks (default: 0.05)"),
         option(
             "--poll-seconds",
@@ -94,6 +99,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 grace_seconds=args.grace_seconds,
                 lease_seconds=args.lease_seconds,
                 once=args.once,
+                owner=args.owner,
             )
         )
         print(f"chatledger worker: {started} continuation(s) run", file=out, flush=True)
@@ -110,12 +116,15 @@ async def run_worker(
     lease_seconds: float = LEASE_SECONDS,
     once: bool = False,
     stop: asyncio.Event | None = None,
+    owner: str | None = None,
 ) -> int:
     """Run continuation requests until ``stop`` is set (SIGINT/SIGTERM set it); how many were run.
 
     With ``once``, runs the requests waiting now and returns when their answers
     are written. Answers under way when it stops get 10 s to finish, then are
-    closed as ``aborted``.
+    closed as ``aborted``. Only the requests of conversations owned by
+    ``owner`` (default: ``responder:<the responder's actor>``) or by ``any``
+    are run: never those a framework or another runtime continues.
     """
     from chatledger.adapters.store.turns.continuations import (
         ContinuationRunner,
@@ -129,7 +138,7 @@ async def run_worker(
     for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signum, stop.set)
-    runner = TurnRunner(responder)
+    runner = TurnRunner(responder, owner=owner)
     start = start_claimed(store.turns, runner)
     started = 0
 
@@ -146,6 +155,7 @@ async def run_worker(
         lease_seconds=lease_seconds,
         grace_seconds=grace_seconds,
         poll_seconds=poll_seconds,
+        owner=runner.owner,
     )
     try:
         if once:

@@ -73,6 +73,7 @@ from chatledger.domain.errors import (
     ToolCallNotReadyError,
     UnknownToolCallError,
 )
+from chatledger.domain.owners import OPENAI_AGENTS
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -88,6 +89,9 @@ DEFAULT_ACTOR = "agent:openai-agents"
 class ChatLedgerSession(StoreBinding):
     """An OpenAI Agents SDK ``Session`` whose items are events of one chatledger conversation.
 
+    The conversations it starts are owned by ``openai-agents``: no continuation
+    worker (``chatledger serve``/``worker``) answers them.
+
     ``session_id`` is the chat id (the conversation is started on the first
     ``add_items``); ``tenant`` defaults to the store's; ``actor`` names who
     wrote the items in the audit. ``session_settings`` (an
@@ -98,6 +102,8 @@ class ChatLedgerSession(StoreBinding):
     Items are typed ``Any`` (they are JSON objects, the SDK's ``TResponseInputItem``)
     so that the class matches the ``Session`` protocol without importing ``agents``.
     """
+
+    owner = OPENAI_AGENTS
 
     def __init__(
         self,
@@ -182,6 +188,8 @@ class ChatLedgerSession(StoreBinding):
         rejected with the denial's reason as its rejection message; calls not
         answered yet stay interruptions. None when no saved run is still
         waiting. ``options`` go to ``RunState.from_json`` (e.g. ``context_override``).
+        The continuation request an approval queued (``chatledger approve``,
+        the HTTP route) is retired: the run about to resume continues the turn.
         """
         found = await asyncio.to_thread(self.paused_run)
         if found is None:
@@ -189,6 +197,10 @@ class ChatLedgerSession(StoreBinding):
         data, decisions = found
         state = await agents_sdk().RunState.from_json(agent, data, **options)
         apply_decisions(state, decisions)
+        if decisions:
+            await asyncio.to_thread(
+                self._retire_continuation, self.session_id, "the OpenAI Agents run resumes"
+            )
         return state
 
     def save_paused_run(self, record: dict[str, Any]) -> None:

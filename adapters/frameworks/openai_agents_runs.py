@@ -17,9 +17,11 @@ approval → ``state.approve``, a denial → ``state.reject`` with its reason as
 the rejection message), ready for ``Runner.run(agent, state, session=...)``.
 It gives None once the run has resumed (the paused calls have their outputs).
 
-The Runner drives the turn: answer without queuing a continuation
-(``auto_continue=False``, ``chatledger approve --no-continue``), or a
-continuation worker would try to answer the conversation too.
+The Runner drives the turn. The session's conversations are owned by
+``openai-agents``, so a continuation request an approval queues (``chatledger
+approve`` without ``--no-continue``, the HTTP route, the inbox page) is never
+claimed by a ``serve``/``worker`` responder: it waits, visible in ``status``,
+until ``load_run_state`` retires it as the run resumes.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 try:
+    from pydantic_ai import DeferredToolResults, ToolDenied
     from pydantic_ai.conversation_store import (
         ConversationConflict,
         ConversationEntry,
@@ -88,11 +89,13 @@ from chatledger.adapters.frameworks.pydantic_ai_mapping import (
     entry_json,
     entry_message,
     record_message,
+    recorded_decisions,
     tool_states,
     tool_text,
 )
 from chatledger.adapters.frameworks.store_binding import StoreBinding
 from chatledger.domain.errors import ConversationNotFoundError
+from chatledger.domain.owners import PYDANTIC_AI
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -118,8 +121,12 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
     ``store`` is the chatledger store; ``tenant`` defaults to the store's;
     ``actor`` names the writer in the audit (messages, tool results, denials,
     cuts). See the module docstring for the mapping. The primitives run the
-    (synchronous) store calls in a worker thread.
+    (synchronous) store calls in a worker thread. The conversations it starts
+    are owned by ``pydantic-ai``: no continuation worker answers them, and a
+    save retires a continuation request an approval queued.
     """
+
+    owner = PYDANTIC_AI
 
     def __init__(
         self,
@@ -202,6 +209,30 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
             reason=reason,
         )
 
+    async def deferred_tool_results(self, conversation_id: str) -> DeferredToolResults | None:
+        """The decisions recorded in chatledger on the calls a paused run waits on, to resume it.
+
+        Give it to ``agent.run(conversation=loaded, deferred_tool_results=...)``:
+        an approval (``chatledger approve``, the HTTP route, the inbox page,
+        ``respond_to_approval``) is ``True``, a denial ``ToolDenied`` with its
+        reason. None while the conversation waits on nothing, or no call is
+        answered yet; calls not answered yet are left out.
+        """
+        record = await self.read_record(conversation_id)
+        if record is None or record.deferred_tool_requests is None:
+            return None
+        calls = [call.tool_call_id for call in record.deferred_tool_requests.approvals]
+        messages = await asyncio.to_thread(self._messages_or_none, conversation_id) or []
+        decisions = recorded_decisions(messages, calls)
+        if not decisions:
+            return None
+        return DeferredToolResults(
+            approvals={
+                call: True if approved else (ToolDenied(reason) if reason else ToolDenied())
+                for call, (approved, reason) in decisions.items()
+            }
+        )
+
     # -- the same, synchronous -----------------------------------------------------
 
     def read_record_sync(self, conversation_id: str) -> ConversationRecord | None:
@@ -245,6 +276,8 @@ class ChatLedgerConversationStore(StoreBinding, PydanticAIConversationStore):
             current = self._index.current(chat, messages)
             if (current.revision if current is not None else None) != expected_revision:
                 raise ConversationConflict(chat)
+            # The framework continues its run itself: a request an approval queued is done.
+            tx.retire_continuation(actor=self.actor, reason="the Pydantic AI run saved its state")
             history = self._index.history(record, given)
             shared = 0
             for message, entry in zip(messages, history, strict=False):

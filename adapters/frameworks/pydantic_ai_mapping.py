@@ -64,6 +64,7 @@ __all__ = [
     "entry_of",
     "record_in",
     "record_message",
+    "recorded_decisions",
     "tool_states",
     "tool_text",
 ]
@@ -245,3 +246,23 @@ def tool_states(messages: list[Json]) -> dict[str, str]:
             if part.get("type") == "dynamic-tool":
                 states[part["toolCallId"]] = part.get("state", "")
     return states
+
+
+def recorded_decisions(
+    messages: list[Json], calls: list[str]
+) -> dict[str, tuple[bool, str | None]]:
+    """The human decisions recorded on ``calls`` in the view: call id -> (approved, reason).
+
+    An approval leaves its part ``approval-responded`` (or with the output of
+    a run that already went on), a denial ``output-denied``; a call not
+    answered yet is left out.
+    """
+    found: dict[str, tuple[bool, str | None]] = {}
+    for message in messages:
+        for part in message["parts"]:
+            approval = part.get("approval")
+            if part.get("type") != "dynamic-tool" or part.get("toolCallId") not in calls:
+                continue
+            if isinstance(approval, dict) and isinstance(approval.get("approved"), bool):
+                found[part["toolCallId"]] = (approval["approved"], approval.get("reason"))
+    return found

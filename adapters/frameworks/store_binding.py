@@ -4,7 +4,10 @@
 (Pydantic AI) both keep a framework's conversations as chatledger
 conversations: both read a chat that may not exist yet, start a chat once,
 and record a human's decision on a call the framework's run paused on. The
-framework drives its own turns, so that decision never queues a continuation.
+framework drives its own turns, so that decision never queues a continuation;
+the chats they start are owned by the framework (``chatledger.domain.owners``),
+so no continuation worker answers them, and a request queued by an approval
+given elsewhere is retired when the framework resumes its run.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
+from chatledger.domain.owners import ANY
 
 if TYPE_CHECKING:
     from chatledger.adapters.store import ConversationStore
@@ -44,10 +48,29 @@ class StoreBinding:
         except ConversationNotFoundError:
             return None
 
+    owner: str = ANY
+    """The owner of the chats it starts: the framework, which resumes its own runs."""
+
     def _start_once(self, chat_id: str, **options: Any) -> None:
-        """Start the chat with this actor unless it exists (started by an earlier write)."""
+        """Start the chat with this actor, owned by the framework, unless it exists."""
         with contextlib.suppress(ConversationExistsError):
-            self.store.start_conversation(chat_id, tenant=self.tenant, actor=self.actor, **options)
+            self.store.start_conversation(
+                chat_id, tenant=self.tenant, actor=self.actor, owner=self.owner, **options
+            )
+
+    def _retire_continuation(self, chat_id: str, reason: str) -> str | None:
+        """Retire the chat's pending continuation request: the framework continues the run itself.
+
+        An approval given elsewhere (``chatledger approve``, the HTTP route, the
+        inbox page) queues a request; the framework's resume consumes it here,
+        so nothing stays pending and no worker answers the conversation.
+        """
+        try:
+            return self.store.retire_continuation(
+                chat_id, actor=self.actor, reason=reason, tenant=self.tenant
+            )
+        except ConversationNotFoundError:
+            return None
 
     def _record_decision(
         self, chat_id: str, tool_call_id: str, *, approved: bool, actor: str, reason: str | None

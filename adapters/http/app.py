@@ -52,6 +52,7 @@ from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.answers import AnswerEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
+from chatledger.adapters.http.continuations import MAX_WAIT_SECONDS, ContinuationEndpoints
 from chatledger.adapters.http.conversations import ConversationEndpoints
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
@@ -94,6 +95,8 @@ class ChatApp:
         run_continuations: bool = True,
         seal_key: SealKey | None = None,
         answer_idle_seconds: float = 300.0,
+        owner: str | None = None,
+        continuation_wait_seconds: float = MAX_WAIT_SECONDS,
     ) -> None:
         self.store = store
         self.seal_key = seal_key
@@ -102,8 +105,9 @@ class ChatApp:
         """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
         self.access = Access(authenticate, store.tenant)
         self.identity: Callable[[Request], Identity] = self.access.identity
-        self.runner = TurnRunner(responder)
-        """The answers this process is writing."""
+        self.runner = TurnRunner(responder, owner=owner)
+        """The answers this process is writing; its ``owner`` (default: the responder's
+        ``responder:<actor>``) owns the conversations the app starts and is whose requests it runs."""
         self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
         self.sends = ChatSends(
             store, self.runner, self.resumes, self.identity,
@@ -113,7 +117,7 @@ class ChatApp:
         continuations = ContinuationRunner(
             store, start_claimed(store.turns, self.runner), tenants=self.access.tenants(),
             worker=worker_name("http"), grace_seconds=continuation_grace_seconds,
-            poll_seconds=continuation_poll_seconds,
+            poll_seconds=continuation_poll_seconds, owner=self.runner.owner,
         )  # fmt: skip
         self.continuations = continuations if run_continuations else None
         """The continuation policy (None: this app runs no continuations; a worker does)."""
@@ -129,6 +133,10 @@ class ChatApp:
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
         self.requests = RequestCounts()
         """HTTP answers by method and status, for ``/metrics``."""
+        self.pulls = ContinuationEndpoints(
+            store, self.identity, self.limits["stop"], max_wait_seconds=continuation_wait_seconds
+        )
+        """The pull route of external owners (``adapters/http/continuations.py``)."""
 
     async def resume(self, request: Request) -> Response:
         """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
@@ -172,6 +180,8 @@ def create_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     seal_key: SealKey | None = None,
     answer_idle_seconds: float = 300.0,
+    owner: str | None = None,
+    continuation_wait_seconds: float = MAX_WAIT_SECONDS,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -192,7 +202,12 @@ def create_app(
     by a stopped process, or recorded by another program). Several processes
     may serve one database: a claim goes to exactly one of them. With
     ``run_continuations=False`` the app runs none at all: a worker process
-    (``chatledger worker``) does.
+    (``chatledger worker``) does. The app runs only the requests of the
+    conversations its ``owner`` owns (default: ``responder:<the responder's
+    actor>``, the owner of the conversations it starts) and of those owned by
+    ``any``: never those of a framework or another runtime. An external owner
+    pulls its requests with ``POST /api/continuations/claim``, which waits at
+    most ``continuation_wait_seconds`` for one.
 
     ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
     the app, e.g. a ``useChat`` front end served from another port; pages of
@@ -217,8 +232,9 @@ def create_app(
         store, responder, authenticate, keepalive_seconds=keepalive_seconds,
         max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
         continuation_grace_seconds=continuation_grace_seconds,
-        run_continuations=run_continuations, seal_key=seal_key,
+        run_continuations=run_continuations, seal_key=seal_key, owner=owner,
         answer_idle_seconds=answer_idle_seconds,
+        continuation_wait_seconds=continuation_wait_seconds,
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),
@@ -253,6 +269,8 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route(f"{chats}/messages", chat.conversations.append_message, methods=["POST"]),
         Route(f"{chats}/answers", chat.answers.stream_in, methods=["POST"]),
         Route("/api/approvals", reads.approvals, methods=["GET"]),
+        Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
+        Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
@@ -313,6 +331,7 @@ def serve(
     run_continuations: bool = True,
     allowed_hosts: Sequence[str] = (),
     seal_key: SealKey | None = None,
+    owner: str | None = None,
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
@@ -333,6 +352,7 @@ def serve(
         run_continuations=run_continuations,
         allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
         seal_key=seal_key,
+        owner=owner,
     )
     options = server_options()
     uvicorn.run(

@@ -90,7 +90,7 @@ class ChatSends:
         async with self.resumes.opening(who.tenant, chat_id) as opening:
             take = functools.partial(
                 self.store.turns.take, chat_id, plan, tenant=who.tenant, actor=who.actor,
-                responder_actor=self.runner.actor, body=body,
+                responder_actor=self.runner.actor, body=body, owner=self.runner.owner,
             )  # fmt: skip
             turn = await run_in_threadpool(take)
             if not isinstance(turn, Steered):  # its stream is open now

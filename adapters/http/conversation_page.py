@@ -35,6 +35,8 @@ class ConversationPage:
     chat_id: str
     title: str
     status: str
+    owner: str
+    """Who continues the conversation (as of the version shown)."""
     version: int
     """The version shown."""
     latest: int
@@ -121,6 +123,7 @@ def conversation_page(
         chat_id=chat_id,
         title=title_of(messages, state.title, chat_id),
         status=status.status,
+        owner=status.owner,
         version=version,
         latest=latest,
         following=at is None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.continuations import continuation_paths
 from chatledger.adapters.http.health import health_paths
 from chatledger.adapters.http.metrics import metrics_paths
 from chatledger.adapters.http.operator import operator_paths
@@ -332,6 +333,7 @@ def openapi_document(
             **metrics_paths(_ERROR),  # /metrics (adapters/http/metrics.py)
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
+            **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
         },
     }
     # POST /api/chats, .../messages, .../answers: for servers that run the model elsewhere.

@@ -140,7 +140,8 @@ class _Pages:
     async def approvals_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant
         pending = await run_in_threadpool(self.app.store.inbox.pending_approvals, tenant=tenant)
-        return _render("_approvals.html", pending=pending)
+        queued = await run_in_threadpool(self.app.store.inbox.pending_continuations, tenant=tenant)
+        return _render("_approvals.html", pending=pending, queued=queued)
 
     async def verify_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant

@@ -22,6 +22,7 @@ from chatledger.domain.errors import (
     ConversationExistsError,
     InvalidInputError,
 )
+from chatledger.domain.owners import ANY
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -64,6 +65,7 @@ class Chats:
         metadata: dict[str, Any] | None = None,
         exist_ok: bool = False,
         ai_sdk: int | None = None,
+        owner: str = ANY,
     ) -> bool:
         """Create a conversation; ConversationExistsError if it is already there.
 
@@ -71,6 +73,8 @@ class Chats:
         first: no failing write). Returns whether the conversation was created.
         ``ai_sdk`` (6 or 7, default: the store's ``ai_sdk``) is the AI SDK major
         it speaks, for good: its chunks, its fold and its ``ai-sdk`` conversion.
+        ``owner`` is the runtime that continues it (``chatledger.domain.owners``;
+        default ``any``: every continuation worker); ``set_owner`` changes it.
         """
         tenant = tenant or self.tenant
         if not isinstance(chat_id, str) or not chat_id:
@@ -86,7 +90,7 @@ class Chats:
             return False
         version = self.ai_sdk if ai_sdk is None else ai_sdk
         conversation = Conversation.start(
-            tenant, chat_id, actor=actor, metadata=metadata, ai_sdk=version
+            tenant, chat_id, actor=actor, metadata=metadata, ai_sdk=version, owner=owner
         )
         try:
             self._uow.create(conversation)
@@ -263,6 +267,45 @@ class Chats:
         """Replace the conversation's metadata (a JSON object); False if it already was exactly that."""
         self._limits.check_value("metadata", metadata)
         return self._changed(tenant, chat_id, lambda c: c.set_metadata(metadata, actor=actor))
+
+    def set_owner(
+        self,
+        chat_id: str,
+        owner: str,
+        *,
+        actor: str,
+        reason: str | None = None,
+        tenant: str | None = None,
+    ) -> bool:
+        """Hand the conversation to another owner (an audited ``OwnerSet``); False if it already has it.
+
+        ``owner`` names the runtime that continues it from now on: ``any``,
+        ``none``, ``openai-agents``, ``pydantic-ai``, a responder's
+        ``responder:<actor>`` or an external runtime's name. A pending
+        continuation request goes to the new owner with it: only its workers
+        may claim it.
+        """
+        self._limits.check_value("reason", reason)
+        return self._changed(
+            tenant, chat_id, lambda c: c.set_owner(owner, actor=actor, reason=reason)
+        )
+
+    def retire_continuation(
+        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
+    ) -> str | None:
+        """Retire the pending continuation request: its owner continued the turn by its own means.
+
+        A framework that resumes its own run calls it, so no worker continues
+        the turn too. Records a ``ContinuationRetired`` (who, why); returns the
+        request's id, or None when none was pending.
+        """
+        self._limits.check_value("reason", reason)
+        retired: str | None = self._uow.act(
+            tenant or self.tenant,
+            chat_id,
+            lambda c: c.retire_continuation(actor=actor, reason=reason),
+        )[2]
+        return retired
 
     def redact(
         self,

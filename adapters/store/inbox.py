@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import ChatLedgerError
 from chatledger.domain.limits import check_name
+from chatledger.domain.owners import may_claim
 from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.projector import continuation_of
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
@@ -60,18 +61,25 @@ class Inbox:
         tenant: str | None = None,
         chat_id: str | None = None,
         min_age_seconds: float = 0.0,
+        owner: str | None = None,
     ) -> ContinuationRequest | None:
-        """Take the oldest unclaimed (or lease-expired) request; exactly one worker wins each.
+        """Take the oldest unclaimed (or lease-expired) request of ``owner``; exactly one worker wins each.
 
         Then open its stream with ``open_stream(chat_id, request_id=...)``
-        within the lease; that fulfils the request. ``chat_id`` takes only
+        within the lease; that fulfils the request. Only the requests a worker
+        of ``owner`` may continue are taken: those of conversations it owns,
+        and those owned by ``any`` (None: only those); another owner's request
+        is never taken (``chatledger.domain.owners``). ``chat_id`` takes only
         that conversation's request; ``min_age_seconds`` leaves alone requests
         younger than that (a request its own writer is about to fulfil).
         """
         check_name("worker", worker)
+        check_name("owner", owner, optional=True)
         now = datetime.now(UTC)
         for request in self.pending_continuations(tenant=tenant):
             if request.lease_until is not None and request.lease_until > now:
+                continue
+            if not may_claim(request.owner, owner):
                 continue
             if chat_id is not None and request.chat_id != chat_id:
                 continue
@@ -80,7 +88,11 @@ class Inbox:
 
             def claim(conversation: Conversation, request: ContinuationRequest = request) -> bool:
                 return conversation.claim_continuation(
-                    request.request_id, worker=worker, lease_seconds=lease_seconds, now=now
+                    request.request_id,
+                    worker=worker,
+                    lease_seconds=lease_seconds,
+                    now=now,
+                    owner=owner,
                 )
 
             conversation, _, won = self._uow.act(request.tenant, request.chat_id, claim)

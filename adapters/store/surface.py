@@ -131,6 +131,8 @@ class ChatSurface:
     set_title = forward("chats", Chats.set_title)
     set_metadata = forward("chats", Chats.set_metadata)
     redact = forward("chats", Chats.redact)
+    set_owner = forward("chats", Chats.set_owner)
+    retire_continuation = forward("chats", Chats.retire_continuation)
 
     # -- a model's answer -------------------------------------------------------------------
     open_stream = forward("streams", Streams.open_stream)

@@ -109,6 +109,10 @@ class Transaction:
         )
         return bool(decision.changed)
 
+    def retire_continuation(self, *, actor: str, reason: str) -> str | None:
+        """Retire the pending continuation request (the caller continues the turn); its id, or None."""
+        return self._conversation.retire_continuation(actor=actor, reason=reason)
+
 
 def transact(
     uow: UnitOfWork,

@@ -96,9 +96,13 @@ async def test_a_conversation_per_shard_through_http(three_databases: str) -> No
 
         queue = store.pending_continuations()
         assert sorted(r.chat_id for r in queue) == sorted(chats)
-        claimed = [store.claim_continuation("worker:test", lease_seconds=60) for _ in chats]
+        owner = app.state.chatledger.runner.owner  # the app's chats are its responder's
+        assert store.claim_continuation("worker:test", lease_seconds=60) is None  # not any's
+        claimed = [
+            store.claim_continuation("worker:test", lease_seconds=60, owner=owner) for _ in chats
+        ]
         assert sorted(c.chat_id for c in claimed if c is not None) == sorted(chats)
-        assert store.claim_continuation("worker:test", lease_seconds=60) is None
+        assert store.claim_continuation("worker:test", lease_seconds=60, owner=owner) is None
 
         for index, (shard, chat) in enumerate(zip(store.shards, chats, strict=True)):
             url = urlunsplit(

@@ -6,7 +6,7 @@ writing its statements through the database's ``Dialect``:
 
 - ``conversations``: ``chatledger_conversations_v2`` and ``chatledger_messages_v2``;
 - ``timeline``: ``chatledger_timeline_v2``, the audit timeline;
-- ``inbox``: ``chatledger_pending_approvals`` and ``chatledger_pending_continuations``;
+- ``inbox``: ``chatledger_pending_approvals`` and ``chatledger_pending_continuations_v2``;
 - ``conversation_list`` (with ``search``): ``chatledger_conversation_list_v2``
   and its full-text search;
 - ``bookkeeping``: the tracking table (``tracking`` on SQLite,

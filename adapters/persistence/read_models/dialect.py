@@ -53,7 +53,7 @@ TABLES = {
     "messages": "chatledger_messages_v2",
     "timeline": "chatledger_timeline_v2",
     "approvals": "chatledger_pending_approvals",
-    "continuations": "chatledger_pending_continuations",
+    "continuations": "chatledger_pending_continuations_v2",
     "list": LIST_TABLE,
 }
 """The read models' tables: emptied by ``reset``, counted by ``counts``."""
@@ -63,11 +63,16 @@ QUARANTINE = "chatledger_quarantine"
 """Events the projector could not apply (re-derived, so emptied by ``reset`` like the read models)."""
 INDEXES = {
     "approvals_by_tenant": "chatledger_pending_approvals_by_tenant",
-    "continuations_by_tenant": "chatledger_pending_continuations_by_tenant",
+    "continuations_by_tenant": "chatledger_pending_continuations_v2_by_tenant",
     "list_by_tenant": f"{LIST_TABLE}_by_tenant",
     "list_search": f"{LIST_TABLE}_search",
 }
-OLD_LAYOUT = ("chatledger_conversations", "chatledger_timeline", "chatledger_conversation_list")
+OLD_LAYOUT = (
+    "chatledger_conversations",
+    "chatledger_timeline",
+    "chatledger_conversation_list",
+    "chatledger_pending_continuations",  # before requests had an owner
+)
 """Read-model tables as laid out before ``_v2``: dropped on open, their rows projected again."""
 OLD_SEARCH_LAYOUT = ("chatledger_conversation_search",)
 """SQLite's search table as laid out before ``_v2`` (dropped on open, like the other read models)."""

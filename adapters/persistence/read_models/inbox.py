@@ -1,7 +1,7 @@
 """The inbox read model: tool calls awaiting approval and pending continuation requests, across conversations.
 
 - ``chatledger_pending_approvals``: one row per tool call awaiting approval;
-- ``chatledger_pending_continuations``: at most one row per conversation.
+- ``chatledger_pending_continuations_v2``: at most one row per conversation, with its owner.
 
 Both are looked up by tenant (a keyed tag with a store key, every other
 column but the times sealed), oldest request first.
@@ -24,14 +24,15 @@ __all__ = ["InboxTables"]
 _DELETE_APPROVALS = "DELETE FROM {approvals} WHERE conversation_id = ?"
 _INSERT_APPROVAL = "INSERT INTO {approvals} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _DELETE_CONTINUATION = "DELETE FROM {continuations} WHERE conversation_id = ?"
-_INSERT_CONTINUATION = "INSERT INTO {continuations} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_CONTINUATION = "INSERT INTO {continuations} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _SELECT_APPROVALS = (
     "SELECT tenant, chat_id, message_id, tool_call_id, tool_name, input, approval_id,"
     " requested_at FROM {approvals} WHERE tenant = ? ORDER BY requested_at, conversation_id"
 )
 _SELECT_CONTINUATIONS = (
     "SELECT tenant, chat_id, request_id, message_id, cause, requested_at, claimed_by,"
-    " lease_until FROM {continuations} WHERE tenant = ? ORDER BY requested_at, conversation_id"
+    " lease_until, owner FROM {continuations} WHERE tenant = ?"
+    " ORDER BY requested_at, conversation_id"
 )
 
 
@@ -48,7 +49,7 @@ class InboxTables:
         "CREATE TABLE IF NOT EXISTS {continuations} ("
         " conversation_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, chat_id TEXT NOT NULL,"
         " request_id TEXT NOT NULL, message_id TEXT NOT NULL, cause TEXT NOT NULL,"
-        " requested_at TEXT NOT NULL, claimed_by TEXT, lease_until TEXT)",
+        " requested_at TEXT NOT NULL, claimed_by TEXT, lease_until TEXT, owner TEXT NOT NULL)",
         "CREATE INDEX IF NOT EXISTS {continuations_by_tenant}"
         " ON {continuations} (tenant, requested_at)",
     )
@@ -99,6 +100,7 @@ class InboxTables:
                 iso_time(row.requested_at),
                 seal.seal(row.claimed_by),
                 iso_time(row.lease_until) if row.lease_until else None,
+                seal.seal(row.owner),
             )
             for key, row in page.continuations.items()
             if row is not None
@@ -138,6 +140,7 @@ class InboxTables:
                 datetime.fromisoformat(row["requested_at"]),
                 unseal(row["claimed_by"]),
                 parse_time(row["lease_until"]),
+                unseal(row["owner"]) or "any",
             )
             for row in self._select(_SELECT_CONTINUATIONS, tenant)
         ]

@@ -9,6 +9,13 @@ claimed with a lease, so of many processes exactly one runs it; a request
 younger than the grace period is left to the process that recorded it (a
 ``POST /api/chat`` continuing its own turn).
 
+Only the conversation's owner continues it (``chatledger.domain.owners``): a
+runner claims the requests of its ``owner`` (``serve`` and ``worker`` pass
+their responder's, ``responder:<actor>``) and of conversations owned by
+``any``; a request of another owner (a framework that resumes its own run, an
+external runtime) stays pending, visible with its age, until its owner takes
+or retires it.
+
 The runner decides when; the caller says how: it passes ``run``, an async
 function that opens the claimed request's stream (``open_stream(...,
 request_id=...)``) within the lease and starts the responder on it;
@@ -83,6 +90,7 @@ class ContinuationRunner:
         lease_seconds: float = LEASE_SECONDS,
         grace_seconds: float = 5.0,
         poll_seconds: float = 2.0,
+        owner: str | None = None,
     ) -> None:
         self.store = store
         self.run = run
@@ -93,6 +101,9 @@ class ContinuationRunner:
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
         self.poll_seconds = poll_seconds
+        self.owner = owner
+        """Whose requests it claims: the conversations this owner owns, and those owned by ``any``
+        (None: only those). Another owner's request is never taken."""
 
     async def claim(
         self, tenant: str, *, chat_id: str | None = None, min_age_seconds: float = 0.0
@@ -105,6 +116,7 @@ class ContinuationRunner:
             tenant=tenant,
             chat_id=chat_id,
             min_age_seconds=min_age_seconds,
+            owner=self.owner,
         )
 
     async def start(self, claimed: ContinuationRequest) -> bool:

@@ -24,6 +24,7 @@ from chatledger.adapters.store.turns.outbox import MAX_WAITING, Outbox
 from chatledger.adapters.store.turns.responder import Responder, actor_of
 from chatledger.domain.delivery import sent_for
 from chatledger.domain.errors import NoOpenStreamError
+from chatledger.domain.owners import check_owner, responder_owner
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.streams.writer import StreamWriter
@@ -134,10 +135,14 @@ class _Batches:
 class TurnRunner:
     """Runs a responder into the streams of turns; knows the answers this process is writing."""
 
-    def __init__(self, responder: Responder, *, max_waiting: int = MAX_WAITING) -> None:
+    def __init__(
+        self, responder: Responder, *, max_waiting: int = MAX_WAITING, owner: str | None = None
+    ) -> None:
         self.responder = responder
         self.actor = actor_of(responder)
         """Who the responder is in the audit (the actor of the streams it writes)."""
+        self.owner = check_owner(owner) if owner is not None else responder_owner(self.actor)
+        """The owner name of the conversations it starts and continues (``responder:<actor>``)."""
         self.max_waiting = max_waiting
         """Chunks a client may leave unread before it is dropped to resume-from-log."""
         self.tasks: set[asyncio.Task[None]] = set()

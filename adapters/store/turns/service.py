@@ -37,6 +37,7 @@ from chatledger.domain.errors import (
     NothingToContinueError,
     StreamAlreadyOpenError,
 )
+from chatledger.domain.owners import ANY
 from chatledger.domain.parts import check_message
 from chatledger.domain.stream_commands import check_new_answer
 
@@ -99,6 +100,7 @@ class Turns:
         actor: str,
         responder_actor: str,
         body: dict[str, Any] | None = None,
+        owner: str = ANY,
     ) -> Turn | Steered:
         """Record what a request adds (as ``actor``) and open the stream of its answer.
 
@@ -106,7 +108,8 @@ class Turns:
         message and ``Steered`` returned (its answer comes once that answer
         ends: ``answer_steered``); any other request is refused then
         (``StreamAlreadyOpenError``). A continuation the conversation cannot
-        make now raises ``NothingToContinueError``.
+        make now raises ``NothingToContinueError``. A conversation the request
+        starts is owned by ``owner`` (the runtime that will continue it).
         """
         tenant, body = tenant or self.tenant, body or {}
         state = self._reader.stored_state(chat_id, tenant=tenant)
@@ -126,7 +129,9 @@ class Turns:
             return self._steer(state, decided, chat_id, tenant, actor, body)
         if state is None:
             self._check_first_actions(decided)
-            self._chats.start_conversation(chat_id, tenant=tenant, actor=actor, exist_ok=True)
+            self._chats.start_conversation(
+                chat_id, tenant=tenant, actor=actor, exist_ok=True, owner=owner
+            )
         # The common send, one new user message, is recorded with its answer's stream in one
         # transaction: a resume through another process never finds the message without its
         # stream, and the turn costs one commit less.

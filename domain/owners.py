@@ -1,0 +1,99 @@
+"""Who continues a conversation: its owner, and who may claim its continuation requests.
+
+Any runtime may write a conversation, but only one continues it: its
+**owner**, the runtime that answers it. The owner is recorded when the
+conversation starts (``ConversationStarted.owner``) and changed only by an
+audited ``OwnerSet`` event. Owner names are free strings, by convention:
+
+- ``any``: any continuation worker (``chatledger serve`` or ``chatledger
+  worker``, whatever its responder) may continue it. A conversation started
+  from the library without an owner gets it: the behaviour from before owners.
+- ``none``: nobody continues it on its own; its requests wait, visible.
+- ``openai-agents``, ``pydantic-ai``: the framework plug-ins, which resume
+  their own runs and retire the request (``ContinuationRetired``).
+- ``responder:<actor>``: a ``serve``/``worker`` responder (e.g.
+  ``responder:agent:ops-assistant`` for the demo), or any name an external
+  runtime gives itself (``external:node-chat``).
+
+A conversation recorded before owners existed has no recorded owner: its
+owner is then decided from what it holds (``owner_of``): one with a framework
+plug-in's bookkeeping in its messages belongs to that framework, any other to
+``any`` (what every worker did before).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.limits import check_name
+
+if TYPE_CHECKING:
+    from chatledger.domain.conversation import ConversationState
+
+__all__ = [
+    "ANY",
+    "FRAMEWORK_MARKS",
+    "NOBODY",
+    "OPENAI_AGENTS",
+    "PYDANTIC_AI",
+    "check_owner",
+    "may_claim",
+    "owner_of",
+    "responder_owner",
+]
+
+ANY: Final = "any"
+"""Any continuation worker may continue the conversation."""
+NOBODY: Final = "none"
+"""Nobody continues the conversation on its own."""
+OPENAI_AGENTS: Final = "openai-agents"
+"""The OpenAI Agents plug-in (``ChatLedgerSession``)."""
+PYDANTIC_AI: Final = "pydantic-ai"
+"""The Pydantic AI plug-in (``ChatLedgerConversationStore``)."""
+
+FRAMEWORK_MARKS: Final[dict[str, str]] = {
+    "openaiItem": OPENAI_AGENTS,
+    "openaiRunState": OPENAI_AGENTS,
+    "pydanticAi": PYDANTIC_AI,
+}
+"""Message metadata keys a framework plug-in keeps its bookkeeping under, and that framework."""
+
+
+def check_owner(owner: Any) -> str:
+    """An owner name as given, or InvalidInputError naming what is wrong."""
+    if not isinstance(owner, str) or not owner.strip():
+        raise InvalidInputError(
+            f"an owner must be a non-empty name such as {ANY!r}, {NOBODY!r}, {OPENAI_AGENTS!r} "
+            f"or 'responder:agent:my-bot', not {owner!r}"[:300]
+        )
+    check_name("owner", owner)
+    return owner
+
+
+def owner_of(state: ConversationState) -> str:
+    """The conversation's owner: the one recorded, else the default of an older conversation."""
+    if state.owner is not None:
+        return state.owner
+    for message in state.messages:
+        metadata = message.get("metadata")
+        if isinstance(metadata, dict):
+            for key, framework in FRAMEWORK_MARKS.items():
+                if key in metadata:
+                    return framework
+    return ANY
+
+
+def may_claim(owner: str, claimer: str | None) -> bool:
+    """Whether a worker of ``claimer`` (None: a worker that names no owner) may continue for ``owner``.
+
+    Only the owner continues; ``any`` lets every worker; ``none`` lets nobody.
+    """
+    if owner == NOBODY:
+        return False
+    return owner == ANY or (claimer is not None and claimer == owner)
+
+
+def responder_owner(actor: str) -> str:
+    """The owner name of a ``serve``/``worker`` responder whose streams are written as ``actor``."""
+    return f"responder:{actor}"
