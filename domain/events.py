@@ -140,8 +140,7 @@ class StreamOpened(ConversationEvent):
     request_id: str | None = None
     """The continuation request this stream fulfils, if any."""
     lease_seconds: float | None = None
-    """How long the stream stays open with nothing written to it (docs/behaviour.md §7.1); None in
-    events stored before leases were recorded (judged with the reader's default)."""
+    """How long it stays open with nothing written (behaviour.md §7.1); None: the reader's default."""
     answer_key: str | None = None
     """Its writer's name for the answer (``Idempotency-Key``): a retried write is recognised."""
 

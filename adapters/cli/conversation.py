@@ -18,10 +18,10 @@ from chatledger.adapters.cli.options import (
     OneOf,
     as_json,
     flag,
-    iso_time,
     option,
 )
 from chatledger.adapters.cli.render import UNFINISHED, render_messages, unfinished_label
+from chatledger.adapters.cli.values import iso_time
 
 if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
     from chatledger.adapters.store import ConversationStore

@@ -22,8 +22,8 @@ from chatledger.adapters.cli.options import (
     Commands,
     flag,
     option,
-    parse_duration,
 )
+from chatledger.adapters.cli.values import parse_duration
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.operations.erasure import IdleConversation

@@ -25,9 +25,9 @@ from chatledger.adapters.cli.options import (
     SEAL_KEY_FILE,
     Commands,
     option,
-    parse_duration,
 )
 from chatledger.adapters.cli.render import count
+from chatledger.adapters.cli.values import parse_duration
 from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:

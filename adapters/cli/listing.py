@@ -7,7 +7,8 @@ import json
 from typing import TextIO
 
 from chatledger.adapters.cli.common import open_existing
-from chatledger.adapters.cli.options import Commands, as_json, iso_time, option
+from chatledger.adapters.cli.options import Commands, as_json, option
+from chatledger.adapters.cli.values import iso_time
 from chatledger.projections.listing import MAX_LIMIT, STATUSES, ConversationSummary
 
 __all__ = ["add", "run"]

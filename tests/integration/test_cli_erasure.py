@@ -202,7 +202,7 @@ def test_a_duration_must_name_an_unambiguous_unit(url: str, tmp_path: Path, give
 
 def test_durations_in_every_unit() -> None:
     """``s``, ``min``, ``h``, ``d``, ``w``, ``mo`` (30 days) and ``y`` (365 days)."""
-    from chatledger.adapters.cli.options import parse_duration
+    from chatledger.adapters.cli.values import parse_duration
 
     day = 86400
     given = ["45s", "30min", "2h", "90d", "2w", "6mo", "1y", "1.5d"]
