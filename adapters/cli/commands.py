@@ -54,7 +54,7 @@ MODULES = (
     listing,  # list
     otel,  # export-otel
     redaction,  # redact
-    erasure,  # erase, retain
+    erasure,  # erase, retain, finish-erasure
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -82,6 +82,7 @@ LISTED = (
     "redact",
     "erase",
     "retain",
+    "finish-erasure",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 

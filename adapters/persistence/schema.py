@@ -37,7 +37,7 @@ from chatledger.adapters.persistence.read_models.dialect import (
 )
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["STORE_TABLES", "preparing"]
+__all__ = ["SQLITE_TABLES", "STORE_TABLES", "direct_connection", "preparing"]
 
 STORE_TABLES = (
     "chatledger_events",
@@ -77,7 +77,7 @@ def preparing(config: StoreConfig) -> Iterator[bool]:
         return
     schema = config.schema or "public"
     try:
-        connection = _connect(config)
+        connection = direct_connection(config)
     except psycopg.Error as error:
         raise _cannot_open(config, error) from error
     with connection:
@@ -121,7 +121,8 @@ def _lock_id(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _connect(config: StoreConfig) -> Any:
+def direct_connection(config: StoreConfig) -> Any:
+    """A connection of its own to the PostgreSQL server, outside the pool, in autocommit mode."""
     env = config.env
     return psycopg.connect(
         dbname=env["POSTGRES_DBNAME"],

@@ -116,3 +116,29 @@ def test_retain_dry_run_lists_and_changes_nothing_then_erases(url: str, tmp_path
     assert bad.returncode == 2 and "not a duration" in bad.stderr
     bad = chatledger("--url", url, "retain", "--older-than", "1d", "--as-of", "May", cwd=tmp_path)
     assert bad.returncode == 2 and "not an ISO 8601 time" in bad.stderr
+
+
+@pytest.mark.timeout(90)
+def test_erase_prints_its_receipt_pending_while_a_reader_holds_the_wal_then_finish(
+    url: str, tmp_path: Path
+) -> None:
+    """A read open in another process: erase says PENDING and how to finish (exit 1); finish-erasure ends it."""
+    reader = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM stored_events").fetchone()
+    try:
+        pending = chatledger(
+            "--url", url, "erase", "done", "--actor", "ops:olga", "--reason", "t", cwd=tmp_path
+        )
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert pending.returncode == 1, pending.stderr
+    assert "files: pending" in pending.stdout
+    assert "PENDING:" in pending.stdout and "chatledger finish-erasure" in pending.stdout
+    assert "outside the store (yours to handle): copies of the database file" in pending.stdout
+    finished = chatledger("--url", url, "finish-erasure", cwd=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "files: done" in finished.stdout and "WAL checkpointed" in finished.stdout
+    wal = Path(url.removeprefix("sqlite:///") + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0

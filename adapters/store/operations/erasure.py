@@ -18,8 +18,12 @@ A conversation written meanwhile makes the append clash: everything is
 read again and erased with the new events. Afterwards this process forgets
 what it cached of the conversation, the read models catch up (other
 processes purge their copies when they reach the ``ConversationErased``
-event), and on SQLite the full-text index is optimised and the WAL
-checkpointed, so no deleted text is left in the file.
+event), and the files are cleaned (``compaction``): on SQLite the
+full-text index is optimised and the WAL checkpointed and truncated; on
+PostgreSQL the tables are vacuumed and the search index rebuilt. Readers
+that still see the erased rows are waited for within a bound; past it the
+report says "pending", what still holds the content and how to finish
+(``finish_erasure``), never "done" while it is there.
 
 Retention erases every conversation (of a tenant, or all) whose last event
 is older than a cutoff, as found in the conversation list.
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -37,6 +41,12 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from chatledger.adapters.persistence.chain import MAGIC, chain_tables, split_link
+from chatledger.adapters.persistence.compaction import (
+    DEFAULT_WAIT_SECONDS,
+    Compaction,
+    compact_postgres,
+    compact_sqlite,
+)
 from chatledger.adapters.persistence.data_keys import DataKeys, Erasure
 from chatledger.adapters.persistence.purge import LogPurge
 from chatledger.adapters.store.unit_of_work import attempts
@@ -55,7 +65,14 @@ from chatledger.domain.events import ConversationStarted
 from chatledger.domain.limits import check_name, check_text
 from chatledger.domain.timeline import TimelineEntry, describe
 
-__all__ = ["Eraser", "ErasureReport", "IdleConversation", "RetentionReport"]
+__all__ = [
+    "DEFAULT_WAIT_SECONDS",
+    "Compaction",
+    "Eraser",
+    "ErasureReport",
+    "IdleConversation",
+    "RetentionReport",
+]
 
 _NOTHING = ConversationState(tenant="", chat_id="")
 
@@ -74,6 +91,8 @@ class ErasureReport:
     reason: str
     unreadable: int = 0
     """Events that no longer decoded before the erasure (``verify`` keeps naming them as changed)."""
+    compaction: Compaction | None = None
+    """What the database's files keep afterwards: done, or pending and how to finish (None: not run yet)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,8 @@ class RetentionReport:
     erased: list[ErasureReport] = field(default_factory=list)
     failed: list[tuple[IdleConversation, str]] = field(default_factory=list)
     """Idle conversations that could not be erased, and why."""
+    compaction: Compaction | None = None
+    """What the database's files keep after the erasures (None: nothing was erased)."""
 
 
 RetainProgress = Callable[[int, int], None]
@@ -124,13 +145,14 @@ class Eraser:
             )
         return tables, data_keys
 
-    def erase(self, tenant: str, chat_id: str, actor: str, reason: str) -> ErasureReport:
-        """Erase one conversation; see the module docstring and ``ConversationStore.erase``."""
+    def erase(
+        self, tenant: str, chat_id: str, actor: str, reason: str, wait: float = DEFAULT_WAIT_SECONDS
+    ) -> ErasureReport:
+        """Erase one conversation, then clean the files (waiting ``wait`` s for readers); see the module docstring."""
         check_name("tenant", tenant)
         check_name("chat id", chat_id)
         report = self.erase_key(conversation_id(tenant, chat_id), actor, reason, (tenant, chat_id))
-        self.compact()
-        return report
+        return replace(report, compaction=self.compact(wait))
 
     def erase_key(
         self, key: UUID, actor: str, reason: str, names: tuple[str, str] | None = None
@@ -211,6 +233,7 @@ class Eraser:
         reason: str | None,
         progress: RetainProgress | None = None,
         now: datetime | None = None,
+        wait: float = DEFAULT_WAIT_SECONDS,
     ) -> RetentionReport:
         """Erase (or with ``dry_run`` only list) conversations idle for longer than ``older_than`` before ``now``."""
         if not isinstance(older_than, timedelta) or older_than <= timedelta(0):
@@ -235,12 +258,16 @@ class Eraser:
             if progress is not None:
                 progress(done, len(report.idle))
         if report.erased:
-            self.compact()
+            report.compaction = self.compact(wait)
         return report
 
-    def compact(self) -> None:
-        """SQLite: leave no deleted text in the file (see ``LogPurge.compact``)."""
-        self._purge.compact()
+    def compact(self, wait: float = DEFAULT_WAIT_SECONDS) -> Compaction:
+        """Remove erased content from the database's files, waiting ``wait`` s for readers (``compaction``)."""
+        config = self._log.config
+        self._parts()
+        if config.backend == "sqlite":
+            return compact_sqlite(self._log.recorder.datastore, config.sqlite_path, wait)
+        return compact_postgres(config, wait)
 
 
 @dataclass
