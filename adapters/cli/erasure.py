@@ -93,6 +93,7 @@ def erase(args: argparse.Namespace, out: TextIO) -> int:
         f"by {report.actor}",
         file=out,
     )
+    print("removed: " + "; ".join(report.removed), file=out)
     return _receipt(report.compaction, out)
 
 

@@ -16,10 +16,12 @@ Deleting a row does not remove its bytes from disk:
   versions but leaves their bytes in the page's free space until something
   overwrites them, and a GIN index keeps its words. Only a rewrite removes
   them: ``compact_postgres`` waits (within a bound) for the transactions
-  whose snapshots predate the erasure, rewrites every table of the store
-  with its indexes (``VACUUM FULL``: each table is locked while it is
-  rewritten, the time of copying it) and runs a ``CHECKPOINT`` so the
-  files hold the result.
+  whose snapshots predate the erasure, rewrites the tables whose dead rows
+  hold readable content with their indexes (``VACUUM FULL``: each table is
+  locked while it is rewritten, the time of copying it) and runs a
+  ``CHECKPOINT`` so the files hold the result. The log's tables are among
+  them only when the erased events were not under a data key (no cipher
+  key): under one, destroying the key (its row rewritten away) shreds them.
 
 Either answers a ``Compaction``: done, or pending with the cause and how to
 finish (``store.operations.finish_erasure()``, ``chatledger finish-erasure``),
@@ -39,11 +41,28 @@ import psycopg
 from psycopg import sql
 
 from chatledger.adapters.persistence.config import StoreConfig
-from chatledger.adapters.persistence.data_keys import ERASURES_TABLE
-from chatledger.adapters.persistence.read_models.dialect import SEARCH_TABLE
+from chatledger.adapters.persistence.data_keys import ERASURES_TABLE, KEYS_TABLE
+from chatledger.adapters.persistence.read_models.dialect import QUARANTINE, SEARCH_TABLE, TABLES
 from chatledger.adapters.persistence.schema import STORE_TABLES, direct_connection
 
-__all__ = ["DEFAULT_WAIT_SECONDS", "FINISH", "Compaction", "compact_postgres", "compact_sqlite"]
+__all__ = [
+    "DEFAULT_WAIT_SECONDS",
+    "FINISH",
+    "LOG_TABLES",
+    "PURGED_TABLES",
+    "Compaction",
+    "compact_postgres",
+    "compact_sqlite",
+    "outside_of",
+]
+
+PURGED_TABLES = (*TABLES.values(), QUARANTINE, KEYS_TABLE)
+"""PostgreSQL tables whose dead rows hold readable content after an erasure: the read models
+(sealed with the store key at most) and the data keys (each would decrypt its conversation)."""
+LOG_TABLES = ("chatledger_events", "chatledger_snapshots")
+"""The log's tables: their dead rows are readable only when not under a data key (a store without
+a cipher key, or events from before data keys); under one, the destroyed key shreds them."""
+
 
 DEFAULT_WAIT_SECONDS = 5.0
 """How long erasure waits for readers that still see the erased content, by default."""
@@ -64,6 +83,14 @@ POSTGRES_OUTSIDE = (
     "base backups and dumps made before the erasure",
     "freed blocks of the file system (the rewritten tables' old files are unlinked)",
 )
+
+
+def outside_of(backend: str) -> tuple[str, ...]:
+    """What a store on ``backend`` cannot erase from: copies outside its files."""
+    return (
+        *(POSTGRES_OUTSIDE if backend == "postgres" else SQLITE_OUTSIDE),
+        "bundles written by 'chatledger export' and spans sent by 'export-otel'",
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +156,7 @@ def compact_sqlite(datastore: Any, path: Path, wait: float) -> Compaction:
             left = wal.stat().st_size if wal.exists() else 0
             if not busy and left == 0:
                 cleaned.append("WAL checkpointed into the file and truncated")
-                return Compaction(True, tuple(cleaned), None, SQLITE_OUTSIDE)
+                return Compaction(True, tuple(cleaned), None, outside_of("sqlite"))
             if time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
@@ -139,7 +166,7 @@ def compact_sqlite(datastore: Any, path: Path, wait: float) -> Compaction:
         "a stream, a backup in progress, a sqlite3 shell), so the WAL could not be "
         f"checkpointed and truncated; {FINISH}"
     )
-    return Compaction(False, tuple(cleaned), pending, SQLITE_OUTSIDE)
+    return Compaction(False, tuple(cleaned), pending, outside_of("sqlite"))
 
 
 _HOLDERS = """
@@ -158,7 +185,9 @@ WHERE age(transaction) >= age(%(xid)s::text::xid)
 """What still sees the rows erased by transaction ``xid``, so VACUUM may not remove them."""
 
 
-def compact_postgres(config: StoreConfig, wait: float) -> Compaction:
+def compact_postgres(
+    config: StoreConfig, wait: float, tables: tuple[str, ...] = STORE_TABLES
+) -> Compaction:
     """Rewrite the store's tables (VACUUM FULL) and checkpoint, once the newest erasure's readers are gone."""
     schema = config.schema or "public"
     cleaned: list[str] = []
@@ -175,10 +204,9 @@ def compact_postgres(config: StoreConfig, wait: float) -> Compaction:
         )
         try:
             if not holders:  # else the rewrite would wait for them, and every session behind it
-                _rewrite(db, schema)
+                _rewrite(db, schema, tables)
                 cleaned.append(
-                    f"the store's {len(STORE_TABLES)} tables and their indexes rewritten "
-                    "(VACUUM FULL)"
+                    f"tables rewritten with their indexes (VACUUM FULL): {', '.join(tables)}"
                 )
         except psycopg.errors.LockNotAvailable:
             problems.append(
@@ -201,12 +229,12 @@ def compact_postgres(config: StoreConfig, wait: float) -> Compaction:
             f"{FINISH}",
         )
     pending = "; ".join(problems) if problems else None
-    return Compaction(not problems, tuple(cleaned), pending, POSTGRES_OUTSIDE)
+    return Compaction(not problems, tuple(cleaned), pending, outside_of("postgres"))
 
 
-def _rewrite(db: Any, schema: str) -> None:
-    """Rewrite each table of the store with its indexes: no dead row's bytes are left in a page."""
-    for table in STORE_TABLES:
+def _rewrite(db: Any, schema: str, tables: tuple[str, ...]) -> None:
+    """Rewrite each table with its indexes: no dead row's bytes are left in a page."""
+    for table in tables:
         db.execute(sql.SQL("VACUUM FULL {}").format(sql.Identifier(schema, table)))
 
 

@@ -134,6 +134,7 @@ def test_erase_prints_its_receipt_pending_while_a_reader_holds_the_wal_then_fini
         reader.execute("ROLLBACK")
         reader.close()
     assert pending.returncode == 1, pending.stderr
+    assert "removed: the content of" in pending.stdout and "its snapshots" in pending.stdout
     assert "files: pending" in pending.stdout
     assert "PENDING:" in pending.stdout and "chatledger finish-erasure" in pending.stdout
     assert "outside the store (yours to handle): copies of the database file" in pending.stdout

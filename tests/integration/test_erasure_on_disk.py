@@ -130,6 +130,12 @@ def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
         assert any("replica" in where for where in compaction.outside)
     assert any("backup" in where for where in compaction.outside)
     assert store.operations.verify().ok
+    receipt = store.history(chat)[-1]  # the audit keeps the receipt: removed, and left outside
+    assert receipt.kind == "conversation-erased" and receipt.actor == "operator:olga"
+    assert list(report.removed) == receipt.details["removed"]
+    assert any("snapshots" in r for r in report.removed)
+    assert any("data key" in r for r in report.removed) == keyed
+    assert any("backup" in where for where in receipt.details["outside"])
 
 
 @pytest.mark.timeout(120)

@@ -158,7 +158,7 @@ class Operations:
         waits up to ``wait_for_readers`` seconds for them). Harmless to run
         at any time.
         """
-        return self._eraser.compact(wait_for_readers)
+        return self._eraser.compact(wait_for_readers, everything=True)
 
     def rebuild(
         self, *, progress: Progress | None = None, accept_broken_chain: bool = False

@@ -43,11 +43,14 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 from chatledger.adapters.persistence.chain import MAGIC, chain_tables, split_link
 from chatledger.adapters.persistence.compaction import (
     DEFAULT_WAIT_SECONDS,
+    LOG_TABLES,
+    PURGED_TABLES,
     Compaction,
     compact_postgres,
     compact_sqlite,
+    outside_of,
 )
-from chatledger.adapters.persistence.data_keys import DataKeys, Erasure
+from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys, Erasure
 from chatledger.adapters.persistence.purge import LogPurge
 from chatledger.adapters.store.unit_of_work import attempts
 from chatledger.domain.aggregate import conversation_id
@@ -93,6 +96,8 @@ class ErasureReport:
     """Events that no longer decoded before the erasure (``verify`` keeps naming them as changed)."""
     compaction: Compaction | None = None
     """What the database's files keep afterwards: done, or pending and how to finish (None: not run yet)."""
+    removed: tuple[str, ...] = ()
+    """What was removed from the store (as the ``ConversationErased`` event records it)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,8 @@ class Eraser:
         self._projector = projector
         self._forget = forget
         self._purge = LogPurge(log)
+        self._plain_log = False
+        """Whether an event erased since the last compaction was readable without its data key."""
 
     def _parts(self) -> tuple[Any, DataKeys]:
         tables = chain_tables(self._log.recorder, self._log.config.backend)
@@ -174,6 +181,7 @@ class Eraser:
             if not rows:
                 raise ConversationNotFoundError(tenant or "?", chat_id or str(key))
             plan = _plan(self._log.mapper, key, rows)
+            self._plain_log |= any(not split_link(r[2])[1].startswith(ENVELOPE) for r in rows)
             now = datetime.now(UTC)
             head = rows[-1][0]
             event = ConversationErased(
@@ -184,6 +192,8 @@ class Eraser:
                 reason=reason,
                 events=head,
                 tenant=plan.tenant or tenant or "",
+                removed=_removed(head, bool(data_keys.enabled)),
+                outside=outside_of(self._log.config.backend),
             )
             stored = self._log.mapper.to_stored_event(event)
             record = Erasure(key, event.tenant, head + 1, now.isoformat(), actor, reason)
@@ -209,8 +219,9 @@ class Eraser:
         self._forget(key)
         self._projector.catch_up()
         return ErasureReport(
-            event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable
-        )
+            event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable,
+            removed=event.removed,
+        )  # fmt: skip
 
     def idle(self, cutoff: datetime, tenant: str | None) -> list[IdleConversation]:
         """The conversations (of ``tenant``, or all) unchanged since ``cutoff``, oldest first."""
@@ -261,13 +272,22 @@ class Eraser:
             report.compaction = self.compact(wait)
         return report
 
-    def compact(self, wait: float = DEFAULT_WAIT_SECONDS) -> Compaction:
-        """Remove erased content from the database's files, waiting ``wait`` s for readers (``compaction``)."""
+    def compact(
+        self, wait: float = DEFAULT_WAIT_SECONDS, *, everything: bool = False
+    ) -> Compaction:
+        """Remove erased content from the database's files, waiting ``wait`` s for readers (``compaction``).
+
+        PostgreSQL: the log's tables are rewritten only when an erased event was
+        readable without its data key, or with ``everything`` (``finish_erasure``).
+        """
         config = self._log.config
         self._parts()
         if config.backend == "sqlite":
             return compact_sqlite(self._log.recorder.datastore, config.sqlite_path, wait)
-        return compact_postgres(config, wait)
+        tables = (*LOG_TABLES, *PURGED_TABLES) if everything or self._plain_log else PURGED_TABLES
+        compaction = compact_postgres(config, wait, tables)
+        self._plain_log = self._plain_log and not compaction.done
+        return compaction
 
 
 @dataclass
@@ -318,6 +338,19 @@ def _names(log: Any, key: UUID) -> tuple[str | None, str | None]:
     if isinstance(started, ConversationStarted):
         return started.tenant, started.chat_id
     return None, None
+
+
+def _removed(events: int, keyed: bool) -> tuple[str, ...]:
+    """The receipt's list of what an erasure removes from the store."""
+    return (
+        f"the content of {events} event(s): tombstones keep each one's kind, actor, time and "
+        "chain digest",
+        "its snapshots",
+        *(["its data key (crypto-shredding: every copy of its ciphertext is unreadable)"] * keyed),
+        "its read-model rows (messages, conversation list and search, approvals, continuations); "
+        "its timeline keeps kinds, actors and times",
+        "dead copies in the database's files (see the report's compaction)",
+    )
 
 
 def _days(span: timedelta) -> str:
