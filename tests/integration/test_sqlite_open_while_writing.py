@@ -42,3 +42,40 @@ def test_an_existing_store_opens_while_another_connection_holds_the_write_lock(
     with ConversationStore.open(url) as store:
         store.start_conversation("after")
         assert store.operations.verify().ok
+
+
+@pytest.mark.timeout(60)
+def test_a_new_store_opens_after_waiting_for_another_process_holding_the_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Creating the tables clashes with a writer: the open tries again, and succeeds once it commits.
+
+    The writer (another creator, in effect) holds the lock through the first
+    attempt and commits exactly when the open looks again (the gate: its
+    second look at the tables), so the clash is certain, not a race.
+    """
+    from chatledger.adapters import bootstrap
+
+    path = tmp_path / "new.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE made_by_another_process (x)")
+    looks = []
+    prepare = bootstrap.preparing
+
+    def preparing_then_release(config: object) -> object:
+        looks.append(1)
+        if len(looks) == 2:
+            writer.execute("COMMIT")
+        return prepare(config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bootstrap, "preparing", preparing_then_release)
+    try:
+        with ConversationStore.open(f"sqlite:///{path}") as store:
+            store.start_conversation("first")
+    finally:
+        writer.close()
+    assert len(looks) >= 2
+    with ConversationStore.open(f"sqlite:///{path}") as store:
+        assert store.messages("first") == []
