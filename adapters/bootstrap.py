@@ -11,8 +11,11 @@ work and news hub -> the services by concern (``compose``). Nothing else in chat
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from eventsourcing.persistence import OperationalError
 
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.log import ConversationLog
@@ -88,8 +91,32 @@ class StoreOptions:
 def open_parts(
     config: StoreConfig, env: dict[str, str] | None = None, key: StoreKey | None = None
 ) -> StoreParts:
-    """Open (creating on first use) the log and read models at ``config``, encrypted with ``key``."""
+    """Open (creating on first use) the log and read models at ``config``, encrypted with ``key``.
+
+    SQLite: processes creating a new store at once clash ("database is
+    locked", at once: SQLite does not wait in a transaction that read first);
+    the loser looks again (the tables are usually there by then) and retries,
+    for up to ``CREATE_WAIT_SECONDS``.
+    """
     check_postgres(config)  # the server's own reason, before a connection pool waits it out
+    deadline = time.monotonic() + CREATE_WAIT_SECONDS
+    while True:
+        try:
+            return _open_parts(config, env, key)
+        except (StoreConfigurationError, OperationalError) as error:
+            locked = config.backend == "sqlite" and "database is locked" in str(error)
+            if not locked or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+CREATE_WAIT_SECONDS = 15.0
+"""How long opening a new SQLite store retries after clashing with another process creating it."""
+
+
+def _open_parts(
+    config: StoreConfig, env: dict[str, str] | None, key: StoreKey | None
+) -> StoreParts:
     with preparing(config) as create:  # on PostgreSQL: DDL only for a new store, under a lock
         settings = {**(env or {}), "CREATE_TABLE": "y" if create else "n"}
         try:

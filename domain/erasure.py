@@ -63,6 +63,10 @@ class ConversationErased(ConversationEvent):
     """How many events were erased (versions 1 to ``events``)."""
     tenant: str
     """The tenant the conversation belonged to (kept for retention and audit; the chat id is not)."""
+    removed: tuple[str, ...] = ()
+    """The receipt: what the erasure removed from the store (empty in erasures recorded before it)."""
+    outside: tuple[str, ...] = ()
+    """The receipt: copies the store cannot reach, left to the operator (backups, replicas...)."""
 
     def apply_to(self, state: Any) -> None:
         """Nothing to fold: an erased conversation is never loaded."""
@@ -121,5 +125,10 @@ def erased_entry(event: ConversationErased) -> TimelineEntry:
         event.actor,
         ERASED_KIND,
         f"conversation erased by {event.actor}: {event.reason}"[:200],
-        {"reason": event.reason, "events": event.events},
+        {
+            "reason": event.reason,
+            "events": event.events,
+            **({"removed": list(event.removed)} if event.removed else {}),
+            **({"outside": list(event.outside)} if event.outside else {}),
+        },
     )

@@ -57,7 +57,7 @@ MODULES = (
     listing,  # list
     otel,  # export-otel
     redaction,  # redact
-    erasure,  # erase, retain
+    erasure,  # erase, retain, finish-erasure
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -86,6 +86,7 @@ LISTED = (
     "redact",
     "erase",
     "retain",
+    "finish-erasure",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 

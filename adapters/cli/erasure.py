@@ -28,7 +28,10 @@ from chatledger.adapters.cli.values import parse_duration
 if TYPE_CHECKING:
     from chatledger.adapters.store.operations.erasure import IdleConversation
 
-__all__ = ["add", "erase", "retain"]
+if TYPE_CHECKING:
+    from chatledger.adapters.store.operations.erasure import Compaction
+
+__all__ = ["add", "erase", "finish_erasure", "retain"]
 
 
 def add(commands: Commands) -> None:
@@ -80,6 +83,14 @@ def add(commands: Commands) -> None:
         "erase' does, showing progress and a summary. --dry-run only lists them. On a terminal it "
         "lists them first and asks; otherwise it erases nothing without --yes.",
     )
+    commands.declare(
+        "finish-erasure",
+        finish_erasure,
+        help="remove erased content still held in the database's files (a pending erasure)",
+        description="Complete what 'erase' or 'retain' reported as pending: SQLite: checkpoint "
+        "and truncate the WAL; PostgreSQL: rewrite the tables (VACUUM FULL) and checkpoint. "
+        "Run it once the readers they named have finished. Exit status 1 while still pending.",
+    )
 
 
 def erase(args: argparse.Namespace, out: TextIO) -> int:
@@ -101,7 +112,8 @@ def erase(args: argparse.Namespace, out: TextIO) -> int:
         f"by {report.actor}",
         file=out,
     )
-    return 0
+    print("removed: " + "; ".join(report.removed), file=out)
+    return _receipt(report.compaction, out)
 
 
 def retain(args: argparse.Namespace, out: TextIO) -> int:
@@ -147,7 +159,23 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
             f"{cutoff}" + (f"; {len(report.failed):,} failed" if report.failed else "")
         )
     print(summary, file=out)
-    return 1 if report.failed else 0
+    pending = _receipt(report.compaction, out) if not args.dry_run else 0
+    return 1 if report.failed or pending else 0
+
+
+def finish_erasure(args: argparse.Namespace, out: TextIO) -> int:
+    """``chatledger finish-erasure``: clean the files of erased content; exit 1 while still pending."""
+    with open_existing(args) as store:
+        return _receipt(store.operations.finish_erasure(), out)
+
+
+def _receipt(compaction: Compaction | None, out: TextIO) -> int:
+    """Print what the files keep after an erasure; 1 when some still hold erased content."""
+    if compaction is None:
+        return 0
+    for line in compaction.lines():
+        print(line, file=out)
+    return 0 if compaction.done else 1
 
 
 def _line(idle: IdleConversation, verb: str) -> str:

@@ -54,6 +54,12 @@ from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenT
 from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.continuations import MAX_WAIT_SECONDS, ContinuationEndpoints
 from chatledger.adapters.http.conversations import ConversationEndpoints
+from chatledger.adapters.http.deadlines import (
+    CLIENT_DISCONNECT_HANDLER,
+    DEFAULT_BODY_READ_SECONDS,
+    DEFAULT_WEBSOCKET_IDLE_SECONDS,
+    ConnectionCounts,
+)
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
@@ -97,8 +103,16 @@ class ChatApp:
         answer_idle_seconds: float = 300.0,
         owner: str | None = None,
         continuation_wait_seconds: float = MAX_WAIT_SECONDS,
+        body_read_seconds: float = DEFAULT_BODY_READ_SECONDS,
+        websocket_idle_seconds: float = DEFAULT_WEBSOCKET_IDLE_SECONDS,
     ) -> None:
         self.store = store
+        self.body_read_seconds = body_read_seconds
+        """How long a request body may take to arrive (408 past it; ``deadlines.py``)."""
+        self.websocket_idle_seconds = websocket_idle_seconds
+        """How long a WebSocket may stay silent with nothing in flight before it is closed."""
+        self.connections = ConnectionCounts()
+        """Bodies cut off, clients that hung up, idle WebSockets closed (counted since start)."""
         self.seal_key = seal_key
         """The key the verify page checks seals with (None: seals are shown unchecked)."""
         self.limits = body_limits(store, max_body_bytes)
@@ -182,6 +196,8 @@ def create_app(
     answer_idle_seconds: float = 300.0,
     owner: str | None = None,
     continuation_wait_seconds: float = MAX_WAIT_SECONDS,
+    body_read_seconds: float = DEFAULT_BODY_READ_SECONDS,
+    websocket_idle_seconds: float = DEFAULT_WEBSOCKET_IDLE_SECONDS,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -221,6 +237,11 @@ def create_app(
     ``answer_idle_seconds``: how long an answer streamed in by another server
     (``POST /api/chats/{id}/answers``) may stay silent before its stream is
     closed ``interrupted`` (its writer is taken for gone).
+
+    A request body must arrive whole within ``body_read_seconds`` (408
+    otherwise); a WebSocket silent for ``websocket_idle_seconds`` with no
+    request in flight is closed; a client hanging up mid-body is counted,
+    not logged as a server error (``app.state.chatledger.connections``).
     """
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
@@ -235,6 +256,7 @@ def create_app(
         run_continuations=run_continuations, seal_key=seal_key, owner=owner,
         answer_idle_seconds=answer_idle_seconds,
         continuation_wait_seconds=continuation_wait_seconds,
+        body_read_seconds=body_read_seconds, websocket_idle_seconds=websocket_idle_seconds,
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),
@@ -242,7 +264,7 @@ def create_app(
             Middleware(RequestCounter, counts=chat.requests),
             *_middleware(allowed_hosts, cors_origins),
         ],
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, **CLIENT_DISCONNECT_HANDLER},
         lifespan=_lifespan(chat, sweep=continuation_poll_seconds is not None, owned=owned),
     )
     app.state.chatledger = chat
@@ -256,7 +278,12 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/chat", chat.sends.post, methods=["POST"]),
         Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
         # The AI SDK 7 WebSocketChatTransport.
-        WebSocketRoute("/api/chat/ws", ChatSocket(chat.sends, chat.resumes).serve),
+        WebSocketRoute(
+            "/api/chat/ws",
+            ChatSocket(
+                chat.sends, chat.resumes, chat.websocket_idle_seconds, chat.connections
+            ).serve,
+        ),
         Route(f"{chats}/messages", reads.messages, methods=["GET"]),
         Route(f"{chats}/status", reads.status, methods=["GET"]),
         Route(f"{chats}/history", reads.history, methods=["GET"]),

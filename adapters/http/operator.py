@@ -83,7 +83,9 @@ class OperatorEndpoints:
                     "erasedAt": report.erased_at.isoformat(),
                     "actor": report.actor,
                     "reason": report.reason,
-                }
+                    "removed": list(report.removed),
+                },
+                "files": report.compaction.to_json() if report.compaction else None,
             }
         )
 
@@ -162,7 +164,8 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
                 },
                 "responses": {
                     "200": {
-                        "description": "{erased: {chatId, tenant, events, erasedAt, actor, reason}}",
+                        "description": "{erased: {chatId, tenant, events, erasedAt, actor, reason, removed}, "
+                        "files: {status: done|pending, cleaned, pending, outside}}",
                         "content": {"application/json": {"schema": {"type": "object"}}},
                     },
                     **errors,

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from chatledger.adapters.http.deadlines import read_within
 from chatledger.adapters.http.errors import HTTPProblem, invalid
 
 __all__ = [
@@ -87,12 +88,8 @@ async def read_body(
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
-    received = bytearray()
-    async for piece in request.stream():
-        received += piece
-        if len(received) > limit:
-            raise too_large
-    return await run_in_threadpool(parse_body, bytes(received), limits)
+    received = await read_within(request, limit, too_large)  # 408 past the read deadline
+    return await run_in_threadpool(parse_body, received, limits)
 
 
 def parse_body(received: bytes, limits: BodyLimits) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from chatledger.adapters.http.chat import ChatSends
+from chatledger.adapters.http.deadlines import DEFAULT_WEBSOCKET_IDLE_SECONDS, ConnectionCounts
 from chatledger.adapters.http.errors import HTTPProblem
 from chatledger.adapters.http.resume import Resumes
 from chatledger.adapters.store.turns.outbox import Outbox
@@ -62,10 +63,19 @@ class _FrameHeaders:
 class ChatSocket:
     """The WebSocket endpoint of one chat app: its sends and its resumes."""
 
-    def __init__(self, sends: ChatSends, resumes: Resumes) -> None:
+    def __init__(
+        self,
+        sends: ChatSends,
+        resumes: Resumes,
+        idle_seconds: float = DEFAULT_WEBSOCKET_IDLE_SECONDS,
+        counts: ConnectionCounts | None = None,
+    ) -> None:
         self.sends = sends
         self.resumes = resumes
         self.keepalive_seconds = sends.keepalive_seconds
+        self.idle_seconds = idle_seconds
+        """A socket silent this long with no request in flight is closed (1001)."""
+        self.counts = counts or ConnectionCounts()
 
     async def serve(self, websocket: WebSocket) -> None:
         """Serve one connection until the client closes it."""
@@ -80,7 +90,16 @@ class ChatSocket:
         try:
             while True:
                 try:
-                    frame = json.loads(await websocket.receive_text())
+                    async with asyncio.timeout(self.idle_seconds):
+                        text = await websocket.receive_text()
+                except TimeoutError:
+                    if tasks:  # an answer in flight: not idle
+                        continue
+                    self.counts.idle_websockets_closed += 1
+                    await websocket.close(1001, f"idle for {self.idle_seconds:g} s")
+                    return
+                try:
+                    frame = json.loads(text)
                 except ValueError:
                     await websocket.close(1003, "frames must be JSON")
                     return

@@ -1,8 +1,9 @@
-"""The SQL of erasure on the log's own tables: tombstones in place of events, snapshots deleted, files compacted.
+"""The SQL of erasure on the log's own tables: tombstones in place of events, snapshots deleted.
 
 Used by ``chatledger.adapters.store.operations.erasure`` inside the
 transaction that appends the ``ConversationErased`` event
-(``insert_events(..., also=...)``).
+(``insert_events(..., also=...)``). What the files keep afterwards is
+``chatledger.adapters.persistence.compaction``'s.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from typing import Any
 from uuid import UUID
 
 from psycopg import sql
-
-from chatledger.adapters.persistence.read_models.dialect import SEARCH_TABLE
 
 __all__ = ["LogPurge"]
 
@@ -71,19 +70,3 @@ class LogPurge:
         """Undo ``zero_deletes``: the connection's own setting again."""
         if before is not None:  # PRAGMA secure_delete=2 would read as ON: name it
             c.execute(f"PRAGMA secure_delete={('OFF', 'ON', 'FAST')[before]}")
-
-    def compact(self) -> None:
-        """SQLite: drop deleted text from the full-text index and checkpoint the WAL into the file.
-
-        Deleted rows are zeroed (``secure_delete``), but FTS5 keeps deleted
-        words in its index segments until they are merged, and the WAL holds
-        old page images until a checkpoint. PostgreSQL keeps dead row
-        versions until VACUUM (see the README): nothing is done there.
-        """
-        if self.backend != "sqlite":
-            return
-        datastore = self._log.recorder.datastore
-        with datastore.transaction(commit=True) as c:
-            c.execute(f"INSERT INTO {SEARCH_TABLE}({SEARCH_TABLE}) VALUES ('optimize')")
-        with datastore.get_connection(commit=True) as connection:
-            connection._sqlite_conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -7,15 +7,20 @@ older version) is created under a PostgreSQL advisory lock named after its
 schema: the first process creates what is missing, the others wait, look
 again, and find everything there.
 
-SQLite serialises DDL by its file lock; its ``IF NOT EXISTS`` statements run
-on every open as before.
+SQLite: opening a store whose tables all exist runs no DDL either. The
+``IF NOT EXISTS`` statements ran in a deferred transaction, which fails at
+once with "database is locked" (no wait) when another process commits a
+write between its first read and its first write: a worker started next to
+``serve`` failed that way. A new or older SQLite store is still created by
+those statements (SQLite serialises them by its file lock).
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import Any
 
 import psycopg
@@ -24,10 +29,15 @@ from psycopg import sql
 from chatledger.adapters.persistence.chain import TABLES as CHAIN_TABLES
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import TABLES as DATA_KEY_TABLES
-from chatledger.adapters.persistence.read_models.dialect import QUARANTINE, SETTINGS, TABLES
+from chatledger.adapters.persistence.read_models.dialect import (
+    QUARANTINE,
+    SEARCH_TABLE,
+    SETTINGS,
+    TABLES,
+)
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["STORE_TABLES", "preparing"]
+__all__ = ["SQLITE_TABLES", "STORE_TABLES", "direct_connection", "preparing"]
 
 STORE_TABLES = (
     "chatledger_events",
@@ -41,6 +51,15 @@ STORE_TABLES = (
 )
 """Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings, chain)."""
 
+SQLITE_TABLES = (
+    "stored_events",
+    "stored_snapshots",
+    "tracking",
+    *STORE_TABLES[3:],
+    SEARCH_TABLE,
+)
+"""Every table of a SQLite store (eventsourcing's names for the first three; the full-text index)."""
+
 _COUNT_TABLES = (
     "SELECT COUNT(*) FROM information_schema.tables"
     " WHERE table_schema = %s AND table_name = ANY(%s)"
@@ -50,12 +69,15 @@ _COUNT_TABLES = (
 @contextmanager
 def preparing(config: StoreConfig) -> Iterator[bool]:
     """Yield whether the store's tables must be created (then under its creation lock, held until exit)."""
+    if config.backend == "sqlite":
+        yield not _sqlite_complete(config)
+        return
     if config.backend != "postgres":
-        yield config.backend == "sqlite"
+        yield False
         return
     schema = config.schema or "public"
     try:
-        connection = _connect(config)
+        connection = direct_connection(config)
     except psycopg.Error as error:
         raise _cannot_open(config, error) from error
     with connection:
@@ -79,13 +101,28 @@ def _complete(connection: Any, schema: str) -> bool:
     return bool(count == len(STORE_TABLES))
 
 
+def _sqlite_complete(config: StoreConfig) -> bool:
+    """Whether the SQLite file holds every table (a read: it waits for no writer, blocks none)."""
+    path = config.sqlite_path
+    if path is None or not path.is_file():
+        return False
+    try:
+        with closing(sqlite3.connect(path, timeout=5)) as connection:
+            rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            names = {name for (name,) in rows}
+    except sqlite3.Error:
+        return False  # not a database yet, or unreadable: opening it says why
+    return all(name in names for name in SQLITE_TABLES)
+
+
 def _lock_id(schema: str) -> int:
     """The advisory lock of one schema's store (a signed 64-bit number)."""
     digest = hashlib.sha256(f"chatledger-create:{schema}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _connect(config: StoreConfig) -> Any:
+def direct_connection(config: StoreConfig) -> Any:
+    """A connection of its own to the PostgreSQL server, outside the pool, in autocommit mode."""
     env = config.env
     return psycopg.connect(
         dbname=env["POSTGRES_DBNAME"],

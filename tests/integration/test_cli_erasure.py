@@ -208,3 +208,31 @@ def test_durations_in_every_unit() -> None:
     given = ["45s", "30min", "2h", "90d", "2w", "6mo", "1y", "1.5d"]
     seconds = [45, 1800, 7200, 90 * day, 14 * day, 180 * day, 365 * day, 1.5 * day]
     assert [parse_duration(text) for text in given] == seconds
+
+
+@pytest.mark.timeout(90)
+def test_erase_prints_its_receipt_pending_while_a_reader_holds_the_wal_then_finish(
+    url: str, tmp_path: Path
+) -> None:
+    """A read open in another process: erase says PENDING and how to finish (exit 1); finish-erasure ends it."""
+    reader = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM stored_events").fetchone()
+    try:
+        pending = chatledger(
+            "--url", url, "erase", "done", "--actor", "ops:olga", "--reason", "t", "--yes",
+            cwd=tmp_path,
+        )  # fmt: skip
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert pending.returncode == 1, pending.stderr
+    assert "removed: the content of" in pending.stdout and "its snapshots" in pending.stdout
+    assert "files: pending" in pending.stdout
+    assert "PENDING:" in pending.stdout and "chatledger finish-erasure" in pending.stdout
+    assert "outside the store (yours to handle): copies of the database file" in pending.stdout
+    finished = chatledger("--url", url, "finish-erasure", cwd=tmp_path)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert "files: done" in finished.stdout and "WAL checkpointed" in finished.stdout
+    wal = Path(url.removeprefix("sqlite:///") + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0

@@ -69,14 +69,18 @@ async def test_an_operator_erases_and_exports_across_tenants_and_nothing_else(
 
         erased = await ops.post("/api/chat/a1/erase", json={"tenant": "acme", "reason": "ticket 7"})
         assert erased.status_code == 200, erased.text
-        assert erased.json()["erased"] | {"erasedAt": None} == {
+        assert erased.json()["erased"] | {"erasedAt": None, "removed": None} == {
             "chatId": "a1",
             "tenant": "acme",
             "events": 2,
             "erasedAt": None,
             "actor": "olga",
             "reason": "ticket 7",
+            "removed": None,
         }
+        assert "its snapshots" in erased.json()["erased"]["removed"]  # the receipt
+        assert erased.json()["files"]["status"] == "done"
+        assert any("backups" in where for where in erased.json()["files"]["outside"])
         error_of(await acme.get("/api/chats/a1/messages"), 410, "ConversationErasedError")
         history = (await acme.get("/api/chats/a1/history")).json()["entries"]
         assert [(e["kind"], e["actor"]) for e in history][-1] == ("conversation-erased", "olga")

@@ -102,7 +102,13 @@ class Operations:
         return export_bundle(self._log, tenant or self.tenant, chat_id, out, at_version)
 
     def erase(
-        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
+        self,
+        chat_id: str,
+        *,
+        actor: str,
+        reason: str,
+        tenant: str | None = None,
+        wait_for_readers: float = erasure.DEFAULT_WAIT_SECONDS,
     ) -> erasure.ErasureReport:
         """Erase the conversation for good (e.g. a data-subject request); its audit skeleton stays.
 
@@ -127,6 +133,7 @@ class Operations:
         reason: str | None = None,
         progress: erasure.RetainProgress | None = None,
         now: datetime | None = None,
+        wait_for_readers: float = erasure.DEFAULT_WAIT_SECONDS,
     ) -> erasure.RetentionReport:
         """Erase every conversation idle for longer than ``older_than`` (of ``tenant``, or of all tenants).
 
@@ -135,11 +142,23 @@ class Operations:
         ``actor``, with ``reason`` (default: the retention period).
         ``progress`` is called with (done, total) after each conversation.
         ``now`` is the moment idleness is measured from (default: the current time).
+        The files are cleaned once, after the erasures (the report's ``compaction``, as ``erase``).
         """
         return self._eraser.retain(
             older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
-            progress=progress, now=now,
+            progress=progress, now=now, wait=wait_for_readers,
         )  # fmt: skip
+
+    def finish_erasure(
+        self, *, wait_for_readers: float = erasure.DEFAULT_WAIT_SECONDS
+    ) -> erasure.Compaction:
+        """Complete a "pending" compaction of ``erase`` or ``retain``: clean the files again.
+
+        Run it once the readers the pending report named have finished (it
+        waits up to ``wait_for_readers`` seconds for them). Harmless to run
+        at any time.
+        """
+        return self._eraser.compact(wait_for_readers, everything=True)
 
     def rebuild(
         self, *, progress: Progress | None = None, accept_broken_chain: bool = False

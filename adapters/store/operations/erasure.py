@@ -18,8 +18,12 @@ A conversation written meanwhile makes the append clash: everything is
 read again and erased with the new events. Afterwards this process forgets
 what it cached of the conversation, the read models catch up (other
 processes purge their copies when they reach the ``ConversationErased``
-event), and on SQLite the full-text index is optimised and the WAL
-checkpointed, so no deleted text is left in the file.
+event), and the files are cleaned (``compaction``): on SQLite the
+full-text index is optimised and the WAL checkpointed and truncated; on
+PostgreSQL the tables are vacuumed and the search index rebuilt. Readers
+that still see the erased rows are waited for within a bound; past it the
+report says "pending", what still holds the content and how to finish
+(``finish_erasure``), never "done" while it is there.
 
 Retention erases every conversation (of a tenant, or all) whose last event
 is older than a cutoff, as found in the conversation list.
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -37,7 +41,16 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError, StoredEvent
 
 from chatledger.adapters.persistence.chain import MAGIC, chain_tables, split_link
-from chatledger.adapters.persistence.data_keys import DataKeys, Erasure
+from chatledger.adapters.persistence.compaction import (
+    DEFAULT_WAIT_SECONDS,
+    LOG_TABLES,
+    PURGED_TABLES,
+    Compaction,
+    compact_postgres,
+    compact_sqlite,
+    outside_of,
+)
+from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys, Erasure
 from chatledger.adapters.persistence.purge import LogPurge
 from chatledger.adapters.store.unit_of_work import attempts
 from chatledger.domain.aggregate import conversation_id
@@ -55,7 +68,14 @@ from chatledger.domain.events import ConversationStarted
 from chatledger.domain.limits import check_name, check_text
 from chatledger.domain.timeline import TimelineEntry, describe
 
-__all__ = ["Eraser", "ErasureReport", "IdleConversation", "RetentionReport"]
+__all__ = [
+    "DEFAULT_WAIT_SECONDS",
+    "Compaction",
+    "Eraser",
+    "ErasureReport",
+    "IdleConversation",
+    "RetentionReport",
+]
 
 _NOTHING = ConversationState(tenant="", chat_id="")
 
@@ -74,6 +94,10 @@ class ErasureReport:
     reason: str
     unreadable: int = 0
     """Events that no longer decoded before the erasure (``verify`` keeps naming them as changed)."""
+    compaction: Compaction | None = None
+    """What the database's files keep afterwards: done, or pending and how to finish (None: not run yet)."""
+    removed: tuple[str, ...] = ()
+    """What was removed from the store (as the ``ConversationErased`` event records it)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +123,8 @@ class RetentionReport:
     erased: list[ErasureReport] = field(default_factory=list)
     failed: list[tuple[IdleConversation, str]] = field(default_factory=list)
     """Idle conversations that could not be erased, and why."""
+    compaction: Compaction | None = None
+    """What the database's files keep after the erasures (None: nothing was erased)."""
 
 
 RetainProgress = Callable[[int, int], None]
@@ -114,6 +140,8 @@ class Eraser:
         self._projector = projector
         self._forget = forget
         self._purge = LogPurge(log)
+        self._plain_log = False
+        """Whether an event erased since the last compaction was readable without its data key."""
 
     def _parts(self) -> tuple[Any, DataKeys]:
         tables = chain_tables(self._log.recorder, self._log.config.backend)
@@ -124,13 +152,14 @@ class Eraser:
             )
         return tables, data_keys
 
-    def erase(self, tenant: str, chat_id: str, actor: str, reason: str) -> ErasureReport:
-        """Erase one conversation; see the module docstring and ``ConversationStore.erase``."""
+    def erase(
+        self, tenant: str, chat_id: str, actor: str, reason: str, wait: float = DEFAULT_WAIT_SECONDS
+    ) -> ErasureReport:
+        """Erase one conversation, then clean the files (waiting ``wait`` s for readers); see the module docstring."""
         check_name("tenant", tenant)
         check_name("chat id", chat_id)
         report = self.erase_key(conversation_id(tenant, chat_id), actor, reason, (tenant, chat_id))
-        self.compact()
-        return report
+        return replace(report, compaction=self.compact(wait))
 
     def erase_key(
         self, key: UUID, actor: str, reason: str, names: tuple[str, str] | None = None
@@ -152,6 +181,7 @@ class Eraser:
             if not rows:
                 raise ConversationNotFoundError(tenant or "?", chat_id or str(key))
             plan = _plan(self._log.mapper, key, rows)
+            self._plain_log |= any(not split_link(r[2])[1].startswith(ENVELOPE) for r in rows)
             now = datetime.now(UTC)
             head = rows[-1][0]
             event = ConversationErased(
@@ -162,6 +192,8 @@ class Eraser:
                 reason=reason,
                 events=head,
                 tenant=plan.tenant or tenant or "",
+                removed=_removed(head, bool(data_keys.enabled)),
+                outside=outside_of(self._log.config.backend),
             )
             stored = self._log.mapper.to_stored_event(event)
             record = Erasure(key, event.tenant, head + 1, now.isoformat(), actor, reason)
@@ -187,8 +219,9 @@ class Eraser:
         self._forget(key)
         self._projector.catch_up()
         return ErasureReport(
-            event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable
-        )
+            event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable,
+            removed=event.removed,
+        )  # fmt: skip
 
     def idle(self, cutoff: datetime, tenant: str | None) -> list[IdleConversation]:
         """The conversations (of ``tenant``, or all) unchanged since ``cutoff``, oldest first."""
@@ -211,6 +244,7 @@ class Eraser:
         reason: str | None,
         progress: RetainProgress | None = None,
         now: datetime | None = None,
+        wait: float = DEFAULT_WAIT_SECONDS,
     ) -> RetentionReport:
         """Erase (or with ``dry_run`` only list) conversations idle for longer than ``older_than`` before ``now``."""
         if not isinstance(older_than, timedelta) or older_than <= timedelta(0):
@@ -235,12 +269,25 @@ class Eraser:
             if progress is not None:
                 progress(done, len(report.idle))
         if report.erased:
-            self.compact()
+            report.compaction = self.compact(wait)
         return report
 
-    def compact(self) -> None:
-        """SQLite: leave no deleted text in the file (see ``LogPurge.compact``)."""
-        self._purge.compact()
+    def compact(
+        self, wait: float = DEFAULT_WAIT_SECONDS, *, everything: bool = False
+    ) -> Compaction:
+        """Remove erased content from the database's files, waiting ``wait`` s for readers (``compaction``).
+
+        PostgreSQL: the log's tables are rewritten only when an erased event was
+        readable without its data key, or with ``everything`` (``finish_erasure``).
+        """
+        config = self._log.config
+        self._parts()
+        if config.backend == "sqlite":
+            return compact_sqlite(self._log.recorder.datastore, config.sqlite_path, wait)
+        tables = (*LOG_TABLES, *PURGED_TABLES) if everything or self._plain_log else PURGED_TABLES
+        compaction = compact_postgres(config, wait, tables)
+        self._plain_log = self._plain_log and not compaction.done
+        return compaction
 
 
 @dataclass
@@ -291,6 +338,19 @@ def _names(log: Any, key: UUID) -> tuple[str | None, str | None]:
     if isinstance(started, ConversationStarted):
         return started.tenant, started.chat_id
     return None, None
+
+
+def _removed(events: int, keyed: bool) -> tuple[str, ...]:
+    """The receipt's list of what an erasure removes from the store."""
+    return (
+        f"the content of {events} event(s): tombstones keep each one's kind, actor, time and "
+        "chain digest",
+        "its snapshots",
+        *(["its data key (crypto-shredding: every copy of its ciphertext is unreadable)"] * keyed),
+        "its read-model rows (messages, conversation list and search, approvals, continuations); "
+        "its timeline keeps kinds, actors and times",
+        "dead copies in the database's files (see the report's compaction)",
+    )
 
 
 def _days(span: timedelta) -> str:

@@ -13,7 +13,11 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from chatledger.adapters.store.operations.erasure import RetentionReport
+from chatledger.adapters.store.operations.erasure import (
+    DEFAULT_WAIT_SECONDS,
+    Compaction,
+    RetentionReport,
+)
 from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -79,11 +83,17 @@ class ShardedOperations:
         )
 
     def erase(
-        self, chat_id: str, *, actor: str, reason: str, tenant: str | None = None
+        self,
+        chat_id: str,
+        *,
+        actor: str,
+        reason: str,
+        tenant: str | None = None,
+        wait_for_readers: float = DEFAULT_WAIT_SECONDS,
     ) -> ErasureReport:
         """Erase the conversation in its shard (see ``Operations.erase``)."""
         return self._locate(chat_id, tenant).erase(
-            chat_id, actor=actor, reason=reason, tenant=tenant
+            chat_id, actor=actor, reason=reason, tenant=tenant, wait_for_readers=wait_for_readers
         )
 
     def retain(
@@ -96,10 +106,12 @@ class ShardedOperations:
         reason: str | None = None,
         progress: RetainProgress | None = None,
         now: datetime | None = None,
+        wait_for_readers: float = DEFAULT_WAIT_SECONDS,
     ) -> RetentionReport:
         """Retention in every shard, measured from one moment; one report for all of them."""
         now = now or datetime.now(UTC)
         merged: RetentionReport | None = None
+        parts: list[Compaction] = []
         for shard in self.shards:
             offset = len(merged.idle) if merged is not None else 0
 
@@ -109,15 +121,24 @@ class ShardedOperations:
 
             report = shard.retain(
                 older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
-                progress=shifted, now=now,
+                progress=shifted, now=now, wait_for_readers=wait_for_readers,
             )  # fmt: skip
             if merged is None:
                 merged = RetentionReport(report.cutoff, report.dry_run)
             merged.idle += report.idle
             merged.erased += report.erased
             merged.failed += report.failed
+            parts += [report.compaction] if report.compaction is not None else []
         assert merged is not None  # there is at least one shard
+        merged.compaction = Compaction.of_all(parts)
         return merged
+
+    def finish_erasure(self, *, wait_for_readers: float = DEFAULT_WAIT_SECONDS) -> Compaction:
+        """Clean every shard's files (see ``Operations.finish_erasure``)."""
+        done = [s.finish_erasure(wait_for_readers=wait_for_readers) for s in self.shards]
+        combined = Compaction.of_all(done)
+        assert combined is not None  # there is at least one shard
+        return combined
 
     def rebuild(
         self, *, progress: Progress | None = None, accept_broken_chain: bool = False

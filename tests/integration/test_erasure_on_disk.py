@@ -1,0 +1,159 @@
+"""Erasure you can take at its word: after ``erase`` the files hold nothing of the conversation, or it says so.
+
+Searched as someone holding the disk would: the raw bytes of the SQLite file
+and its ``-wal``; every PostgreSQL table, index and TOAST file of the store's
+schema (after a ``CHECKPOINT``). Without a cipher key the canaries are the
+conversation's texts (stored uncompressed, so they show raw); with one they
+are the conversation's wrapped data key, which with the store key would
+decrypt any copy of its events.
+
+A concurrent reader is a real second connection with a read open from before
+the erasure (SQLite: ``BEGIN; SELECT ...``; PostgreSQL: a REPEATABLE READ
+transaction), released by the test after ``erase`` has answered. While it is
+open, ``erase`` must answer "pending" and name why; once it is released,
+``finish_erasure`` completes and the files are clean. PostgreSQL's own WAL
+is outside chatledger's reach: the answer must name it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from eventsourcing.cryptography import AESCipher
+
+from tests.integration.conftest import Backend, _postgres_conninfo
+from tests.integration.on_disk import files_holding, store_files
+from tests.integration.tamper import Tamperer
+from tests.integration.test_erasure import canaries, fill
+
+WAIT = 0.3
+"""How long erase waits for readers here (seconds): the reader is released only after it answers."""
+
+
+@contextlib.contextmanager
+def reader_open(backend: Backend) -> Iterator[None]:
+    """A second connection with a read transaction open (it has read the events), until exit."""
+    if backend.name == "sqlite":
+        db = sqlite3.connect(backend.url.removeprefix("sqlite:///"), isolation_level=None)
+        db.execute("BEGIN")
+        db.execute("SELECT count(*), max(length(state)) FROM stored_events").fetchone()
+        try:
+            yield
+        finally:
+            db.execute("ROLLBACK")
+            db.close()
+        return
+    schema = backend.url.rsplit("schema=", 1)[1]
+    with psycopg.connect(_postgres_conninfo(), application_name="a-long-report") as pg:
+        pg.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        pg.execute(f'SELECT count(*) FROM "{schema}".chatledger_events').fetchone()
+        try:
+            yield
+        finally:
+            pg.rollback()
+
+
+def needles(backend: Backend, tag: str, keyed: bool) -> list[bytes]:
+    """What must not survive: the texts, or (with a cipher key) the wrapped data keys of the chat."""
+    if not keyed:
+        return [c.encode() for c in canaries(tag)]
+    found = Tamperer(backend.url).run("SELECT wrapped FROM chatledger_conversation_keys")
+    assert len(found) == 2  # the erased chat's and the kept chat's
+    return [bytes(found[0][0]), *(c.encode() for c in canaries(tag))]
+
+
+def holding(backend: Backend, what: list[bytes]) -> dict[str, list[str]]:
+    """Where on disk ``what`` is found, by kind of file."""
+    return {kind: files_holding(files, what) for kind, files in store_files(backend).items()}
+
+
+def in_store(found: dict[str, list[str]], backend: Backend) -> list[str]:
+    """The files chatledger controls that hold it (PostgreSQL's WAL is outside its reach)."""
+    kinds = ["file", "wal"] if backend.name == "sqlite" else ["relations"]
+    return [name for kind in kinds for name in found[kind]]
+
+
+@pytest.fixture(params=[pytest.param(False, id="no-key"), pytest.param(True, id="key")])
+def keyed(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.fixture(params=[pytest.param(False, id="alone"), pytest.param(True, id="reader")])
+def concurrent_reader(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+@pytest.mark.timeout(120)
+def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
+    durable_backend: Backend, keyed: bool, concurrent_reader: bool
+) -> None:
+    """Never "done" while a file holds the content; with a reader: pending, then finished."""
+    backend = durable_backend
+    options: dict[str, Any] = (
+        {"cipher_key": AESCipher.create_key(32)} if keyed else {"compress": False}
+    )
+    store = backend.open(**options)
+    chat = fill(store, "A")
+    fill(store, "B")
+    store.list_conversations(query="CANARYATEXT")
+    what = needles(backend, "A", keyed)
+    assert in_store(holding(backend, what), backend)  # the search sees it before
+
+    with reader_open(backend) if concurrent_reader else contextlib.nullcontext():
+        report = store.operations.erase(
+            chat, actor="operator:olga", reason="GDPR 42", wait_for_readers=WAIT
+        )
+        found = holding(backend, what)
+        compaction = report.compaction
+        assert compaction is not None
+        assert compaction.done == (in_store(found, backend) == []), (compaction, found)
+        if concurrent_reader:
+            assert compaction.status == "pending"
+            assert compaction.pending is not None and "finish-erasure" in compaction.pending
+            cause = "read open" if backend.name == "sqlite" else "a-long-report"
+            assert cause in compaction.pending
+        else:
+            assert compaction.status == "done", compaction.pending
+
+    if concurrent_reader:  # released: finishing completes it
+        compaction = store.operations.finish_erasure(wait_for_readers=WAIT)
+        assert compaction.done, compaction.pending
+        found = holding(backend, what)
+    assert in_store(found, backend) == []
+    if backend.name == "postgres":
+        assert any("pg_wal" in where for where in compaction.outside)
+        assert any("replica" in where for where in compaction.outside)
+    assert any("backup" in where for where in compaction.outside)
+    assert store.operations.verify().ok
+    receipt = store.history(chat)[-1]  # the audit keeps the receipt: removed, and left outside
+    assert receipt.kind == "conversation-erased" and receipt.actor == "operator:olga"
+    assert list(report.removed) == receipt.details["removed"]
+    assert any("snapshots" in r for r in report.removed)
+    assert any("data key" in r for r in report.removed) == keyed
+    assert any("backup" in where for where in receipt.details["outside"])
+
+
+@pytest.mark.timeout(120)
+def test_retention_cleans_the_files_once_after_its_erasures(durable_backend: Backend) -> None:
+    """retain erases several chats and cleans the files once: nothing of them on disk, done."""
+    from datetime import UTC, datetime, timedelta
+
+    store = durable_backend.open(compress=False)
+    gone = [fill(store, tag) for tag in "FG"]
+    report = store.operations.retain(timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
+    assert sorted(r.chat_id or "" for r in report.erased) == sorted(gone)
+    assert report.compaction is not None and report.compaction.done, report.compaction
+    what = [c.encode() for tag in "FG" for c in canaries(tag)]
+    assert in_store(holding(durable_backend, what), durable_backend) == []
+
+
+def test_finish_erasure_with_nothing_erased_is_done(durable_backend: Backend) -> None:
+    """Harmless at any time: a store with no erasure compacts to done."""
+    store = durable_backend.open()
+    fill(store, "H")
+    assert store.operations.finish_erasure(wait_for_readers=WAIT).done
