@@ -1,0 +1,151 @@
+"""The overview's figures (``read_stats``): known conversations on SQLite and PostgreSQL give known numbers.
+
+Event times are forced: every event is stamped by one clock the test moves
+(``ConversationEvent.create_timestamp``), so the time from an approval's
+request to its decision is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from chatledger import ConversationStore, InvalidInputError
+from chatledger.adapters.store.stats import read_stats
+from chatledger.domain.events import ConversationEvent
+from tests.integration.conftest import Backend
+from tests.integration.hitl_support import (
+    ALICE,
+    BOB,
+    DELETE,
+    WIRE,
+    paused_turn,
+    tool_input_chunks,
+)
+
+T0 = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
+NOW = T0 + timedelta(days=3)
+
+
+class Clock:
+    """The time every new event is stamped with."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def at(self, moment: datetime) -> None:
+        self.now = moment
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
+    """Events stamped by a clock the test sets."""
+    moments = Clock()
+    monkeypatch.setattr(ConversationEvent, "create_timestamp", staticmethod(lambda: moments.now))
+    yield moments
+
+
+def seed(store: ConversationStore, clock: Clock) -> None:
+    """Tenant acme: three answered approvals, one waiting, one continuation queued, a replay
+    and a refused chunk. Tenant globex: one denial (never counted for acme)."""
+    acme = {"tenant": "acme"}
+    clock.at(T0)
+    paused_turn(store, "a", [DELETE], **acme)
+    clock.at(T0 + timedelta(seconds=60))
+    store.respond_to_approval(
+        "a", approval_id=DELETE.approval_id, approved=True, actor=ALICE, auto_continue=False, **acme
+    )
+    # A provider replaying the call it already made (5 chunks caught), and a chunk refused.
+    bad = {"type": "text-delta", "id": "nope", "delta": "x"}
+    report = store.ingest(
+        "a", [{"type": "start"}, *tool_input_chunks(DELETE), bad, {"type": "finish"}], **acme
+    )
+    assert (report.replays, len(report.refused)) == (5, 1)
+
+    clock.at(T0 + timedelta(days=1))
+    paused_turn(store, "b", [WIRE], **acme)
+    paused_turn(store, "c", [DELETE], **acme)
+    clock.at(T0 + timedelta(days=1, seconds=120))
+    store.respond_to_approval("c", approval_id=DELETE.approval_id, approved=True, actor=BOB, **acme)
+    clock.at(T0 + timedelta(days=1, seconds=300))
+    store.respond_to_approval(
+        "b", approval_id=WIRE.approval_id, approved=False, actor=BOB, auto_continue=False, **acme
+    )
+
+    clock.at(T0 + timedelta(days=2))
+    paused_turn(store, "d", [WIRE], **acme)
+    paused_turn(store, "theirs", [DELETE], tenant="globex")
+    clock.at(T0 + timedelta(days=2, seconds=30))
+    store.respond_to_approval(
+        "theirs", approval_id=DELETE.approval_id, approved=False, actor=ALICE, tenant="globex"
+    )
+
+
+def test_known_conversations_give_known_figures(durable_backend: Backend, clock: Clock) -> None:
+    """Counts, rates, median and p90 decision times, queues, refusals and replays of one tenant."""
+    store = durable_backend.open()
+    seed(store, clock)
+    calls: list[tuple[int, int]] = []
+
+    stats = read_stats(
+        store, tenant="acme", days=4, now=NOW, progress=lambda *call: calls.append(call)
+    )
+
+    assert (stats.tenant, stats.conversations, stats.streams) == ("acme", 4, 5)
+    assert [(d.day, d.conversations, d.streams) for d in stats.days] == [
+        (date(2026, 11, 1), 1, 2),
+        (date(2026, 11, 2), 2, 2),
+        (date(2026, 11, 3), 1, 1),
+        (date(2026, 11, 4), 0, 0),
+    ]
+    assert (stats.decisions.approved, stats.decisions.denied) == (2, 1)
+    assert stats.approval_rate == pytest.approx(2 / 3)
+    assert stats.denial_rate == pytest.approx(1 / 3)
+    assert {k: (v.approved, v.denied) for k, v in stats.by_tool.items()} == {
+        "deleteFile": (2, 0),
+        "sendPayment": (0, 1),
+    }
+    assert list(stats.by_actor) == ["user:bob", "user:alice"]  # most answers first
+    assert {k: (v.approved, v.denied) for k, v in stats.by_actor.items()} == {
+        "user:bob": (1, 1),
+        "user:alice": (1, 0),
+    }
+    # Decisions took 60 s, 120 s and 300 s.
+    assert stats.decision_median_seconds == pytest.approx(120)
+    assert stats.decision_p90_seconds == pytest.approx(264)
+    assert (stats.approvals_waiting.count, stats.approvals_waiting.oldest_seconds) == (1, 86400)
+    # c's approval queued a continuation (a and b were answered with auto_continue=False).
+    waiting = stats.continuations_waiting
+    assert (waiting.count, waiting.oldest_seconds) == (1, 2 * 86400 - 120)
+    assert (stats.refused_chunks, stats.replays) == (1, 5)
+    assert calls[-1] == (4, 4) and len(calls) == 4
+
+
+def test_each_tenant_sees_only_its_own(durable_backend: Backend, clock: Clock) -> None:
+    """globex's figures hold its one denial; a tenant with nothing gets zeros and no rates."""
+    store = durable_backend.open()
+    seed(store, clock)
+
+    theirs = read_stats(store, tenant="globex", now=NOW).to_json()
+    empty = read_stats(store, tenant="initech", now=NOW)
+
+    assert (theirs["conversations"], theirs["streams"]) == (1, 1)
+    assert theirs["approvals"]["byActor"] == {"user:alice": {"approved": 0, "denied": 1}}
+    assert theirs["approvals"]["decisionSeconds"] == {"median": 30.0, "p90": 30.0}
+    assert theirs["approvals"]["denialRate"] == 1.0
+    assert theirs["continuations"]["waiting"]["count"] == 1
+    assert (empty.conversations, empty.approval_rate, empty.decision_median_seconds) == (
+        0,
+        None,
+        None,
+    )
+    assert len(empty.days) == 30 and empty.days[-1].day == NOW.date()
+
+
+def test_a_window_outside_a_year_is_refused_naming_days(sqlite_store: ConversationStore) -> None:
+    """``days`` is 1..366: a clear error, nothing read."""
+    for days in (0, 367):
+        with pytest.raises(InvalidInputError, match="days must be a whole number from 1 to 366"):
+            read_stats(sqlite_store, days=days)
