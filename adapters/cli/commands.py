@@ -33,6 +33,7 @@ from chatledger.adapters.cli import (
     projection,
     redaction,
     serve,
+    stats,
     worker,
 )
 from chatledger.adapters.cli.common import PROG, CommandError
@@ -56,6 +57,7 @@ MODULES = (
     otel,  # export-otel
     redaction,  # redact
     erasure,  # erase, retain
+    stats,  # stats
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -76,6 +78,7 @@ LISTED = (
     "deny",
     "tool-output",
     "list",
+    "stats",
     "seal",
     "export",
     "verify-export",
