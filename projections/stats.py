@@ -25,6 +25,7 @@ __all__ = [
     "Decisions",
     "StoreStats",
     "Waiting",
+    "duration",
     "quantile",
     "summarize",
 ]
@@ -257,3 +258,20 @@ def _waiting(requested: Iterable[datetime], now: datetime) -> Waiting:
     oldest = min(times, default=None)
     age = None if oldest is None else max((now - oldest).total_seconds(), 0.0)
     return Waiting(len(times), age)
+
+
+def duration(seconds: float | None) -> str:
+    """``seconds`` for people: 45 s, 2 min 5 s, 3 h 10 min, 2 d 4 h (``-`` for None)."""
+    if seconds is None:
+        return "-"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{seconds:.3g} s" if seconds < 10 else f"{whole} s"
+    for unit, size, smaller, small_size in (
+        ("d", 86400, "h", 3600),
+        ("h", 3600, "min", 60),
+        ("min", 60, "s", 1),
+    ):
+        if whole >= size:
+            return f"{whole // size} {unit} {whole % size // small_size} {smaller}"
+    return f"{whole} s"  # pragma: no cover - every whole >= 60 matched above

@@ -17,9 +17,9 @@ from typing import TextIO
 from chatledger.adapters.cli.common import advance, open_existing, progress_bar
 from chatledger.adapters.cli.options import PROGRESS, Commands, as_json, option
 from chatledger.adapters.store.stats import DEFAULT_DAYS, MAX_DAYS, read_stats
-from chatledger.projections.stats import Decisions, StoreStats, Waiting
+from chatledger.projections.stats import Decisions, StoreStats, Waiting, duration
 
-__all__ = ["add", "duration", "run"]
+__all__ = ["add", "lines", "run"]
 
 
 def add(commands: Commands) -> None:
@@ -91,23 +91,6 @@ def lines(stats: StoreStats) -> list[str]:
     if not shown:
         found.append("  nothing")
     return found
-
-
-def duration(seconds: float | None) -> str:
-    """``seconds`` for people: 45 s, 2 min 5 s, 3 h 10 min, 2 d 4 h (``-`` for None)."""
-    if seconds is None:
-        return "-"
-    whole = round(seconds)
-    if whole < 60:
-        return f"{seconds:.3g} s" if seconds < 10 else f"{whole} s"
-    for unit, size, smaller, small_size in (
-        ("d", 86400, "h", 3600),
-        ("h", 3600, "min", 60),
-        ("min", 60, "s", 1),
-    ):
-        if whole >= size:
-            return f"{whole // size} {unit} {whole % size // small_size} {smaller}"
-    return f"{whole} s"  # pragma: no cover - every whole >= 60 matched above
 
 
 def _split(d: Decisions) -> str:

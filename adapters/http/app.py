@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -45,6 +46,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
+from chatledger.adapters.http.docs_page import docs_route
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
@@ -125,8 +127,11 @@ class ChatApp:
 
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
-        authenticated = self.access.authenticate is not None
-        return JSONResponse(openapi_document(self.limits, authenticated=authenticated))
+        return JSONResponse(self.described())
+
+    def described(self) -> dict[str, Any]:
+        """This app's OpenAPI document (its body limits; security only when it has tokens)."""
+        return openapi_document(self.limits, authenticated=self.access.authenticate is not None)
 
 
 def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, BodyLimits]:
@@ -230,6 +235,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/approvals", reads.approvals, methods=["GET"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
+        docs_route(chat.described),  # GET /docs: the same document for people (http/docs_page.py)
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
         metrics_route(chat.store, chat.access, chat.requests, lambda: len(chat.runner.turns)),
         *page_routes(chat),  # GET /api/chats and the pages at /

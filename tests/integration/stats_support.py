@@ -43,13 +43,13 @@ def stamp_events(monkeypatch: pytest.MonkeyPatch) -> Clock:
     return moments
 
 
-def seed(store: ConversationStore, clock: Clock) -> None:
+def seed(store: ConversationStore, clock: Clock, start: datetime = T0) -> None:
     """Tenant acme: three answered approvals, one waiting, one continuation queued, a replay
-    and a refused chunk. Tenant globex: one denial (never counted for acme)."""
+    and a refused chunk. Tenant globex: one denial (never counted for acme). Days from ``start``."""
     acme = {"tenant": "acme"}
-    clock.at(T0)
+    clock.at(start)
     paused_turn(store, "a", [DELETE], **acme)
-    clock.at(T0 + timedelta(seconds=60))
+    clock.at(start + timedelta(seconds=60))
     store.respond_to_approval(
         "a", approval_id=DELETE.approval_id, approved=True, actor=ALICE, auto_continue=False, **acme
     )
@@ -60,20 +60,20 @@ def seed(store: ConversationStore, clock: Clock) -> None:
     )
     assert (report.replays, len(report.refused)) == (5, 1)
 
-    clock.at(T0 + timedelta(days=1))
+    clock.at(start + timedelta(days=1))
     paused_turn(store, "b", [WIRE], **acme)
     paused_turn(store, "c", [DELETE], **acme)
-    clock.at(T0 + timedelta(days=1, seconds=120))
+    clock.at(start + timedelta(days=1, seconds=120))
     store.respond_to_approval("c", approval_id=DELETE.approval_id, approved=True, actor=BOB, **acme)
-    clock.at(T0 + timedelta(days=1, seconds=300))
+    clock.at(start + timedelta(days=1, seconds=300))
     store.respond_to_approval(
         "b", approval_id=WIRE.approval_id, approved=False, actor=BOB, auto_continue=False, **acme
     )
 
-    clock.at(T0 + timedelta(days=2))
+    clock.at(start + timedelta(days=2))
     paused_turn(store, "d", [WIRE], **acme)
     paused_turn(store, "theirs", [DELETE], tenant="globex")
-    clock.at(T0 + timedelta(days=2, seconds=30))
+    clock.at(start + timedelta(days=2, seconds=30))
     store.respond_to_approval(
         "theirs", approval_id=DELETE.approval_id, approved=False, actor=ALICE, tenant="globex"
     )
