@@ -44,7 +44,7 @@ from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.listing import Tenancy, list_chats, list_from_request
 from chatledger.adapters.http.requests import int_param
 from chatledger.adapters.http.seal_view import seal_view
-from chatledger.adapters.http.stats import stats_from_request, stats_routes
+from chatledger.adapters.http.stats import StatsEndpoints
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.listing import STATUSES
 from chatledger.projections.stats import duration
@@ -104,6 +104,7 @@ class _Pages:
 
     def __init__(self, app: Tenancy) -> None:
         self.app = app
+        self.stats = StatsEndpoints(app)
 
     def shell(self, template: str, title: str) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -150,7 +151,7 @@ class _Pages:
         return _render("_approvals.html", pending=pending)
 
     async def overview_fragment(self, request: Request) -> Response:
-        stats = await stats_from_request(self.app, request)
+        stats = await self.stats.read(request)
         return _render(
             "_overview.html",
             stats=stats,
@@ -179,7 +180,7 @@ def page_routes(app: Tenancy) -> list[BaseRoute]:
         Route("/ui/approvals", pages.approvals_fragment, methods=["GET"]),
         Route("/ui/verify", pages.verify_fragment, methods=["GET"]),
         Route("/ui/overview", pages.overview_fragment, methods=["GET"]),
-        *stats_routes(app),  # GET /api/stats (http/stats.py)
+        pages.stats.route(),  # GET /api/stats (http/stats.py)
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     routes += [

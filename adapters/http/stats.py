@@ -3,6 +3,8 @@
 Query parameter ``days`` (1-366, default 30): how many days of daily counts.
 Only the token's tenant is counted. The body is ``StoreStats.to_json()``
 (``chatledger.projections.stats``); the overview page (``/overview``) draws it.
+One ``StatsEndpoints`` serves both, with one ``StatsCache``: the conversations
+are read again only after new events.
 """
 
 from __future__ import annotations
@@ -12,35 +14,46 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.listing import Tenancy
 from chatledger.adapters.http.requests import int_param
-from chatledger.adapters.store.stats import DEFAULT_DAYS, MAX_DAYS, read_stats
+from chatledger.adapters.store.stats import DEFAULT_DAYS, MAX_DAYS, StatsCache, read_stats
 from chatledger.projections.stats import StoreStats
 
-__all__ = ["stats_from_request", "stats_paths", "stats_routes"]
+__all__ = ["StatsEndpoints", "stats_paths"]
 
 
-async def stats_from_request(app: Tenancy, request: Request) -> StoreStats:
-    """The figures of the caller's tenant over the ``days`` the query asks for."""
-    tenant = app.identity(request).tenant
-    days = int_param(request, "days", minimum=1)
-    if days is not None and days > MAX_DAYS:
-        raise invalid(f"query parameter 'days' must be an integer from 1 to {MAX_DAYS}, not {days}")
-    window = DEFAULT_DAYS if days is None else days
-    return await run_in_threadpool(lambda: read_stats(app.store, tenant=tenant, days=window))
+class StatsEndpoints:
+    """The figures of the caller's tenant, for ``GET /api/stats`` and the overview page, bound to one app."""
 
+    def __init__(self, app: Tenancy) -> None:
+        self.app = app
+        self.cache = StatsCache()
 
-def stats_routes(app: Tenancy) -> list[BaseRoute]:
-    """``GET /api/stats`` bound to ``app``."""
+    async def read(self, request: Request) -> StoreStats:
+        """The figures over the ``days`` the query asks for (422 outside 1..366)."""
+        tenant = self.app.identity(request).tenant
+        days = int_param(request, "days", minimum=1)
+        if days is not None and days > MAX_DAYS:
+            raise invalid(
+                f"query parameter 'days' must be an integer from 1 to {MAX_DAYS}, not {days}"
+            )
+        window = DEFAULT_DAYS if days is None else days
+        store, cache = self.app.store, self.cache
+        return await run_in_threadpool(
+            lambda: read_stats(store, tenant=tenant, days=window, cache=cache)
+        )
 
-    async def endpoint(request: Request) -> Response:
-        stats = await stats_from_request(app, request)
+    async def json(self, request: Request) -> Response:
+        """``GET /api/stats``."""
+        stats = await self.read(request)
         return JSONResponse(stats.to_json(), headers={"cache-control": "no-store"})
 
-    return [Route("/api/stats", endpoint, methods=["GET"])]
+    def route(self) -> Route:
+        """The ``GET /api/stats`` route."""
+        return Route("/api/stats", self.json, methods=["GET"])
 
 
 def _figure(description: str) -> dict[str, Any]:

@@ -10,11 +10,14 @@ does the arithmetic. Erased conversations are not counted: their content,
 tool names included, is gone.
 
 It reads every conversation of the tenant: a report for operators, not a
-hot path (the page asks again every minute).
+hot path. A ``StatsCache`` (the HTTP app keeps one) reads them again only
+after the log has moved on; what depends on the clock (the daily window, the
+ages of what waits) and the inbox are read on every call.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.surface import Store
     from chatledger.domain.timeline import TimelineEntry
 
-__all__ = ["DEFAULT_DAYS", "MAX_DAYS", "StatsProgress", "read_stats"]
+__all__ = ["DEFAULT_DAYS", "MAX_DAYS", "StatsCache", "StatsProgress", "gather", "read_stats"]
 
 DEFAULT_DAYS = 30
 """Days of series by default."""
@@ -44,6 +47,29 @@ StatsProgress = Callable[[int, int], None]
 _KINDS = ("stream-opened", "approval-responded", "chunks")
 
 
+class StatsCache:
+    """Each tenant's activity as of a log head: read again only when events were recorded since.
+
+    Thread-safe; one per store (the log head it compares is that store's).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, tuple[int, Activity]] = {}
+
+    def activity(self, store: Store, tenant: str, progress: StatsProgress | None) -> Activity:
+        """The tenant's activity, from the cache while the log's head has not moved."""
+        head = store.operations.head()  # before reading: a write meanwhile reads again next time
+        with self._lock:
+            kept = self._kept.get(tenant)
+        if kept is not None and kept[0] == head:
+            return kept[1]
+        activity = gather(store, tenant, progress)
+        with self._lock:
+            self._kept[tenant] = (head, activity)
+        return activity
+
+
 def read_stats(
     store: Store,
     *,
@@ -51,20 +77,21 @@ def read_stats(
     days: int = DEFAULT_DAYS,
     now: datetime | None = None,
     progress: StatsProgress | None = None,
+    cache: StatsCache | None = None,
 ) -> StoreStats:
     """The figures of ``tenant`` (default: the store's) as of ``now``, with ``days`` of daily series.
 
+    With a ``cache``, conversations are read again only after new events.
     Raises InvalidInputError for ``days`` outside 1..``MAX_DAYS``.
     """
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS:
         raise InvalidInputError(f"days must be a whole number from 1 to {MAX_DAYS}, not {days!r}")
     tenant = tenant or store.tenant
-    summaries = _every_conversation(store, tenant)
-    activity = Activity()
-    for done, summary in enumerate(summaries, start=1):
-        _gather(store, tenant, summary, activity)
-        if progress is not None:
-            progress(done, len(summaries))
+    activity = (
+        gather(store, tenant, progress)
+        if cache is None
+        else cache.activity(store, tenant, progress)
+    )
     moment = now or datetime.now(UTC)
     return summarize(
         tenant,
@@ -76,6 +103,17 @@ def read_stats(
         now=moment,
         days=days,
     )
+
+
+def gather(store: Store, tenant: str, progress: StatsProgress | None = None) -> Activity:
+    """What happened in every conversation of ``tenant`` (``progress``: after each)."""
+    summaries = _every_conversation(store, tenant)
+    activity = Activity()
+    for done, summary in enumerate(summaries, start=1):
+        _gather(store, tenant, summary, activity)
+        if progress is not None:
+            progress(done, len(summaries))
+    return activity
 
 
 def _every_conversation(store: Store, tenant: str) -> list[ConversationSummary]:

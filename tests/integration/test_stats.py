@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
 from chatledger import ConversationStore, InvalidInputError
-from chatledger.adapters.store.stats import read_stats
+from chatledger.adapters.store.stats import StatsCache, read_stats
 from tests.integration.conftest import Backend
+from tests.integration.hitl_support import new_chat
 from tests.integration.stats_support import NOW, Clock, seed, stamp_events
 
 
@@ -84,3 +85,32 @@ def test_a_window_outside_a_year_is_refused_naming_days(sqlite_store: Conversati
     for days in (0, 367):
         with pytest.raises(InvalidInputError, match="days must be a whole number from 1 to 366"):
             read_stats(sqlite_store, days=days)
+
+
+def test_a_cache_reads_the_conversations_again_only_after_new_events(
+    durable_backend: Backend, clock: Clock
+) -> None:
+    """Unchanged log: no conversation is read, yet ages follow ``now``; a write by another store: read again."""
+    store = durable_backend.open()
+    seed(store, clock)
+    cache = StatsCache()
+    reads: list[tuple[int, int]] = []
+
+    def count(*call: int) -> None:
+        reads.append((call[0], call[1]))
+
+    first = read_stats(store, tenant="acme", now=NOW, cache=cache, progress=count)
+    assert reads[-1] == (4, 4)
+    reads.clear()
+    later = read_stats(
+        store, tenant="acme", now=NOW + timedelta(hours=1), cache=cache, progress=count
+    )
+    assert reads == []  # nothing recorded since: the conversations were not read again
+    assert later.approvals_waiting.oldest_seconds == first.approvals_waiting.oldest_seconds + 3600
+    other = durable_backend.other_store(store)
+    new_chat(other, "e", tenant="acme")
+
+    after = read_stats(store, tenant="acme", now=NOW, cache=cache, progress=count)
+
+    assert reads[-1] == (5, 5)
+    assert after.conversations == first.conversations + 1
