@@ -8,9 +8,11 @@ import pytest
 
 from chatledger import ConversationStore, InvalidInputError
 from chatledger.adapters.store.stats import StatsCache, read_stats
+from chatledger.adapters.store.store import ShardedStore
 from tests.integration.conftest import Backend
 from tests.integration.hitl_support import new_chat
 from tests.integration.stats_support import NOW, Clock, seed, stamp_events
+from tests.integration.test_shards import three_databases  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
@@ -114,3 +116,27 @@ def test_a_cache_reads_the_conversations_again_only_after_new_events(
 
     assert reads[-1] == (5, 5)
     assert after.conversations == first.conversations + 1
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(180)
+def test_a_sharded_store_gives_the_same_figures(
+    request: pytest.FixtureRequest, clock: Clock
+) -> None:
+    """Over three PostgreSQL databases the figures add up as over one."""
+    store = ConversationStore.open(request.getfixturevalue("three_databases"))
+    try:
+        assert isinstance(store, ShardedStore)
+        seed(store, clock)
+        cache = StatsCache()
+
+        stats = read_stats(store, tenant="acme", days=4, now=NOW, cache=cache).to_json()
+        again = read_stats(store, tenant="acme", days=4, now=NOW, cache=cache).to_json()
+    finally:
+        store.close()
+
+    assert (stats["conversations"], stats["streams"]) == (4, 5)
+    assert stats["approvals"]["decisionSeconds"] == {"median": 120.0, "p90": 264.0}
+    assert (stats["refusedChunks"], stats["replays"]) == (1, 5)
+    assert stats["continuations"]["waiting"]["count"] == 1
+    assert again == stats
