@@ -54,10 +54,10 @@ MODULES = (
     worker,
     approvals,  # status, inbox, approve, deny, tool-output
     listing,  # list
+    stats,  # stats
     otel,  # export-otel
     redaction,  # redact
     erasure,  # erase, retain
-    stats,  # stats
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 

@@ -43,10 +43,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
-from chatledger.adapters.http.docs_page import docs_route
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
@@ -235,7 +235,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/approvals", reads.approvals, methods=["GET"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
-        docs_route(chat.described),  # GET /docs: the same document for people (http/docs_page.py)
+        docs_page.docs_route(chat.described),  # GET /docs: the API reference page
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
         metrics_route(chat.store, chat.access, chat.requests, lambda: len(chat.runner.turns)),
         *page_routes(chat),  # GET /api/chats and the pages at /

@@ -7,7 +7,8 @@ batches with the refused and replayed chunks they held), the conversation's
 own record of when each approval was requested (only for conversations with
 answers), and the inbox (what waits now). ``chatledger.projections.stats``
 does the arithmetic. Erased conversations are not counted: their content,
-tool names included, is gone.
+tool names included, is gone; nor are answers that came too late (their
+turn had stopped, so they changed nothing: the timeline marks them ``late``).
 
 It reads every conversation of the tenant: a report for operators, not a
 hot path. A ``StatsCache`` (the HTTP app keeps one) reads them again only
