@@ -34,6 +34,7 @@ from chatledger.adapters.cli import (
     projection,
     redaction,
     serve,
+    stats,
     worker,
 )
 from chatledger.adapters.cli.common import PROG, CommandError
@@ -55,6 +56,7 @@ MODULES = (
     approvals,  # status, inbox, approve, deny, tool-output
     owners,  # owner
     listing,  # list
+    stats,  # stats
     otel,  # export-otel
     redaction,  # redact
     erasure,  # erase, retain, finish-erasure
@@ -79,6 +81,7 @@ LISTED = (
     "tool-output",
     "owner",
     "list",
+    "stats",
     "seal",
     "export",
     "verify-export",

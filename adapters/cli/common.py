@@ -162,12 +162,21 @@ def is_agent(value: object) -> bool:
 
 
 def progress_bar(
-    what: str, unit: str, total: int | None = None, items: Iterable[Any] | None = None
+    what: str,
+    unit: str,
+    total: int | None = None,
+    items: Iterable[Any] | None = None,
+    *,
+    show: bool = False,
 ) -> tqdm[Any]:
-    """A progress bar on stderr (over ``items``, if given), shown only when stderr is a terminal."""
+    """A progress bar on stderr (over ``items``, if given), shown when stderr is a terminal or ``show``.
+
+    ``show`` is the commands' ``--progress`` (e.g. a log file, a CI job, ``2>&1 | tee``).
+    """
     from tqdm import tqdm
 
-    return tqdm(items, total=total, desc=what, unit=unit, file=sys.stderr, disable=None)
+    hide = False if show else None  # None: tqdm hides itself when stderr is not a terminal
+    return tqdm(items, total=total, desc=what, unit=unit, file=sys.stderr, disable=hide)
 
 
 def advance(bar: tqdm[Any], done: int, total: int) -> None:

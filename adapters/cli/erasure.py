@@ -18,6 +18,7 @@ from chatledger.adapters.cli.confirm import YES, confirmed
 from chatledger.adapters.cli.options import (
     CHAT,
     OPERATOR,
+    PROGRESS,
     REASON,
     Commands,
     flag,
@@ -64,6 +65,7 @@ def add(commands: Commands) -> None:
         ),
         flag("--dry-run", "list what would be erased; change nothing"),
         YES,
+        PROGRESS,
         option(
             "--actor",
             default="system:retention",
@@ -132,7 +134,7 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
             if found.idle and not confirmed("retain", what, question, yes=False):
                 return 1
         what_bar = "checking" if args.dry_run else "erasing"
-        with progress_bar(what_bar, " conversations") as bar:
+        with progress_bar(what_bar, " conversations", show=args.progress) as bar:
             report = store.operations.retain(
                 period,
                 tenant=tenant,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import threading
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -22,6 +23,7 @@ from chatledger.adapters.cli.common import (
 from chatledger.adapters.cli.options import (
     AT_VERSION,
     CHAT,
+    PROGRESS,
     SEAL_KEY_FILE,
     Commands,
     option,
@@ -43,6 +45,7 @@ def add(commands: Commands) -> None:
         verify,
         CHAT.but(nargs="?", help="only this conversation (default: all of them)"),
         SEAL_KEY_FILE,
+        PROGRESS,
         help="check the store against its event log (exit 1 on any disagreement)",
         description="Check every conversation's hash chain and the seals (the first bad event "
         "of each damaged conversation is named with the kind of damage), then re-derive "
@@ -75,6 +78,7 @@ def add(commands: Commands) -> None:
         CHAT.but(help="the conversation's chat id"),
         AT_VERSION.but(type=int, help="export versions 1..N only"),
         option("--output", "-o", metavar="FILE", help="write the bundle here (default: stdout)"),
+        PROGRESS,
         help="write a conversation as a verifiable bundle (JSON Lines)",
         description="Write the conversation (or its state at --at-version) as a self-contained "
         "bundle: its events, their hash chain and the newest seal covering it (seal first). "
@@ -103,7 +107,7 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
         def progress(stage: str, done: int, total: int) -> None:
             if stage not in bars:
                 unit = " events" if stage == "log" else " conversations"
-                bars[stage] = progress_bar(f"checking {stage}", unit, total)
+                bars[stage] = progress_bar(f"checking {stage}", unit, total, show=args.progress)
             advance(bars[stage], done, total)
 
         try:
@@ -150,12 +154,19 @@ def seal(args: argparse.Namespace, out: TextIO) -> int:
 
 def export(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger export``: the bundle to ``--output`` or standard output."""
-    with open_existing(args) as store:
+    with (
+        open_existing(args) as store,
+        progress_bar("exporting", " events", show=args.progress) as bar,
+    ):
+        bundle = partial(
+            store.operations.export, args.chat, at_version=args.at_version,
+            progress=partial(advance, bar),
+        )  # fmt: skip
         if args.output is None:
-            store.operations.export(args.chat, out, at_version=args.at_version)
+            bundle(out)
             return 0
         with open(args.output, "w", encoding="ascii", newline="\n") as file:
-            lines = store.operations.export(args.chat, file, at_version=args.at_version)
+            lines = bundle(file)
     print(f"wrote {lines} lines to {args.output}", file=out)
     return 0
 

@@ -32,6 +32,7 @@ __all__ = [
     "OPERATOR",
     "OWNER",
     "POLL",
+    "PROGRESS",
     "REASON",
     "RESPONDER",
     "SEAL_KEY_FILE",
@@ -207,6 +208,10 @@ AT_VERSION = option("--at-version", type=positive_int, metavar="N", help="as of 
 OPERATOR = option("--actor", required=True, help="who acts, as recorded in the audit")
 """``--actor`` of the operator commands that change what is kept (erase, redact)."""
 REASON = option("--reason", required=True, help="why (recorded in the audit)")
+PROGRESS = flag(
+    "--progress", "show progress on stderr even when it is not a terminal (on one it always shows)"
+)
+"""``--progress`` of the long operations (rebuild, verify, export, retain, stats)."""
 POLL = option(
     "--poll",
     type=float,

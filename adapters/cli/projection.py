@@ -9,7 +9,7 @@ from functools import partial
 from typing import TextIO
 
 from chatledger.adapters.cli.common import advance, open_store, progress_bar, stop_on_sigterm
-from chatledger.adapters.cli.options import POLL, Commands, flag
+from chatledger.adapters.cli.options import POLL, PROGRESS, Commands, flag
 from chatledger.adapters.cli.render import count
 
 __all__ = ["add", "project", "rebuild"]
@@ -24,6 +24,7 @@ def add(commands: Commands) -> None:
             "--accept-broken-chain",
             "rebuild even from a log whose hash chain fails (recorded beside the chain)",
         ),
+        PROGRESS,
         help="drop the read models and rebuild them from the event log",
         description="Empty the read models (current messages, audit timeline, approvals inbox, "
         "continuation queue) and apply the whole event log again, showing progress. The log "
@@ -46,7 +47,9 @@ def add(commands: Commands) -> None:
 def rebuild(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger rebuild``: empty the read models, apply the whole log, say how fast."""
     with open_store(args) as store:
-        with progress_bar("rebuilding", " events", store.operations.head()) as bar:
+        with progress_bar(
+            "rebuilding", " events", store.operations.head(), show=args.progress
+        ) as bar:
             started = time.perf_counter()
             applied = store.operations.rebuild(
                 progress=partial(advance, bar), accept_broken_chain=args.accept_broken_chain

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -48,6 +49,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.answers import AnswerEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
@@ -160,8 +162,11 @@ class ChatApp:
 
     async def openapi(self, request: Request) -> Response:
         """``GET /openapi.json`` (public)."""
-        authenticated = self.access.authenticate is not None
-        return JSONResponse(openapi_document(self.limits, authenticated=authenticated))
+        return JSONResponse(self.described())
+
+    def described(self) -> dict[str, Any]:
+        """This app's OpenAPI document (its body limits; security only when it has tokens)."""
+        return openapi_document(self.limits, authenticated=self.access.authenticate is not None)
 
 
 def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, BodyLimits]:
@@ -300,6 +305,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
         Route("/openapi.json", chat.openapi, methods=["GET"]),
+        docs_page.docs_route(chat.described),  # GET /docs: the API reference page
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
         metrics_route(chat.store, chat.access, chat.requests, lambda: len(chat.runner.turns)),
         *page_routes(chat),  # GET /api/chats and the pages at /

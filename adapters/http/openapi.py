@@ -15,6 +15,7 @@ from chatledger.adapters.http.metrics import metrics_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
+from chatledger.adapters.http.stats import stats_paths
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
 from chatledger.adapters.http.writers_openapi import merge_paths, writer_paths
 from chatledger.domain.convert import FORMATS
@@ -332,6 +333,7 @@ def openapi_document(
             **health_paths(_ERROR),  # /health, /health/live (adapters/http/health.py)
             **metrics_paths(_ERROR),  # /metrics (adapters/http/metrics.py)
             **pages_paths(),  # GET /api/chats and the pages (adapters/http/pages_openapi.py)
+            **stats_paths(_ERROR),  # GET /api/stats (adapters/http/stats.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
             **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
         },

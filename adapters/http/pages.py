@@ -18,6 +18,9 @@ code a client's does (the continuation starts).
   the read models, which any server process keeps from the durable log;
 - ``/approvals``: every call awaiting approval, oldest first;
 - ``/verify?id=CHAT``: the result of ``verify`` for one conversation;
+- ``/overview``: the tenant's figures (``GET /api/stats``) with server-side
+  SVG charts (``charts.py``): conversations and streams per day, approvals
+  per tool and per actor, decision times, what waits;
 - ``/chat?id=CHAT``: a chat on the AI SDK's own ``useChat`` (React), bundled
   ahead of time from ``frontend/chat/`` into ``static/chat/chat.js``.
 """
@@ -35,15 +38,18 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from chatledger.adapters.http.charts import day_chart, split_chart
 from chatledger.adapters.http.conversation_page import conversation_page
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.listing import Tenancy, list_chats, list_from_request
 from chatledger.adapters.http.requests import int_param
 from chatledger.adapters.http.seal_view import seal_view
+from chatledger.adapters.http.stats import StatsEndpoints
 from chatledger.domain.timeline import KINDS
 from chatledger.projections.listing import STATUSES
+from chatledger.projections.stats import duration
 
-__all__ = ["STATIC", "TEMPLATES", "page_routes"]
+__all__ = ["STATIC", "TEMPLATES", "page_routes", "render_page"]
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -55,6 +61,7 @@ _SHELLS = {
     "/approvals": ("approvals.html", "Approvals"),
     "/verify": ("verify.html", "Verify"),
     "/chat": ("chat.html", "Chat"),
+    "/overview": ("overview.html", "Overview"),
 }
 
 _environment = Environment(
@@ -71,6 +78,7 @@ def _pretty(value: Any) -> str:
 
 
 _environment.filters["pretty"] = _pretty
+_environment.globals["duration"] = duration
 
 
 def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -96,6 +104,7 @@ class _Pages:
 
     def __init__(self, app: Tenancy) -> None:
         self.app = app
+        self.stats = StatsEndpoints(app)
 
     def shell(self, template: str, title: str) -> Any:
         async def endpoint(request: Request) -> Response:
@@ -143,6 +152,16 @@ class _Pages:
         queued = await run_in_threadpool(self.app.store.inbox.pending_continuations, tenant=tenant)
         return _render("_approvals.html", pending=pending, queued=queued)
 
+    async def overview_fragment(self, request: Request) -> Response:
+        stats = await self.stats.read(request)
+        return _render(
+            "_overview.html",
+            stats=stats,
+            days_chart=day_chart(stats.days),
+            tools_chart=split_chart("Approvals per tool", stats.by_tool),
+            actors_chart=split_chart("Approvals per actor", stats.by_actor),
+        )
+
     async def verify_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant
         chat_id = _chat_param(request)
@@ -154,7 +173,7 @@ class _Pages:
 
 
 def page_routes(app: Tenancy) -> list[BaseRoute]:
-    """The routes of the pages, their fragments, their static files and ``GET /api/chats``."""
+    """The routes of the pages, their fragments, their static files, ``GET /api/chats`` and ``/api/stats``."""
     pages = _Pages(app)
     routes: list[BaseRoute] = [
         Route("/api/chats", list_chats(app), methods=["GET"]),
@@ -162,6 +181,8 @@ def page_routes(app: Tenancy) -> list[BaseRoute]:
         Route("/ui/conversation", pages.conversation_fragment, methods=["GET"]),
         Route("/ui/approvals", pages.approvals_fragment, methods=["GET"]),
         Route("/ui/verify", pages.verify_fragment, methods=["GET"]),
+        Route("/ui/overview", pages.overview_fragment, methods=["GET"]),
+        pages.stats.route(),  # GET /api/stats (http/stats.py)
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     routes += [
@@ -169,3 +190,8 @@ def page_routes(app: Tenancy) -> list[BaseRoute]:
         for path, (template, title) in _SHELLS.items()
     ]
     return routes
+
+
+def render_page(template: str, **context: Any) -> HTMLResponse:
+    """A template of ``templates/`` (autoescaped, not cached), for pages served from other modules (``/docs``)."""
+    return _render(template, **context)

@@ -66,6 +66,10 @@ def pages_paths() -> dict[str, Any]:
         "/": _html("Page: the conversation list", [], token=False),
         "/conversation": _html("Page: one conversation", [chat], token=False),
         "/approvals": _html("Page: the approvals inbox", [], token=False),
+        "/overview": _html("Page: the tenant's figures and charts", [], token=False),
+        "/docs": _html(
+            "Page: this API reference, for people (from /openapi.json)", [], token=False
+        ),
         "/verify": _html("Page: verify one conversation", [chat], token=False),
         "/chat": _html(
             "Page: a chat on the AI SDK's useChat",
@@ -89,5 +93,10 @@ def pages_paths() -> dict[str, Any]:
             token=True,
         ),
         "/ui/approvals": _html("Fragment: the calls awaiting approval", [], token=True),
+        "/ui/overview": _html(
+            "Fragment: the figures and their SVG charts",
+            [_query("days", "days of daily counts (1-366, default 30)", {"type": "integer"})],
+            token=True,
+        ),
         "/ui/verify": _html("Fragment: the verify report of one conversation", [chat], token=True),
     }

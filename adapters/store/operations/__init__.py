@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
 
 from chatledger.adapters.store.operations import erasure, integrity
-from chatledger.adapters.store.operations.export import export_bundle
+from chatledger.adapters.store.operations.export import ExportProgress, export_bundle
 from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
 from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
@@ -90,16 +90,23 @@ class Operations:
         return self._log.head()
 
     def export(
-        self, chat_id: str, out: TextIO, *, tenant: str | None = None, at_version: int | None = None
+        self,
+        chat_id: str,
+        out: TextIO,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+        progress: ExportProgress | None = None,
     ) -> int:
         """Write the conversation (as it stood at ``at_version``) as a verifiable JSON Lines bundle.
 
         The bundle holds the events, their chain and the newest seal covering
         the conversation; ``chatledger.domain.bundle.verify_bundle`` checks it
         offline with the seal key (see that module for the format). Returns
-        the lines written. Needs a seal first (``seal()``).
+        the lines written. Needs a seal first (``seal()``). ``progress`` is
+        called with (events read, events in the bundle) after each event.
         """
-        return export_bundle(self._log, tenant or self.tenant, chat_id, out, at_version)
+        return export_bundle(self._log, tenant or self.tenant, chat_id, out, at_version, progress)
 
     def erase(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
@@ -12,11 +13,19 @@ from chatledger.domain.chain import content_digest
 from chatledger.domain.errors import ConversationNotFoundError, InvalidInputError
 from chatledger.domain.seal import inclusion_proof
 
-__all__ = ["export_bundle"]
+__all__ = ["ExportProgress", "export_bundle"]
+
+ExportProgress = Callable[[int, int], None]
+"""Called with (events read, events in the bundle) as the bundle is made."""
 
 
 def export_bundle(
-    log: Any, tenant: str, chat_id: str, out: TextIO, at_version: int | None = None
+    log: Any,
+    tenant: str,
+    chat_id: str,
+    out: TextIO,
+    at_version: int | None = None,
+    progress: ExportProgress | None = None,
 ) -> int:
     """Write the conversation (up to ``at_version``) with its chain and newest covering seal; returns lines written.
 
@@ -63,7 +72,8 @@ def export_bundle(
             }
         )
     ]
-    for number, topic, state, position in events[: max(version, sealed.version)]:
+    included = events[: max(version, sealed.version)]
+    for number, topic, state, position in included:
         link, content = log.mapper.unpack(state, key)
         line: dict[str, Any]
         if number <= version:
@@ -84,6 +94,8 @@ def export_bundle(
                 "link": link.hex() if link is not None else None,
             }
         lines.append(encode_line(line))
+        if progress is not None:
+            progress(len(lines) - 1, len(included))
     lines.append(
         encode_line(
             {

@@ -23,6 +23,7 @@ from chatledger.domain.errors import InvalidInputError
 if TYPE_CHECKING:
     from chatledger.adapters.store.operations import Operations
     from chatledger.adapters.store.operations.erasure import ErasureReport, RetainProgress
+    from chatledger.adapters.store.operations.export import ExportProgress
     from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
     from chatledger.adapters.store.operations.verify import VerifyReport
     from chatledger.domain.seal import SealKey
@@ -75,11 +76,17 @@ class ShardedOperations:
         return sum(s.head() for s in self.shards)
 
     def export(
-        self, chat_id: str, out: TextIO, *, tenant: str | None = None, at_version: int | None = None
+        self,
+        chat_id: str,
+        out: TextIO,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+        progress: ExportProgress | None = None,
     ) -> int:
         """Write the conversation as a verifiable bundle, from its shard (see ``Operations.export``)."""
         return self._locate(chat_id, tenant).export(
-            chat_id, out, tenant=tenant, at_version=at_version
+            chat_id, out, tenant=tenant, at_version=at_version, progress=progress
         )
 
     def erase(
