@@ -71,7 +71,8 @@ def test_stats_json_is_the_api_body_of_the_tenant(url: str, tmp_path: Path) -> N
     body = json.loads(result.stdout)
     assert (body["tenant"], body["conversations"], len(body["days"])) == ("globex", 1, 7)
     assert body["approvals"]["byTool"] == {"deleteFile": {"approved": 0, "denied": 1}}
-    assert body["approvals"]["decisionSeconds"] == {"median": 30.0, "p90": 30.0}
+    seconds = body["approvals"]["decisionSeconds"]  # within a second: a chunk's age in its batch
+    assert seconds == {"median": pytest.approx(30, abs=1), "p90": pytest.approx(30, abs=1)}
 
 
 def test_a_bad_window_is_named_by_its_flag(url: str, tmp_path: Path) -> None:

@@ -39,7 +39,8 @@ async def test_each_token_gets_its_own_tenants_figures(app: Starlette) -> None:
     assert len(body["days"]) == 7
     approvals = body["approvals"]
     assert (approvals["approved"], approvals["denied"]) == (2, 1)
-    assert approvals["decisionSeconds"] == {"median": 120.0, "p90": 264.0}
+    seconds = approvals["decisionSeconds"]  # exact within a second (a chunk's age in its batch)
+    assert seconds == {"median": pytest.approx(120, abs=1), "p90": pytest.approx(264, abs=1)}
     assert approvals["byTool"] == {
         "deleteFile": {"approved": 2, "denied": 0},
         "sendPayment": {"approved": 0, "denied": 1},
