@@ -20,8 +20,8 @@ from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
-    InvalidInputError,
 )
+from chatledger.domain.limits import check_names
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -73,8 +73,7 @@ class Chats:
         it speaks, for good: its chunks, its fold and its ``ai-sdk`` conversion.
         """
         tenant = tenant or self.tenant
-        if not isinstance(chat_id, str) or not chat_id:
-            raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
+        check_names(chat_id=chat_id, tenant=tenant, actor=actor)
         for what, value in (
             ("chat id", chat_id),
             ("tenant", tenant),
@@ -109,6 +108,7 @@ class Chats:
         While an answer streams, a user message of an AI SDK 7 conversation is
         queued as a steering message (see ``steering``) instead of refused.
         """
+        check_names(actor=actor)
 
         def decide(c: Conversation) -> None:
             self._expire_lapsed(c, f"a message by {actor}")
@@ -287,7 +287,7 @@ class Chats:
         the store's key can still read them (see docs/audit.md).
         """
         self._limits.check_value("reason", reason)
-        wanted = list(fields) if fields is not None and not isinstance(fields, str) else fields
+        wanted = list(fields) if isinstance(fields, list | tuple) else fields
         return self._changed(
             tenant,
             chat_id,
