@@ -28,7 +28,14 @@ from chatledger.domain.events import (
     ToolApprovalResponded,
     ToolOutputAdded,
 )
-from chatledger.domain.limits import Limits, check_name, check_names, check_text, check_title
+from chatledger.domain.limits import (
+    Limits,
+    check_flag,
+    check_name,
+    check_names,
+    check_text,
+    check_title,
+)
 from chatledger.domain.owner_events import ContinuationRetired, OwnerSet
 from chatledger.domain.owners import ANY, check_owner, owner_of
 from chatledger.domain.parts import check_message
@@ -55,7 +62,11 @@ def conversation_id(tenant: str, chat_id: str) -> UUID:
 
     Computed as ``uuid5`` does, but tolerant of ids that are not valid UTF-8
     (such a chat can never have been stored, so lookups simply find nothing).
+    A tenant or chat id that is not a string is refused (InvalidInputError).
     """
+    for what, given in (("tenant", tenant), ("chat id", chat_id)):
+        if not isinstance(given, str):
+            raise InvalidInputError(f"{what} must be a string, not {type(given).__name__}")
     name = f"{len(tenant)}:{tenant}/{chat_id}".encode("utf-8", "surrogatepass")
     return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)
 
@@ -80,6 +91,8 @@ class Conversation(StreamCommands):
         """
         check_names(tenant=tenant, chat_id=chat_id, actor=actor)
         check_owner(owner)
+        if metadata is not None:
+            _check_metadata(metadata)
         dialect_for(ai_sdk)  # the major is checked here, once, before it is recorded
         return cls._create(
             ConversationStarted,
@@ -130,8 +143,8 @@ class Conversation(StreamCommands):
     ) -> ApprovalDecision:
         """Answer an approval; a duplicate, or a call no longer awaiting approval, records nothing."""
         check_names(approval_id=approval_id, tool_call_id=tool_call_id, optional=True)
-        if type(approved) is not bool:
-            raise InvalidInputError(f"approved must be true or false, not {approved!r}"[:200])
+        check_flag("approved", approved)
+        check_flag("auto_continue", auto_continue)
         check_text("reason", reason)
         check_name("actor", actor)
         decision = decide_approval(
@@ -169,6 +182,7 @@ class Conversation(StreamCommands):
         check_name("tool call id", tool_call_id)
         check_text("error text", error_text)
         check_name("actor", actor)
+        check_flag("auto_continue", auto_continue)
         decision = decide_tool_output(self.state, tool_call_id, state)
         if not decision.changed:
             return decision
@@ -298,8 +312,7 @@ class Conversation(StreamCommands):
 
     def set_metadata(self, metadata: dict[str, Any], *, actor: str) -> bool:
         """Replace the conversation's metadata; False when it already is exactly that."""
-        if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
-            raise InvalidInputError("metadata must be a JSON object (a dict with string keys)")
+        _check_metadata(metadata)
         if metadata == self.state.metadata:
             return False
         self.trigger_event(MetadataSet, metadata=metadata, actor=actor)
@@ -343,3 +356,9 @@ class Conversation(StreamCommands):
 
 def _role(message: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
+
+
+def _check_metadata(metadata: object) -> None:
+    """Refuse metadata that is not a JSON object (a dict with string keys)."""
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidInputError("metadata must be a JSON object (a dict with string keys)")

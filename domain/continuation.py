@@ -41,26 +41,38 @@ def last_user_index(state: ConversationState) -> int:
     return -1
 
 
-def awaiting_approval(
-    state: ConversationState,
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """The latest assistant message and its tool calls awaiting approval: what the turn waits on.
+def awaiting_approval(state: ConversationState) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every tool call awaiting approval, as (assistant message, tool part), oldest first.
 
-    Only the latest assistant message counts (docs/behaviour.md §4.4): a call of an earlier
-    message still marked ``approval-requested`` was left behind by a later
-    turn (the converters give it an "interrupted" result), so nothing waits
-    on it and the approvals inbox does not list it.
+    A call awaits approval while it is ``approval-requested`` in an assistant
+    message after the latest user message (docs/behaviour.md §4.4): when one
+    assistant message follows another with no user message between them, the
+    older one's requests still wait. A new user message leaves earlier requests
+    behind where the dialect says so (AI SDK 7: the converters give them an
+    "interrupted" result); where it does not (AI SDK 6), the latest assistant
+    message before it still waits when no assistant message follows it.
     """
-    message = latest_assistant(state.messages)
-    if message is None:
-        return None, []
-    if state.dialect.supersedes_approvals and state.messages.index(message) < last_user_index(
-        state
-    ):
-        return message, []  # the user moved on: the requests are superseded
-    return message, [
-        p for p in message["parts"] if is_tool_part(p) and p.get("state") == "approval-requested"
+    turn = _assistant_turn(state)
+    return [
+        (message, part)
+        for message in turn
+        for part in message["parts"]
+        if is_tool_part(part) and part.get("state") == "approval-requested"
     ]
+
+
+def _assistant_turn(state: ConversationState) -> list[dict[str, Any]]:
+    """The assistant messages after the latest user message, oldest first (see ``awaiting_approval``)."""
+    turn: list[dict[str, Any]] = []
+    for message in reversed(state.messages):
+        if message["role"] == "user":
+            break
+        if message["role"] == "assistant":
+            turn.insert(0, message)
+    if not turn and not state.dialect.supersedes_approvals:
+        latest = latest_assistant(state.messages)
+        return [latest] if latest is not None else []
+    return turn
 
 
 def last_step_tool_parts(state: ConversationState) -> list[dict[str, Any]]:
@@ -195,10 +207,11 @@ def status_of(state: ConversationState) -> ConversationStatus:
         return ConversationStatus(
             "streaming", continuation_request=request, stream_id=state.stream.stream_id, **common
         )
-    message, awaiting = awaiting_approval(state)
-    parts = [p for p in (message or {"parts": []})["parts"] if is_tool_part(p)]
+    awaiting = [part for _, part in awaiting_approval(state)]
     if awaiting:
         return ConversationStatus("awaiting-approval", waiting_for=_waiting(awaiting), **common)
+    message = latest_assistant(state.messages)
+    parts = [p for p in (message or {"parts": []})["parts"] if is_tool_part(p)]
     pending = [
         p for p in parts if p.get("state") == "input-available" and not p.get("providerExecuted")
     ]

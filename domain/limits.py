@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import reprlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from chatledger.domain.errors import (
@@ -18,10 +20,13 @@ from chatledger.domain.errors import (
 )
 
 __all__ = [
+    "NAME_LIMIT",
     "TITLE_LIMIT",
     "Limits",
     "NotStorableError",
     "check_choice",
+    "check_flag",
+    "check_moment",
     "check_name",
     "check_names",
     "check_position",
@@ -53,25 +58,43 @@ _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 _NAME_KEYS = ("toolCallId", "toolName", "approvalId", "messageId")
 
 
-def check_name(what: str, value: object, *, optional: bool = False) -> None:
-    """Refuse a name (id, tenant, actor, tool name) that is not a plain, printable string.
+NAME_LIMIT = 256
+"""The longest name (chat id, message id, tool call id, approval id, tool name, tenant, actor), in characters."""
 
-    Names end up in SQL text columns and in logs: NUL and the other control
-    characters, and lone UTF-16 surrogates, are refused here, before anything
-    is recorded, with an error that names the field.
+
+def check_name(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a name (id, tenant, actor, tool name) that is not a plain, printable, short string.
+
+    Names end up in SQL text columns, in logs and on pages: a value that is
+    not a string, is empty or longer than ``NAME_LIMIT`` characters, or holds
+    NUL, another control character or a lone UTF-16 surrogate is refused here,
+    before anything is recorded, with an error that names the field.
     """
     if value is None and optional:
         return
+    problem = _name_problem(what, value)
+    if problem is not None:
+        raise InvalidInputError(problem)
+
+
+def _name_problem(what: str, value: object) -> str | None:
+    """What is wrong with a name, in words, or None."""
     if not isinstance(value, str):
-        raise InvalidInputError(f"{what} must be a string, not {type(value).__name__}")
+        return f"{what} must be a string, not {type(value).__name__}"
     if not value:
-        raise InvalidInputError(f"{what} must not be empty")
+        return f"{what} must not be empty"
+    if len(value) > NAME_LIMIT:
+        return (
+            f"{what} {_shown(value[:40])}... has {len(value)} characters; names (chat, message, "
+            f"tool call and approval ids, tool names, tenants, actors) have at most {NAME_LIMIT}"
+        )
     bad = _CONTROL.search(value)
     if bad is not None:
-        raise InvalidInputError(
+        return (
             f"{what} {_shown(value)} holds the control character or lone surrogate "
             f"U+{ord(bad.group()):04X} at index {bad.start()}; use printable characters only"
         )
+    return None
 
 
 def check_names(*, optional: bool = False, **names: object) -> None:
@@ -108,6 +131,20 @@ def check_position(what: str, value: object, *, optional: bool = False) -> None:
         )
 
 
+def check_flag(what: str, value: object) -> None:
+    """Refuse a yes/no setting that is not ``True`` or ``False``."""
+    if type(value) is not bool:
+        raise InvalidInputError(f"{what} must be true or false, not {_shown(value)}")
+
+
+def check_moment(what: str, value: object, *, optional: bool = False) -> None:
+    """Refuse a point in time that is not a ``datetime``."""
+    if value is None and optional:
+        return
+    if not isinstance(value, datetime):
+        raise InvalidInputError(f"{what} must be a datetime, not {type(value).__name__}")
+
+
 TITLE_LIMIT = 200
 """The longest title, in characters."""
 
@@ -138,20 +175,23 @@ def check_choice(what: str, value: object, allowed: Iterable[str]) -> None:
         raise InvalidInputError(f"{what} must be one of {', '.join(choices)}, not {_shown(value)}")
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 3, 60, 60
+
+
 def _shown(value: object) -> str:
-    """A short printable form of a refused value."""
-    return ascii(value)[:80]
+    """A short printable (ASCII) form of a refused value, however large or deep."""
+    return _SHORT.repr(value).encode("ascii", "backslashreplace").decode("ascii")[:80]
 
 
 def _check_names(fields: Mapping[str, Any], where: str) -> str | None:
-    """The first problem with a name field of a chunk or part, or None."""
+    """The first problem with a name field of a chunk or part (present and not null), or None."""
     for key in _NAME_KEYS:
         value = fields.get(key)
-        if isinstance(value, str) and _CONTROL.search(value) is not None:
-            try:
-                check_name(f"{where}{key}", value)
-            except InvalidInputError as error:
-                return str(error)
+        if value is not None:
+            problem = _name_problem(f"{where}{key}", value)
+            if problem is not None:
+                return problem
     return None
 
 
@@ -301,8 +341,10 @@ def _message_name_problem(message: Any) -> str | None:
     if not isinstance(message, Mapping):
         return None
     message_id = message.get("id")
-    if isinstance(message_id, str) and _CONTROL.search(message_id) is not None:
-        return f"message id {_shown(message_id)} holds a control character or lone surrogate"
+    if message_id is not None:
+        problem = _name_problem("message id", message_id)
+        if problem is not None:
+            return problem
     parts = message.get("parts")
     if not isinstance(parts, list):
         return None

@@ -102,7 +102,11 @@ def decide_redaction(
             "name exactly one thing to redact: a tool call id (its input and output) or a "
             "message id (its parts)"
         )
-    if fields is not None and (isinstance(fields, str) or not fields):
+    if fields is not None and (
+        not isinstance(fields, list | tuple)
+        or not fields
+        or not all(isinstance(field, str) for field in fields)
+    ):
         raise InvalidInputError(
             "fields must be a non-empty list of field names (leave it out to redact every field)"
         )

@@ -23,6 +23,7 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.limits import check_moment
 
 __all__ = [
     "MAX_LIMIT",
@@ -104,12 +105,17 @@ class ListQuery:
     """The ``next_cursor`` of the previous page."""
 
     def __post_init__(self) -> None:
+        for what, text in (("query", self.query), ("status", self.status), ("cursor", self.cursor)):
+            if text is not None and not isinstance(text, str):
+                raise InvalidInputError(f"{what} must be a string, not {type(text).__name__}")
+        check_moment("updated_before", self.updated_before, optional=True)
+        check_moment("updated_after", self.updated_after, optional=True)
         if self.status is not None and self.status not in STATUSES:
             raise InvalidInputError(
                 f"unknown status {self.status!r}; the statuses are {', '.join(STATUSES)}"
             )
         if isinstance(self.limit, bool) or not isinstance(self.limit, int):
-            raise InvalidInputError(f"limit must be an integer, not {self.limit!r}")
+            raise InvalidInputError(f"limit must be an integer, not {type(self.limit).__name__}")
         if not 1 <= self.limit <= MAX_LIMIT:
             raise InvalidInputError(f"limit must be between 1 and {MAX_LIMIT}, not {self.limit}")
         if self.cursor is not None:

@@ -340,11 +340,9 @@ def summary_of(
 
 
 def approvals_of(state: ConversationState, fallback_time: datetime) -> list[PendingApproval]:
-    """The conversation's tool calls awaiting approval (those its current turn waits on)."""
-    message, awaiting = awaiting_approval(state)
+    """The conversation's tool calls awaiting approval (those its current turn waits on), oldest first."""
     found = []
-    for part in awaiting:
-        assert message is not None
+    for message, part in awaiting_approval(state):
         when = state.approval_times.get(part["toolCallId"])
         found.append(
             PendingApproval(

@@ -80,6 +80,20 @@ def _pretty(value: Any) -> str:
 _environment.filters["pretty"] = _pretty
 _environment.globals["duration"] = duration
 
+CLIP = 48
+"""Characters of a name (chat id, tool call id, actor, title) a page shows before it cuts it."""
+
+
+def _clip(value: Any, limit: int = CLIP) -> str:
+    """A long name cut visibly (its head, an ellipsis, its length), so it cannot break a layout."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 8]}…{text[-4:]} ({len(text)} characters)"
+
+
+_environment.filters["clip"] = _clip
+
 
 def _render(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     html = _environment.get_template(template).render(**context)

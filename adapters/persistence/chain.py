@@ -31,6 +31,7 @@ from eventsourcing.persistence import StoredEvent
 from psycopg import sql
 
 from chatledger.domain.chain import GENESIS, LINK_BYTES, link_hash
+from chatledger.domain.errors import StoredDataError
 from chatledger.domain.seal import Head, Seal
 
 __all__ = [
@@ -244,7 +245,7 @@ class ChainTables:
     def conversations(self) -> set[UUID]:
         """Every conversation with an event."""
         found = self._run("SELECT DISTINCT originator_id FROM {events}")
-        return {UUID(str(row["originator_id"])) for row in found}
+        return {_conversation_key(row["originator_id"], "the log") for row in found}
 
     def events(self, conversation: UUID) -> list[tuple[int, str, bytes, int]]:
         """``(version, topic, state, position)`` of the conversation's events, in order."""
@@ -270,17 +271,29 @@ class ChainTables:
         for row in rows:
             link, _ = split_link(bytes(row["prefix"]))
             if link is not None:
-                key = UUID(str(row["originator_id"]))
+                key = _conversation_key(row["originator_id"], "the log")
                 heads.append(Head(key, row["originator_version"], link))
         return heads
 
     def seals(self) -> list[Seal]:
         """Every seal, oldest first."""
         rows = self._run("SELECT seq, body, signature FROM {seals} ORDER BY seq")
-        return [
-            Seal.from_json({**json.loads(row["body"]), "signature": row["signature"]})
-            for row in rows
-        ]
+        seals = []
+        for row in rows:
+            try:
+                seals.append(
+                    Seal.from_json({**json.loads(row["body"]), "signature": row["signature"]})
+                )
+            except (ValueError, TypeError, KeyError) as error:
+                raise StoredDataError(
+                    f"seal {row['seq']} cannot be read ({type(error).__name__}: "
+                    f"{str(error)[:200]}): the seals were altered"
+                ) from error
+        return seals
+
+    def sealed(self) -> set[int]:
+        """The seals (by number) that heads are stored for."""
+        return {int(row["seq"]) for row in self._run("SELECT DISTINCT seq FROM {heads}")}
 
     def seal_heads(self, seq: int) -> list[Head]:
         """The heads seal ``seq`` covers."""
@@ -288,7 +301,11 @@ class ChainTables:
             "SELECT originator_id, originator_version, hash FROM {heads} WHERE seq = ?", (seq,)
         )
         return [
-            Head(UUID(str(row["originator_id"])), row["originator_version"], bytes(row["hash"]))
+            Head(
+                _conversation_key(row["originator_id"], f"seal {seq}"),
+                row["originator_version"],
+                bytes(row["hash"]),
+            )
             for row in rows
         ]
 
@@ -343,3 +360,13 @@ def chain_tables(recorder: Any, backend: str) -> ChainTables | None:
     if backend not in ("sqlite", "postgres"):
         return None
     return ChainTables(recorder.datastore, recorder.events_table_name, backend)
+
+
+def _conversation_key(stored: Any, where: str) -> UUID:
+    """A stored conversation id; StoredDataError for one that is no UUID (a hand edit)."""
+    try:
+        return UUID(str(stored))
+    except ValueError:
+        raise StoredDataError(
+            f"{where} holds a conversation id that is no UUID ({str(stored)[:60]!r}): it was altered"
+        ) from None

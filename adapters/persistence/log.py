@@ -16,9 +16,11 @@ from chatledger.adapters.persistence.errors import STORAGE_ERRORS
 from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
+    ChatLedgerError,
     ConcurrentWriteError,
     ConversationErasedError,
     ConversationNotFoundError,
+    StoredDataError,
     StoreUnavailableError,
 )
 from chatledger.domain.snapshot import ConversationSnapshot
@@ -113,7 +115,12 @@ class ConversationLog(Application[UUID]):
     def load(
         self, aggregate_id: UUID, tenant: str, chat_id: str, version: int | None = None
     ) -> Conversation:
-        """The conversation (at ``version``), or ConversationNotFoundError."""
+        """The conversation (at ``version``), or ConversationNotFoundError.
+
+        Events that cannot be folded (a damaged log: an event changed, lost or
+        moved from another conversation) raise StoredDataError naming the
+        conversation, never what the fold tripped on.
+        """
         try:
             conversation: Any = self.repository.get(aggregate_id, version=version)
         except AggregateNotFoundError:
@@ -122,7 +129,15 @@ class ConversationLog(Application[UUID]):
             raise self.erased_error(aggregate_id, tenant, chat_id) from None
         except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read conversation {chat_id!r}: {error}") from error
-        assert isinstance(conversation, Conversation)
+        except ChatLedgerError:
+            raise
+        except Exception as error:  # the fold of a damaged log: name it, do not crash the reader
+            raise _damaged(chat_id, f"{type(error).__name__}: {error}") from error
+        if not isinstance(conversation, Conversation) or (
+            conversation.state.tenant,
+            conversation.state.chat_id,
+        ) != (tenant, chat_id):
+            raise _damaged(chat_id, "its events are those of another conversation")
         return conversation
 
     def erased_error(
@@ -220,3 +235,10 @@ class ConversationLog(Application[UUID]):
             raise ConcurrentWriteError("(one of a group commit)") from None
         except _WRITE_ERRORS as error:
             raise StoreUnavailableError(f"the writes were not recorded: {error}") from error
+
+
+def _damaged(chat_id: str, what: str) -> StoredDataError:
+    return StoredDataError(
+        f"conversation {chat_id[:80]!r} cannot be rebuilt from its events ({what[:300]}): the "
+        "log is damaged; 'chatledger verify' names the damage"
+    )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from chatledger.domain.continuation import latest_assistant
 from chatledger.domain.errors import InvalidMessageError
 from chatledger.domain.events import ContinuationRequested
+from chatledger.domain.limits import check_names
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
@@ -158,6 +159,7 @@ def edit(
     limits: Limits,
 ) -> int:
     """Replace a user message and cut what followed; see ``ConversationStore.edit``."""
+    check_names(message_id=message_id, actor=actor)
 
     def decide(conversation: Conversation) -> int:
         target = next((m for m in conversation.state.messages if m["id"] == message_id), None)

@@ -20,8 +20,8 @@ from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
-    InvalidInputError,
 )
+from chatledger.domain.limits import check_names
 from chatledger.domain.owners import ANY
 
 if TYPE_CHECKING:
@@ -77,8 +77,7 @@ class Chats:
         default ``any``: every continuation worker); ``set_owner`` changes it.
         """
         tenant = tenant or self.tenant
-        if not isinstance(chat_id, str) or not chat_id:
-            raise InvalidInputError(f"chat id must be a non-empty string, not {chat_id!r}")
+        check_names(chat_id=chat_id, tenant=tenant, actor=actor)
         for what, value in (
             ("chat id", chat_id),
             ("tenant", tenant),
@@ -113,6 +112,7 @@ class Chats:
         While an answer streams, a user message of an AI SDK 7 conversation is
         queued as a steering message (see ``steering``) instead of refused.
         """
+        check_names(actor=actor)
 
         def decide(c: Conversation) -> None:
             self._expire_lapsed(c, f"a message by {actor}")
@@ -330,7 +330,7 @@ class Chats:
         the store's key can still read them (see docs/audit.md).
         """
         self._limits.check_value("reason", reason)
-        wanted = list(fields) if fields is not None and not isinstance(fields, str) else fields
+        wanted = list(fields) if isinstance(fields, list | tuple) else fields
         return self._changed(
             tenant,
             chat_id,

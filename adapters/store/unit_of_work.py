@@ -25,7 +25,7 @@ from chatledger.adapters.store.meter import METER
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.events import StreamClosed
-from chatledger.domain.limits import check_position
+from chatledger.domain.limits import check_moment, check_position
 
 __all__ = [
     "RETRY_SECONDS",
@@ -250,6 +250,7 @@ class UnitOfWork:
 
     def version_at(self, tenant: str, chat_id: str, moment: datetime) -> int:
         """The conversation's version as it stood at ``moment`` (0 before it started)."""
+        check_moment("at_time", moment)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         self.load(tenant, chat_id)  # raises ConversationNotFoundError

@@ -63,5 +63,6 @@ def to_model_messages(
     from chatledger.domain.errors import InvalidInputError
 
     raise InvalidInputError(
-        f"unknown model message format {format!r}; use one of {', '.join(FORMATS)}"
+        f"unknown model message format {format if isinstance(format, str) else type(format).__name__!r}; "
+        f"use one of {', '.join(FORMATS)}"
     )

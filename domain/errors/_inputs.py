@@ -127,7 +127,7 @@ class InvalidMessageError(InvalidInputError):
     def __init__(self, reason: str, *, message_id: str | None = None) -> None:
         self.reason = reason
         self.message_id = message_id
-        which = f"message {message_id!r}" if message_id is not None else "message"
+        which = f"message {message_id[:80]!r}" if isinstance(message_id, str) else "message"
         super().__init__(f"{which} refused: {reason}")
 
 
@@ -146,5 +146,8 @@ class InvalidAiSdkVersionError(InvalidInputError):
     def __init__(self, version: object, *, where: str = "ai_sdk") -> None:
         self.version = version
         super().__init__(
-            f"{where} must be 6 or 7 (the AI SDK major the conversation speaks), not {version!r}"
+            f"{where} must be 6 or 7 (the AI SDK major the conversation speaks), not "
+            f"{version!r:.40}"
+            if isinstance(version, int | str)
+            else f"{where} must be 6 or 7, not a {type(version).__name__}"
         )

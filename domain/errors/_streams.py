@@ -32,7 +32,11 @@ class NoOpenStreamError(ChatLedgerError):
     def __init__(self, chat_id: str, stream_id: str | None) -> None:
         self.chat_id = chat_id
         self.stream_id = stream_id
-        what = f"stream {stream_id!r} is not open" if stream_id else "no stream is open"
+        what = (
+            f"stream {stream_id[:80]!r} is not open"
+            if isinstance(stream_id, str) and stream_id
+            else "no stream is open"
+        )
         super().__init__(f"conversation {chat_id!r}: {what}")
 
 

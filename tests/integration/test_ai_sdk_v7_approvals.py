@@ -122,3 +122,28 @@ def test_a_late_tool_output_on_an_interrupted_message_is_recorded_and_changes_no
     assert store.pending_continuations() == []
     entry = store.history("c", kinds=["tool-output-added"])[-1]
     assert entry.actor == "browser" and entry.details.get("late") is True
+
+
+@pytest.mark.parametrize("ai_sdk", [6, 7])
+def test_an_older_request_after_the_latest_user_message_stays_in_the_inbox(
+    store: ConversationStore, ai_sdk: int
+) -> None:
+    """Two assistant messages ask in turn, no user message between: both calls await approval."""
+    store.start_conversation("c", ai_sdk=ai_sdk)
+    store.append_message("c", QUESTION)
+    store.ingest("c", _asks())
+    second = _asks(call="c2", approval="ap2")
+    second[0] = {"type": "start", "messageId": "a2"}
+    store.ingest("c", second)
+    assert [m["id"] for m in store.messages("c")] == ["u1", "a1", "a2"]
+    pending = store.pending_approvals()
+    assert [(p.message_id, p.tool_call_id) for p in pending] == [("a1", "c1"), ("a2", "c2")]
+    status = store.status("c")
+    assert status.status == "awaiting-approval"
+    assert [w.tool_call_id for w in status.waiting_for] == ["c1", "c2"]
+    store.respond_to_approval("c", approval_id="ap1", approved=True)
+    assert [p.tool_call_id for p in store.pending_approvals()] == ["c2"]
+    assert store.operations.verify().ok
+    store.append_message("c", MOVED_ON)
+    if ai_sdk == 7:  # a new user message supersedes both
+        assert store.pending_approvals() == []

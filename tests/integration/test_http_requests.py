@@ -11,6 +11,7 @@ from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders import demo
 from chatledger.adapters.responders.scripted import demo_responder
+from chatledger.domain.limits import NAME_LIMIT
 from tests.integration.http_support import client_of, error_of, send_body, sse_events
 
 pytestmark = pytest.mark.anyio
@@ -129,3 +130,26 @@ async def test_each_route_bounds_the_work_of_a_body(sqlite_store: ConversationSt
             "RequestTooLargeError",
         )
     assert sqlite_store.operations.head() == 0
+
+
+async def test_a_name_over_the_limit_is_a_422_naming_the_limit(
+    sqlite_store: ConversationStore,
+) -> None:
+    """A 100,000-character chat id or message id is refused (422, the limit named); nothing is stored."""
+    app = create_app(sqlite_store, responder=demo_responder())
+    long = "x" * 100_000
+    async with client_of(app) as client:
+        message = error_of(
+            await client.post("/api/chat", json=send_body(long, [demo.USER_MESSAGE])),
+            422,
+            "InvalidInputError",
+        )
+        assert str(NAME_LIMIT) in message and len(message) < 500
+        named = {**demo.USER_MESSAGE, "id": long}
+        message = error_of(
+            await client.post("/api/chat", json=send_body("c", [named])),
+            422,
+            "InvalidMessageError",
+        )
+        assert str(NAME_LIMIT) in message and len(message) < 500
+    assert sqlite_store.list_conversations().conversations == []

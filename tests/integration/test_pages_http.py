@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,9 +12,11 @@ from starlette.applications import Starlette
 
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
+from chatledger.adapters.http.pages import CLIP
 from chatledger.adapters.responders.scripted import demo_responder
+from chatledger.domain.limits import NAME_LIMIT
 from tests.integration.conftest import Backend
-from tests.integration.hitl_support import paused_turn, user
+from tests.integration.hitl_support import Call, paused_turn, user
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +92,23 @@ async def test_fragments_escape_content_and_hide_other_tenants(
         verify = await acme.get("/ui/verify", params={"id": "waiting"})
         assert "Verified." in verify.text
         assert (await acme.get("/static/htmx-2.0.11.min.js")).status_code == 200
+
+
+async def test_pages_cut_long_names_visibly(sqlite_store: ConversationStore) -> None:
+    """Names at the length limit (chat id, tool call id, tool name, actor) are shown cut, never whole."""
+    longest = "c" * NAME_LIMIT
+    call = Call("k" * NAME_LIMIT, "t" * NAME_LIMIT, {"path": "/x"}, approval_id="appr")
+    paused_turn(sqlite_store, longest, [call])
+    app = create_app(sqlite_store, responder=demo_responder())
+    async with client_of(app, None) as client:
+        pages = [
+            (await client.get("/ui/list")).text,
+            (await client.get("/ui/approvals")).text,
+            (await client.get("/ui/conversation", params={"id": longest})).text,
+            (await client.get("/conversation", params={"id": longest})).text,
+        ]
+    for html in pages:
+        shown = re.sub(r'"[^"]*"', '""', html)  # attribute values keep the whole name
+        assert "c" * (CLIP + 1) not in shown and "k" * (CLIP + 1) not in shown
+        assert "t" * (CLIP + 1) not in shown
+        assert f"({NAME_LIMIT} characters)" in shown

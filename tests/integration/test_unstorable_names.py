@@ -24,6 +24,7 @@ from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.responders import demo
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.events import ConversationStarted
+from chatledger.domain.limits import NAME_LIMIT
 from tests.integration.conftest import Backend
 
 BAD = ["a\x00b", "\x00", "tab\there", "bell\x07", "del\x7f", "c1\x85", "lone\ud800"]
@@ -256,3 +257,31 @@ def test_a_store_opened_with_settings_that_do_not_fit_its_log_quarantines_nothin
     with ConversationStore.open(url) as store:
         assert store.operations.catch_up() > 0 and store.operations.quarantined() == []
         assert store.operations.verify().ok
+
+
+def test_names_over_the_length_limit_are_refused_naming_the_limit(backend: Backend) -> None:
+    """A name one character over NAME_LIMIT is refused everywhere (the limit named); one at it is kept."""
+    store = backend.open()
+    paused(store)
+    head = store.operations.head()
+    long = "x" * (NAME_LIMIT + 1)
+    for what, call in entry_points(store, long):
+        if what == "history kind":
+            continue  # no such kind: refused as unknown
+        with pytest.raises(InvalidInputError, match=str(NAME_LIMIT)):
+            call()
+            pytest.fail(f"{what}: a {len(long)}-character name was accepted")
+    with store.open_stream("paused", continuation=True) as stream:
+        for field in ("toolCallId", "toolName", "approvalId"):
+            chunk = {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "x"}
+            chunk[field] = long
+            received = stream.append(chunk)
+            assert received.error is not None and str(NAME_LIMIT) in str(received.error)
+    assert (
+        store.messages("paused")[-1]["parts"]
+        == store.messages("paused", at_version=head)[-1]["parts"]
+    )
+    longest = "y" * NAME_LIMIT
+    assert store.start_conversation(longest, actor=longest, tenant=longest)
+    store.append_message(longest, {**demo.USER_MESSAGE, "id": longest}, tenant=longest)
+    assert store.messages(longest, tenant=longest)[0]["id"] == longest

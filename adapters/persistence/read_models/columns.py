@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
+from chatledger.domain.errors import StoredDataError
 from chatledger.domain.timeline import KINDS
 
 __all__ = [
@@ -17,8 +19,11 @@ __all__ = [
     "list_time",
     "micros",
     "parse_time",
+    "readable",
     "safe_text",
 ]
+
+T = TypeVar("T")
 
 _UNSAFE_TEXT = re.compile("[\x00\ud800-\udfff]")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -62,3 +67,16 @@ def micros(moment: datetime) -> int:
 def from_micros(value: int) -> datetime:
     """Undo ``micros``."""
     return _EPOCH + timedelta(microseconds=value)
+
+
+def readable(what: str, read: Callable[[], T]) -> T:
+    """One row read back; a row that does not decode is StoredDataError (the read models are derived)."""
+    try:
+        return read()
+    except StoredDataError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError) as error:  # JSON, a time, a kind
+        raise StoredDataError(
+            f"a row of the {what} cannot be read ({type(error).__name__}: {str(error)[:200]}); "
+            "'chatledger rebuild' makes the read models again from the log"
+        ) from error

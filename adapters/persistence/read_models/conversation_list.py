@@ -17,11 +17,12 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.persistence.keys import ColumnKey
-from chatledger.adapters.persistence.read_models.columns import list_time
+from chatledger.adapters.persistence.read_models.columns import list_time, readable
 from chatledger.adapters.persistence.read_models.dialect import Dialect
 from chatledger.projections.listing import (
     ConversationList,
@@ -186,7 +187,10 @@ class ConversationListTable:
         )
         params.append(query.limit + 1)
         rows = self._select(statement, params)
-        found = [self._summary(query.tenant, row) for row in rows[: query.limit]]
+        found = [
+            readable("conversation list", partial(self._summary, query.tenant, row))
+            for row in rows[: query.limit]
+        ]
         cursor = None
         if len(rows) > query.limit:
             last = rows[query.limit - 1]

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from chatledger.adapters.persistence.keys import ColumnKey
 from chatledger.adapters.persistence.packing import pack_plain, unpack
-from chatledger.adapters.persistence.read_models.columns import iso_time, json_text
+from chatledger.adapters.persistence.read_models.columns import iso_time, json_text, readable
 from chatledger.adapters.persistence.read_models.dialect import Dialect
 from chatledger.projections.read_models import ConversationRow, ConversationView
 
@@ -105,6 +105,19 @@ class ConversationTables:
         if trimmed:
             c.executemany(statement(_TRIM_MESSAGES), trimmed)
 
+    def _messages(self, rows: list[Any]) -> list[str]:
+        """The messages' JSON texts of a conversation's rows."""
+        key = self._key
+        if key.enabled:
+            return [unpack(key, row["message"]) for row in rows if row["message"] is not None]
+        return [  # stored as they are (the raw tag, then UTF-8): no call per message
+            bytes(row["message"][1:]).decode("utf-8", "surrogatepass")
+            if row["message"][:1] == b"\x00"
+            else unpack(key, row["message"])
+            for row in rows
+            if row["message"] is not None
+        ]
+
     def read(self, conversation_id: UUID) -> ConversationView | None:
         """The conversation's row with its messages, or None if it was never projected."""
         with self._dialect.transaction(commit=False) as c:
@@ -112,16 +125,6 @@ class ConversationTables:
             rows = c.fetchall()
         if not rows:
             return None
-        key = self._key
-        if key.enabled:
-            messages = [unpack(key, row["message"]) for row in rows if row["message"] is not None]
-        else:  # stored as they are (the raw tag, then UTF-8): no call per message
-            messages = [
-                bytes(row["message"][1:]).decode("utf-8", "surrogatepass")
-                if row["message"][:1] == b"\x00"
-                else unpack(key, row["message"])
-                for row in rows
-                if row["message"] is not None
-            ]
+        messages = readable("messages", lambda: self._messages(rows))
         first = rows[0]
         return ConversationView(first["version"], f"[{','.join(messages)}]", first["status"])

@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from chatledger.adapters.persistence.keys import ColumnKey
-from chatledger.adapters.persistence.read_models.columns import iso_time, json_text, parse_time
+from chatledger.adapters.persistence.read_models.columns import (
+    iso_time,
+    json_text,
+    parse_time,
+    readable,
+)
 from chatledger.adapters.persistence.read_models.dialect import Dialect
 from chatledger.domain.limits import check_name
 from chatledger.projections.read_models import ContinuationRequest, Page, PendingApproval
@@ -111,39 +117,43 @@ class InboxTables:
     def pending_approvals(self, tenant: str) -> list[PendingApproval]:
         """The tenant's tool calls awaiting approval, oldest first."""
         check_name("tenant", tenant)
-        unseal = self._key.unseal
-        return [
-            PendingApproval(
-                tenant,
-                unseal(row["chat_id"]) or "",
-                unseal(row["message_id"]) or "",
-                unseal(row["tool_call_id"]) or "",
-                unseal(row["tool_name"]) or "",
-                json.loads(unseal(row["input"]) or "null"),
-                unseal(row["approval_id"]) or "",
-                datetime.fromisoformat(row["requested_at"]),
-            )
-            for row in self._select(_SELECT_APPROVALS, tenant)
-        ]
+        rows = self._select(_SELECT_APPROVALS, tenant)
+        return [readable("approvals inbox", partial(self._approval, tenant, row)) for row in rows]
 
     def pending_continuations(self, tenant: str) -> list[ContinuationRequest]:
         """The tenant's pending continuation requests, oldest first."""
         check_name("tenant", tenant)
-        unseal = self._key.unseal
+        rows = self._select(_SELECT_CONTINUATIONS, tenant)
         return [
-            ContinuationRequest(
-                tenant,
-                unseal(row["chat_id"]) or "",
-                unseal(row["request_id"]) or "",
-                unseal(row["message_id"]) or "",
-                unseal(row["cause"]) or "",
-                datetime.fromisoformat(row["requested_at"]),
-                unseal(row["claimed_by"]),
-                parse_time(row["lease_until"]),
-                unseal(row["owner"]) or "any",
-            )
-            for row in self._select(_SELECT_CONTINUATIONS, tenant)
+            readable("continuation queue", partial(self._continuation, tenant, row)) for row in rows
         ]
+
+    def _approval(self, tenant: str, row: Any) -> PendingApproval:
+        unseal = self._key.unseal
+        return PendingApproval(
+            tenant,
+            unseal(row["chat_id"]) or "",
+            unseal(row["message_id"]) or "",
+            unseal(row["tool_call_id"]) or "",
+            unseal(row["tool_name"]) or "",
+            json.loads(unseal(row["input"]) or "null"),
+            unseal(row["approval_id"]) or "",
+            datetime.fromisoformat(row["requested_at"]),
+        )
+
+    def _continuation(self, tenant: str, row: Any) -> ContinuationRequest:
+        unseal = self._key.unseal
+        return ContinuationRequest(
+            tenant,
+            unseal(row["chat_id"]) or "",
+            unseal(row["request_id"]) or "",
+            unseal(row["message_id"]) or "",
+            unseal(row["cause"]) or "",
+            datetime.fromisoformat(row["requested_at"]),
+            unseal(row["claimed_by"]),
+            parse_time(row["lease_until"]),
+            unseal(row["owner"]) or "any",
+        )
 
     def _select(self, template: str, tenant: str) -> list[Any]:
         with self._dialect.transaction(commit=False) as c:

@@ -23,6 +23,7 @@ from chatledger.adapters.persistence.read_models.columns import (
     from_micros,
     json_text,
     micros,
+    readable,
     safe_text,
 )
 from chatledger.adapters.persistence.read_models.dialect import Dialect
@@ -140,6 +141,9 @@ class TimelineTable:
         return entries
 
     def _entry(self, row: Any) -> TimelineEntry:
+        return readable("audit timeline", lambda: self._decoded(row))
+
+    def _decoded(self, row: Any) -> TimelineEntry:
         summary, details, *marks = json.loads(unpack(self._key, row["body"]))
         return TimelineEntry(
             position=row["position"],

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ConversationCheck", "Inbox"]
 
-Inbox = tuple[list[PendingApproval], list[ContinuationRequest]]
-"""A tenant's pending approvals and continuation requests, as the read models list them."""
+Inbox = tuple[list[PendingApproval] | None, list[ContinuationRequest] | None]
+"""A tenant's pending approvals and continuation requests, as the read models list them
+(None: that list cannot be read, which ``verify`` reports once)."""
 
 
 @dataclass
@@ -65,8 +66,10 @@ class ConversationCheck:
         self._check_snapshot(conversation)
         self._check_messages_row(conversation, shown_state)
         self._check_timeline(conversation, timeline)
-        self._check_approvals(conversation, shown_state, inbox[0])
-        self._check_continuation(state, inbox[1])
+        if inbox[0] is not None:
+            self._check_approvals(conversation, shown_state, inbox[0])
+        if inbox[1] is not None:
+            self._check_continuation(state, inbox[1])
 
     def _found(self, where: str, what: str) -> None:
         self.findings.append((where, what))
@@ -178,8 +181,8 @@ class ConversationCheck:
     ) -> None:
         """The continuation queue holds the conversation's pending request, if any."""
         continuation = continuation_of(state)
-        queued = [c.request_id for c in queue if c.chat_id == self.chat_id]
-        if queued != ([continuation.request_id] if continuation else []):
+        queued = [c for c in queue if c.chat_id == self.chat_id]
+        if queued != ([continuation] if continuation else []):
             self._found("read-model", "the continuation queue differs from the events")
 
 

@@ -211,6 +211,20 @@ def _check_seals(
     coverage = report.coverage
     coverage.signatures_checked = key is not None
     coverage.seals = len(seals)
+    newest = max((seal.seq for seal in seals), default=0)
+    # A gap between seals is named below; the newest seals (or all) deleted leave only their heads.
+    gone = sorted(seq for seq in tables.sealed() if seq > newest)
+    if gone:
+        report.tampered.append(
+            _tamper(
+                "deleted",
+                None,
+                names,
+                None,
+                f"seal(s) {gone[:5]} are gone, yet the conversation heads they covered are "
+                "stored: a seal was deleted or renumbered",
+            )
+        )
     if not seals:
         return
     coverage.seal = trusted(seals, key)

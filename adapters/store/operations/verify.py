@@ -32,7 +32,11 @@ from uuid import UUID
 from chatledger.adapters.store.operations.conversation_check import ConversationCheck, Inbox
 from chatledger.adapters.store.operations.integrity import Coverage, check_integrity
 from chatledger.domain.aggregate import conversation_id
-from chatledger.domain.errors import ConversationNotFoundError, StoredDataError
+from chatledger.domain.errors import (
+    ConversationNotFoundError,
+    StoredDataError,
+    StoreUnavailableError,
+)
 from chatledger.domain.events import ConversationStarted
 
 if TYPE_CHECKING:
@@ -145,7 +149,15 @@ class Verifier:
             if not self._log.has_events_after(next(iter(found)), 0):
                 raise ConversationNotFoundError(tenant, chat_id)
         else:
-            found = self._scan_log(report, progress, erased)
+            try:
+                found = self._scan_log(report, progress, erased)
+            except StoreUnavailableError:  # the database, not the data: say so as it is
+                raise
+            except Exception as error:  # a log row the scan cannot read
+                report.problems.append(
+                    Problem("log", None, None, f"the log cannot be read through: {_said(error)}")
+                )
+                found = {}
         # Erased conversations: their chains were checked; nothing else of them is left to compare.
         report.erased = len(erased if chat_id is None else erased & set(found))
         found = {key: names for key, names in found.items() if key not in erased}
@@ -159,9 +171,17 @@ class Verifier:
         seal_key: SealKey | None,
         progress: Progress | None,
     ) -> None:
-        integrity = check_integrity(
-            self._log, self._log.config.backend, key=seal_key, only=only, progress=progress
-        )
+        try:
+            integrity = check_integrity(
+                self._log, self._log.config.backend, key=seal_key, only=only, progress=progress
+            )
+        except StoreUnavailableError:  # the database, not the data: say so as it is
+            raise
+        except Exception as error:  # a row the check cannot even read: that is the damage
+            report.problems.append(
+                Problem("chain", None, None, f"the chains and seals cannot be read: {_said(error)}")
+            )
+            return
         if integrity is None:
             return
         report.coverage = integrity.coverage
@@ -255,19 +275,46 @@ class Verifier:
         inboxes: dict[str, Inbox] = {}
         for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
             if owner not in inboxes:
-                inboxes[owner] = (
-                    self._view.pending_approvals(owner),
-                    self._view.pending_continuations(owner),
-                )
+                inboxes[owner] = self._inbox(report, owner)
             check = ConversationCheck(self._log, self._view, key, owner, chat)
             report.conversations += 1
-            check.run(inboxes[owner])
+            try:
+                check.run(inboxes[owner])
+            except StoreUnavailableError:  # the database, not the data: say so as it is
+                raise
+            except Exception as error:  # a derived row that cannot be read back
+                check.findings.append(("read-model", f"cannot be read: {_said(error)}"))
             report.events += check.events
             report.problems.extend(
                 Problem(where, chat, owner, what) for where, what in check.findings
             )
             if progress is not None:
                 progress("conversations", done, len(found))
+
+    def _inbox(self, report: VerifyReport, tenant: str) -> Inbox:
+        """The tenant's inbox as the read models list it (None for a list that cannot be read)."""
+        lists: list[Any] = []
+        for what, read in (
+            ("approvals inbox", self._view.pending_approvals),
+            ("continuation queue", self._view.pending_continuations),
+        ):
+            try:
+                lists.append(read(tenant))
+            except StoreUnavailableError:  # the database, not the data: say so as it is
+                raise
+            except Exception as error:  # an undecodable row
+                lists.append(None)
+                report.problems.append(
+                    Problem(
+                        "read-model", None, tenant, f"the {what} cannot be read: {_said(error)}"
+                    )
+                )
+        return lists[0], lists[1]
+
+
+def _said(error: Exception) -> str:
+    """An exception in a report line: its type and (shortened) message."""
+    return f"{type(error).__name__}: {str(error)[:300]}"
 
 
 def _erased(log: ConversationLog) -> set[UUID]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -160,6 +160,7 @@ class Reader:
     def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The AI SDK major the conversation speaks (6 for conversations started before v7)."""
         key = (tenant or self.tenant, chat_id)
+        conversation_id(*key)  # refuses a tenant or chat id that is no string
         version = self._versions.get(key)
         if version is None:
             # Recorded by the first event and never changed: load that event once.
@@ -188,11 +189,12 @@ class Reader:
         the log. Raises ConversationNotFoundError for an unknown chat.
         """
         tenant = tenant or self.tenant
-        wanted = None if kinds is None else [kinds] if isinstance(kinds, str) else list(kinds)
+        wanted = _kinds(kinds)
         unknown = sorted(set(wanted or ()) - set(KINDS))
         if unknown:
             raise InvalidInputError(
-                f"unknown timeline kind(s) {unknown}; the kinds are {', '.join(KINDS)}"
+                f"unknown timeline kind(s) {[kind[:40] for kind in unknown]}; the kinds are "
+                f"{', '.join(KINDS)}"
             )
         key = self._settle(tenant, chat_id)
         self._projector.catch_up()
@@ -398,3 +400,16 @@ class Reader:
             return self._expire(tenant, chat_id, stream_id)
 
         return expire
+
+
+def _kinds(kinds: object) -> list[str] | None:
+    """The timeline kinds asked for (one kind, or an iterable of them); InvalidInputError otherwise."""
+    if kinds is None:
+        return None
+    items = [kinds] if isinstance(kinds, str) else kinds
+    if isinstance(items, Mapping | bytes) or not isinstance(items, Iterable):
+        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
+    wanted = list(items)
+    if not all(isinstance(kind, str) for kind in wanted):
+        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
+    return wanted

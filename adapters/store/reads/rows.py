@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from chatledger.adapters.store.cache import ReadCache
+from chatledger.domain.errors import StoredDataError
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
@@ -66,6 +67,11 @@ def _decode(text: str) -> list[dict[str, Any]]:
         gc.disable()
     try:
         messages: list[dict[str, Any]] = json.loads(text)
+    except ValueError as error:  # a damaged messages row
+        raise StoredDataError(
+            f"the messages row cannot be read ({error}); 'chatledger rebuild' makes the read "
+            "models again from the log"
+        ) from error
     finally:
         if paused:
             gc.enable()

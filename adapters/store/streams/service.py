@@ -10,7 +10,7 @@ it) and hands the decision to a ``StreamWriter``, committed or pending
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -23,8 +23,9 @@ from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.unit_of_work import UnitOfWork
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.conversation import Verdict
-from chatledger.domain.errors import InvalidChunkError
-from chatledger.domain.limits import Limits
+from chatledger.domain.errors import InvalidChunkError, InvalidInputError
+from chatledger.domain.limits import Limits, check_choice, check_flag, check_names
+from chatledger.domain.stream_commands import STREAM_OUTCOMES
 from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.projector import Projector
 from chatledger.projections.read_models import ReadModelView
@@ -130,6 +131,9 @@ class Streams:
         (docs/behaviour.md §7.2).
         """
         tenant = tenant or self.tenant
+        check_names(actor=actor, user_actor=user_actor)
+        check_flag("continuation", continuation)
+        check_flag("commit", commit)
         continuation = continuation or request_id is not None
         stream_id = f"s_{uuid.uuid4().hex[:16]}"
         new_message_id = message_id or f"msg_{uuid.uuid4().hex[:16]}"
@@ -227,6 +231,8 @@ class Streams:
 
         ``stream_id`` None closes whichever stream is open.
         """
+        check_names(stream_id=stream_id, optional=True)
+        check_names(actor=actor)
 
         def close(conversation: Conversation) -> None:
             open_stream = conversation.state.stream
@@ -245,7 +251,16 @@ class Streams:
         continuation: bool = False,
         outcome: str = "finished",
     ) -> IngestReport:
-        """Write a whole recorded stream (open, every chunk, close) and report what became of it."""
+        """Write a whole recorded stream (open, every chunk, close) and report what became of it.
+
+        ``chunks`` is any iterable of chunks (a list, a generator); ``outcome``
+        one of ``STREAM_OUTCOMES``. Both are checked before the stream opens.
+        """
+        check_choice("outcome", outcome, STREAM_OUTCOMES)
+        if isinstance(chunks, str | bytes | Mapping) or not isinstance(chunks, Iterable):
+            raise InvalidInputError(
+                f"chunks must be a list (or other iterable) of chunks, not {type(chunks).__name__}"
+            )
         opened = self.open_stream(chat_id, tenant=tenant, actor=actor, continuation=continuation)
         with opened as stream:
             report = IngestReport(stream.message_id)
