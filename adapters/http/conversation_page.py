@@ -36,7 +36,7 @@ class ConversationPage:
     title: str
     status: str
     owner: str
-    """Who continues the conversation (as of the version shown)."""
+    """Who continues the conversation (as of the version shown; "-" once erased: nobody does)."""
     version: int
     """The version shown."""
     latest: int
@@ -161,6 +161,7 @@ def _erased_page(
         chat_id=chat_id,
         title=chat_id,
         status="erased",
+        owner="-",
         version=version,
         latest=len(history),
         following=version == len(history),

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store.reads.reader import shown_messages
+from chatledger.adapters.store.reads.shown import shown_messages
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork

@@ -56,10 +56,12 @@ def _outcome(call: Any, name: str) -> Any:
 
 
 def test_the_table_names_every_operation() -> None:
-    """The deprecated names are exactly the public methods of ``Operations``."""
+    """The deprecated names are the operator methods the façade had, each still on ``Operations``
+    (operations added since, such as ``finish_erasure``, live on ``store.operations`` only)."""
     public = {name for name in vars(Operations) if not name.startswith("_")}
     operations = {name for name, service in DEPRECATED.items() if service == "operations"}
-    assert public == operations == set(CALLS)
+    assert operations == set(CALLS) and operations <= public
+    assert "finish_erasure" in public - operations
 
 
 def test_the_stream_expiry_moved_to_store_streams(store: ConversationStore) -> None:

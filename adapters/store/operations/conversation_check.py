@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from chatledger.adapters.store.reads.reader import masks_of, shown
+from chatledger.adapters.store.reads.shown import masks_of, shown
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState

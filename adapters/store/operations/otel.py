@@ -17,7 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.adapters.persistence.chain import chain_tables
-from chatledger.adapters.store.reads.reader import masks_of
+from chatledger.adapters.store.reads.shown import masks_of
 from chatledger.domain.errors import (
     ConversationErasedError,
     InvalidInputError,

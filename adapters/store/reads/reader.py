@@ -3,8 +3,8 @@
 Every read of one conversation goes through ``Reader``, and it is the one
 application module that applies redactions: whatever it returns shows
 ``[redacted]`` where the conversation's ``Redacted`` events say so, now and at
-every past version (``shown`` and ``shown_messages`` are that rule, for the
-use cases that fold a conversation themselves). It picks the source: current
+every past version (``reads/shown.py`` holds that rule, for the use cases
+that fold a conversation themselves). It picks the source: current
 messages and the timeline come from the read models (brought up to date
 first when the log has moved on), past states are rebuilt from the log, and
 what a turn or a resume needs comes from the conversation's aggregate, which
@@ -24,6 +24,7 @@ from uuid import UUID
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.reads.rows import MessageRows
+from chatledger.adapters.store.reads.shown import masks_of, shown, shown_messages
 from chatledger.adapters.store.reads.timeline_page import timeline_page
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.continuation import ConversationStatus, status_of
@@ -50,29 +51,12 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["Expire", "Reader", "masks_of", "shown", "shown_messages"]
+__all__ = ["Expire", "Reader"]
 
 log = logging.getLogger("chatledger.reads")
 
 Expire = Callable[[str, str, str], bool]
 """``(tenant, chat_id, stream_id) -> closed?``: closes a stream whose writer's lease ran out."""
-
-
-def masks_of(state: ConversationState) -> Masks:
-    """What the conversation's redactions hide, for whatever leaves the store from it."""
-    return Masks(state.redactions)
-
-
-def shown(state: ConversationState) -> ConversationState:
-    """The conversation as every view shows it: redacted content replaced (a copy when it has any)."""
-    return masks_of(state).state(state)
-
-
-def shown_messages(
-    state: ConversationState, messages: list[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """``messages`` (default: the state's) as every view shows them, under ``state``'s redactions."""
-    return masks_of(state).message_list(state.messages if messages is None else messages)
 
 
 class Reader:

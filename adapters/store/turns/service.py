@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from chatledger.adapters.store.reads.reader import shown_messages
+from chatledger.adapters.store.reads.shown import shown_messages
 from chatledger.adapters.store.turns.responder import ResponderRequest
 from chatledger.domain.commands import (
     Action,
