@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from chatledger.domain.errors import (
+    AnswerAlreadyWrittenError,
     ApprovalConflictError,
     ChatLedgerError,
     CipherKeyError,
@@ -95,6 +96,7 @@ __all__ = [
     "DEFAULT_TENANT",
     "FORMATS",
     "ActionResult",
+    "AnswerAlreadyWrittenError",
     "ApprovalConflictError",
     "ChatLedgerError",
     "CipherKeyError",

@@ -69,6 +69,9 @@ class ConversationState:
     """What views hide (``Redacted`` events): toolCallId or messageId, fields, version."""
     owner: str | None = None
     """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Answer key -> ``{"streamId", "messageId", "outcome"?, "reason"?}`` of each answer opened
+    with a key (``StreamOpened.answer_key``): how a retried write is recognised."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
     dialect: Dialect = field(init=False, repr=False, compare=False)
@@ -139,11 +142,15 @@ class ConversationState:
         actor: str,
         opened_at: datetime | None = None,
         lease_seconds: float | None = None,
+        answer_key: str | None = None,
     ) -> None:
         """Start writing a new assistant message, or continue the last one.
 
         ``opened_at`` starts the stream's lease of ``lease_seconds`` (see ``chatledger.domain.lease``).
+        ``answer_key`` (the writer's name for the answer) is remembered in ``answers``.
         """
+        if answer_key is not None:
+            self.answers[answer_key] = {"streamId": stream_id, "messageId": message_id}
         if continuation:
             index = len(self.messages) - 1
         else:
@@ -281,6 +288,10 @@ class ConversationState:
             "reason": reason,
         }
         message_id = self.messages[self.stream.message_index]["id"]
+        if self.answers:  # an answer opened with a key is the last one recorded
+            keyed = self.answers[next(reversed(self.answers))]
+            if keyed["streamId"] == self.stream.stream_id:
+                keyed.update(messageId=message_id, outcome=outcome, reason=reason)
         if self.halts():
             self.halted_message = message_id
         elif outcome == "finished" and message_id == self.halted_message:
@@ -315,6 +326,7 @@ class ConversationState:
             **({"steering": self.steering} if self.steering else {}),
             **({"redactions": self.redactions} if self.redactions else {}),
             **({"owner": self.owner} if self.owner is not None else {}),
+            **({"answers": self.answers} if self.answers else {}),
         }
 
     @classmethod
@@ -341,6 +353,7 @@ class ConversationState:
         if state.continuation is not None and "owner" not in state.continuation:
             # a snapshot from before owners: the request is addressed as it would be now
             state.continuation = {**state.continuation, "owner": owner_of(state)}
+        state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
         stream = data.get("stream")
         if stream is not None:
             state.stream = OpenStream.from_json(

@@ -142,6 +142,8 @@ class StreamOpened(ConversationEvent):
     lease_seconds: float | None = None
     """How long the stream stays open with nothing written to it (docs/behaviour.md §7.1); None in
     events stored before leases were recorded (judged with the reader's default)."""
+    answer_key: str | None = None
+    """Its writer's name for the answer (``Idempotency-Key``): a retried write is recognised."""
 
     def apply_to(self, state: ConversationState) -> None:
         """Open the stream (a new assistant message unless it continues one); its lease starts now."""
@@ -154,6 +156,7 @@ class StreamOpened(ConversationEvent):
             actor=self.actor,
             opened_at=self.timestamp,
             lease_seconds=self.lease_seconds,
+            answer_key=self.answer_key,
         )
 
 

@@ -19,7 +19,7 @@ from eventsourcing.domain import BaseAggregate
 
 from chatledger.domain.continuation import message_to_continue
 from chatledger.domain.conversation import ConversationState, Verdict
-from chatledger.domain.errors import NoOpenStreamError
+from chatledger.domain.errors import AnswerAlreadyWrittenError, NoOpenStreamError
 from chatledger.domain.events import (
     ChunksReceived,
     ContinuationRequested,
@@ -39,7 +39,7 @@ from chatledger.domain.stream_rules import (
     take_batch,
 )
 
-__all__ = ["STREAM_OUTCOMES", "TRIGGERS", "StreamCommands"]
+__all__ = ["STREAM_OUTCOMES", "TRIGGERS", "StreamCommands", "check_new_answer"]
 
 STREAM_OUTCOMES = ("finished", "aborted", "errored", "interrupted")
 """How a stream can end."""
@@ -48,6 +48,18 @@ TRIGGERS = ("submit-message", "regenerate-message", "continuation")
 
 _APPLIED = Verdict.APPLIED
 """Looked up once: reading an enum member off its class costs more than the fast path's fold."""
+
+
+def check_new_answer(state: ConversationState, answer_key: str | None) -> None:
+    """Refuse an answer key the conversation already holds (``AnswerAlreadyWrittenError``: a retry)."""
+    check_name("answer key", answer_key, optional=True)
+    known = state.answers.get(answer_key) if answer_key is not None else None
+    if known is not None:
+        assert answer_key is not None
+        raise AnswerAlreadyWrittenError(
+            state.chat_id, answer_key, known["streamId"], known["messageId"],
+            known.get("outcome"), known.get("reason"),
+        )  # fmt: skip
 
 
 class StreamCommands(BaseAggregate[UUID]):
@@ -74,11 +86,15 @@ class StreamCommands(BaseAggregate[UUID]):
         actor: str,
         request_id: str | None = None,
         lease_seconds: float | None = None,
+        answer_key: str | None = None,
     ) -> None:
         """Open the conversation's one stream (fulfilling a continuation request if named).
 
         ``lease_seconds``: how long it stays open with nothing written to it (``expire_stream``).
+        ``answer_key`` names the answer for its writer: a key the conversation already holds
+        raises ``AnswerAlreadyWrittenError`` (a retried write), before anything else is checked.
         """
+        check_new_answer(self.state, answer_key)
         check_name("stream id", stream_id)
         if not continuation and request_id is None:  # a continuation keeps the last message's id
             check_name("message id", message_id)
@@ -97,6 +113,7 @@ class StreamCommands(BaseAggregate[UUID]):
             actor=actor,
             request_id=request_id,
             lease_seconds=lease_seconds,
+            answer_key=answer_key,
         )
 
     def renew_stream(self, stream_id: str) -> None:

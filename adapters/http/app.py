@@ -16,6 +16,12 @@
 * JSON endpoints for messages, status, the audit history, model messages,
   the approvals inbox, approvals, tool outputs and stop (``reads.py``,
   ``actions.py``); ``GET /openapi.json`` describes them all.
+* For a server that runs the model elsewhere (a Node ``streamText`` route):
+  ``POST /api/chats`` starts a conversation, ``POST /api/chats/{id}/messages``
+  appends the user's message and ``POST /api/chats/{id}/answers`` takes the
+  answer's UI-message stream as the request body, each chunk stored as it
+  arrives (``conversations.py``, ``answers.py``); the read and action routes
+  serve it too.
 * Operator routes for operator tokens only (``TOKEN=*:USER``, ``operator.py``),
   and the pages at ``/`` (``pages.py``).
 
@@ -43,9 +49,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http.actions import ActionEndpoints
+from chatledger.adapters.http.answers import AnswerEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.continuations import ContinuationEndpoints
+from chatledger.adapters.http.conversations import ConversationEndpoints
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.openapi import openapi_document
@@ -85,6 +93,7 @@ class ChatApp:
         run_continuations: bool = True,
         seal_key: SealKey | None = None,
         owner: str | None = None,
+        answer_idle_seconds: float = 300.0,
     ) -> None:
         self.store = store
         self.seal_key = seal_key
@@ -117,6 +126,10 @@ class ChatApp:
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
         self.pulls = ContinuationEndpoints(store, self.identity, self.limits["stop"])
         """The pull route of external owners (``adapters/http/continuations.py``)."""
+        self.conversations = ConversationEndpoints(store, self.identity, limits=self.limits)
+        """Start a conversation, append a message: for servers that run the model elsewhere."""
+        self.answers = AnswerEndpoints(store, self.identity, idle_seconds=answer_idle_seconds)
+        """An answer streamed in by a server that runs the model elsewhere."""
 
     async def resume(self, request: Request) -> Response:
         """``GET /api/chat/{id}/stream``: the open stream from its start (or after a cursor), live."""
@@ -140,6 +153,8 @@ def body_limits(store: ConversationStore, max_body_bytes: int) -> dict[str, Body
         "tool-outputs": BodyLimits(output),
         "stop": BodyLimits(action, max_items=1_000),
         "operator": BodyLimits(action, max_items=1_000),
+        "start": BodyLimits(action, max_items=1_000),
+        "messages": BodyLimits(min(max_body_bytes, store.limits.max_message_bytes + 64_000)),
     }
 
 
@@ -158,6 +173,7 @@ def create_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     seal_key: SealKey | None = None,
     owner: str | None = None,
+    answer_idle_seconds: float = 300.0,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -191,6 +207,10 @@ def create_app(
 
     ``seal_key`` (the key ``chatledger seal`` signs with, or its public half)
     lets the verify page check the newest seal's signature.
+
+    ``answer_idle_seconds``: how long an answer streamed in by another server
+    (``POST /api/chats/{id}/answers``) may stay silent before its stream is
+    closed ``interrupted`` (its writer is taken for gone).
     """
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
@@ -203,6 +223,7 @@ def create_app(
         max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
         continuation_grace_seconds=continuation_grace_seconds,
         run_continuations=run_continuations, seal_key=seal_key, owner=owner,
+        answer_idle_seconds=answer_idle_seconds,
     )  # fmt: skip
     app = Starlette(
         routes=routes(chat),
@@ -229,6 +250,10 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route(f"{chats}/approvals", actions.respond_to_approval, methods=["POST"]),
         Route(f"{chats}/tool-outputs", actions.add_tool_output, methods=["POST"]),
         Route(f"{chats}/stop", actions.stop, methods=["POST"]),
+        # A server that runs the model elsewhere (conversations.py, answers.py).
+        Route("/api/chats", chat.conversations.start, methods=["POST"]),
+        Route(f"{chats}/messages", chat.conversations.append_message, methods=["POST"]),
+        Route(f"{chats}/answers", chat.answers.stream_in, methods=["POST"]),
         Route("/api/approvals", reads.approvals, methods=["GET"]),
         Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),

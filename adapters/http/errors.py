@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 
 from chatledger.adapters.http.use_chat import OutOfDateError
 from chatledger.domain.errors import (
+    AnswerAlreadyWrittenError,
     ApprovalConflictError,
     ChatLedgerError,
     ConcurrentWriteError,
@@ -53,6 +54,7 @@ STATUS_OF_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (OutOfDateError, 409),
     (NothingToContinueError, 409),
     (StreamAlreadyOpenError, 409),
+    (AnswerAlreadyWrittenError, 409),
     (NoOpenStreamError, 409),
     (ConcurrentWriteError, 409),
     (ApprovalConflictError, 409),

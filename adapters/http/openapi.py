@@ -14,6 +14,7 @@ from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
 from chatledger.adapters.http.requests import MAX_INT_PARAM, BodyLimits
 from chatledger.adapters.http.use_chat import CLIENT_TRIGGERS
+from chatledger.adapters.http.writers_openapi import merge_paths, writer_paths
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.timeline import KINDS
 
@@ -91,7 +92,7 @@ def openapi_document(
     limits = limits or {name: BodyLimits(32_000_000) for name in _BODY_ROUTES}
     errors = _errors()
     chat_id = _chat_id_param()
-    return {
+    document: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {
             "title": "chatledger",
@@ -314,3 +315,6 @@ def openapi_document(
             **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
         },
     }
+    # POST /api/chats, .../messages, .../answers: for servers that run the model elsewhere.
+    document["paths"] = merge_paths(document["paths"], writer_paths(limits, _ERROR))
+    return document

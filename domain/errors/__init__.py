@@ -41,6 +41,7 @@ from chatledger.domain.errors._inputs import (
     UnknownToolCallError,
 )
 from chatledger.domain.errors._streams import (
+    AnswerAlreadyWrittenError,
     FollowTimeoutError,
     NoOpenStreamError,
     StreamAlreadyOpenError,
@@ -56,6 +57,7 @@ from chatledger.domain.errors._turns import (
 )
 
 __all__ = [
+    "AnswerAlreadyWrittenError",
     "ApprovalConflictError",
     "ChatLedgerError",
     "CipherKeyError",

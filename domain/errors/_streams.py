@@ -5,6 +5,7 @@ from __future__ import annotations
 from chatledger.domain.errors._base import ChatLedgerError
 
 __all__ = [
+    "AnswerAlreadyWrittenError",
     "FollowTimeoutError",
     "NoOpenStreamError",
     "StreamAlreadyOpenError",
@@ -72,4 +73,37 @@ class FollowTimeoutError(ChatLedgerError, TimeoutError):
         super().__init__(
             f"conversation {chat_id!r}: nothing new on stream {stream_id!r} for {seconds:g} s "
             f"(resume with after={cursor!r})"
+        )
+
+
+class AnswerAlreadyWrittenError(ChatLedgerError):
+    """An answer was opened with an answer key the conversation already holds: a retried write.
+
+    A writer outside the process (``POST /api/chats/{id}/answers`` with an
+    ``Idempotency-Key``) names each answer; a retry of the same answer (its
+    response lost on the network) is not written twice. ``stream_id`` and
+    ``message_id`` name the answer written first; ``outcome`` is how its
+    stream ended (None while it is still open) and ``reason`` why.
+    """
+
+    def __init__(
+        self,
+        chat_id: str,
+        answer_key: str,
+        stream_id: str,
+        message_id: str,
+        outcome: str | None,
+        reason: str | None = None,
+    ) -> None:
+        self.chat_id = chat_id
+        self.answer_key = answer_key
+        self.stream_id = stream_id
+        self.message_id = message_id
+        self.outcome = outcome
+        self.reason = reason
+        state = f"ended {outcome}" if outcome else "is still being written"
+        super().__init__(
+            f"conversation {chat_id!r}: the answer with key {answer_key!r} was already written "
+            f"(stream {stream_id!r}, message {message_id!r}, {state}); send a new key to write "
+            "another answer"
         )

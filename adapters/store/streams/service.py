@@ -98,6 +98,7 @@ class Streams:
         user_message: dict[str, Any] | None = None,
         user_actor: str = "system",
         commit: bool = True,
+        answer_key: str | None = None,
     ) -> StreamWriter:
         """Open the conversation's one stream: a new assistant message, or a continuation of the last.
 
@@ -107,6 +108,9 @@ class Streams:
         lease of ``stream_lease_seconds``, renewed by the writer while it lives.
         ``request_id`` names the continuation request this stream fulfils
         (see ``claim_continuation``); it implies ``continuation=True``.
+        ``answer_key`` is the writer's name for the answer: opening again with
+        a key the conversation holds raises ``AnswerAlreadyWrittenError`` (a
+        retried write is written once).
         ``user_message`` (by ``user_actor``) is appended first, in the same
         transaction: a turn then costs one commit less than ``append_message``
         followed by ``open_stream``, and either both are recorded or neither.
@@ -143,6 +147,7 @@ class Streams:
                 actor=actor,
                 request_id=request_id,
                 lease_seconds=self._lease_seconds,
+                answer_key=answer_key,
             )
 
         pending = None

@@ -39,6 +39,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.owners import ANY
 from chatledger.domain.parts import check_message
+from chatledger.domain.stream_commands import check_new_answer
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.chats import Chats
@@ -186,6 +187,38 @@ class Turns:
             chat_id, tenant, context, trigger, writer.message_id, body or {}, ai_sdk=state.ai_sdk
         )
         return Turn(writer, request)
+
+    def open_answer(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str,
+        continuation: bool = False,
+        answer_key: str | None = None,
+    ) -> StreamWriter:
+        """Open the stream of an answer another runtime writes (``POST /api/chats/{id}/answers``).
+
+        A new assistant message answering the conversation as it stands, or
+        (``continuation``) the continuation of its last one, fulfilling the
+        pending continuation request (``NothingToContinueError`` when the turn
+        cannot continue). ``answer_key`` names the answer: a key already used
+        raises ``AnswerAlreadyWrittenError``, also for a continuation already
+        written, so a retried write is written once. A stream whose writer
+        died is closed first.
+        """
+        tenant = tenant or self.tenant
+        state = self._reader.stored_state(chat_id, tenant=tenant)
+        if state is not None:  # the aggregate checks it again when it decides the open
+            check_new_answer(state, answer_key)
+        if state is not None and state.stream is not None:
+            self._streams.expire_stream(chat_id, tenant=tenant, noticed_by=f"an answer by {actor}")
+        return self._streams.open_stream(
+            chat_id, tenant=tenant, actor=actor, continuation=continuation,
+            trigger="continuation" if continuation else "submit-message",
+            request_id=self._continuable(chat_id, tenant) if continuation else None,
+            answer_key=answer_key,
+        )  # fmt: skip
 
     def continue_claimed(self, claimed: ContinuationRequest, *, actor: str) -> Turn:
         """Open the stream of a claimed continuation request (``Inbox.claim_continuation``)."""
