@@ -137,10 +137,21 @@ def _texts(message: dict[str, Any]) -> list[str]:
 def test_send_resume_approve_and_reload_through_a_node_server(durable_backend: Backend) -> None:
     """The Node server persists and serves resumes from chatledger; the page approves in the
     browser, the server records it and streams the continuation; client == store."""
-    url = durable_backend.url
-    ensure_built()
-    with running_server(url, "--ai-sdk", "7") as ledger, app_server(ledger) as app:
-        report = run_node(NODE_TURN, APP_BASE=app, LEDGER_BASE=ledger)
+    _send_resume_approve_and_reload(durable_backend.url, ai_sdk=7)
+
+
+def test_the_v6_variant_on_ai_6(durable_backend: Backend) -> None:
+    """The same with ``ai@6`` in the Node server and the page: the conversation speaks v6."""
+    _send_resume_approve_and_reload(durable_backend.url, ai_sdk=6)
+
+
+def _send_resume_approve_and_reload(url: str, *, ai_sdk: int) -> None:
+    ensure_built(ai_sdk)
+    with (
+        running_server(url, "--ai-sdk", str(ai_sdk)) as ledger,
+        app_server(ledger, ai_sdk=ai_sdk) as app,
+    ):
+        report = run_node(NODE_TURN, ai_sdk=ai_sdk, APP_BASE=app, LEDGER_BASE=ledger)
     assert (report["status"], report["error"]) == ("ready", None), report
     assert report["otherWhileStreaming"] == "streaming"
     assert report["other"] == {"status": "ready", "error": None, "messages": report["paused"]}
@@ -159,7 +170,7 @@ def test_send_resume_approve_and_reload_through_a_node_server(durable_backend: B
         assert _texts(stored[-1]) == ["Let me check.", "It is sunny in Paris."]
         status = store.status("js-chat")
         assert (status.status, status.owner) == ("idle", OWNER)
-        assert store.ai_sdk_of("js-chat") == 7
+        assert store.ai_sdk_of("js-chat") == ai_sdk
         [decision] = store.history("js-chat", kinds=["approval-responded"])
         assert decision.actor == ACTOR
         opened = store.history("js-chat", kinds=["stream-opened"])
@@ -224,15 +235,15 @@ def test_an_approval_given_elsewhere_is_continued_by_the_node_server(
             assert claimed.actor is not None and claimed.actor.startswith(OWNER)
 
 
-def test_the_package_unit_tests_pass() -> None:
-    """``npm test`` in the package (node:test: SSE framing, persist, receive, resume, claims)."""
+def test_the_package_unit_tests_and_type_check_pass() -> None:
+    """``npm test`` (node:test: SSE framing, persist, receive, resume, claims) and ``npm run
+    typecheck`` (the README's route handlers against the real ``ai@7`` types)."""
     ensure_built()
-    result = subprocess.run(
+    for command in (
         [str(NODE), "--test", "test/client.test.mjs"],
-        cwd=PACKAGE,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+        [str(NODE), "node_modules/typescript/bin/tsc", "-p", "test/tsconfig.json"],
+    ):
+        result = subprocess.run(
+            command, cwd=PACKAGE, capture_output=True, text=True, timeout=120, check=False
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -57,11 +57,11 @@ def ensure_built(ai_sdk: int = 7) -> None:
         _npm_ci(PACKAGE / "test" / "v6")
 
 
-def run_node(script: str, **env: str) -> dict[str, Any]:
-    """Run ``script`` (an ES module, in the package's folder, on Node 22); its last line, parsed."""
+def run_node(script: str, *, ai_sdk: int = 7, **env: str) -> dict[str, Any]:
+    """Run ``script`` (an ES module, on Node 22) with ``ai@7`` (or ``ai@6``); its last line, parsed."""
     result = subprocess.run(
         [str(NODE), "--input-type=module", "-e", script],
-        cwd=PACKAGE,
+        cwd=PACKAGE if ai_sdk == 7 else V6_MODULES.parent,
         env={**os.environ, **env},
         capture_output=True,
         text=True,

@@ -17,11 +17,11 @@ import { type PersistOptions, Writes, persistChunks, persistResponse } from './p
 import { type Chunk, UI_MESSAGE_STREAM_HEADERS, fromSse } from './sse.js';
 
 /** What `receive` recorded of a request from the browser. */
-export interface Received {
+export interface Received<M extends Message = Message> {
   /** The browser answered approvals or tool calls: stream the continuation (`persist(..., {continuation: true})`). */
   continuation: boolean;
   /** The conversation's messages as stored now (`originalMessages` of `toUIMessageStream`). */
-  messages: Message[];
+  messages: M[];
 }
 
 /** How to take continuation requests (`continuations`). */
@@ -62,8 +62,8 @@ export class ChatLedger {
   }
 
   /** The stored messages (`UIMessage[]`), as `useChat` shows them. */
-  async messages(chatId: string): Promise<Message[]> {
-    return (await this.http.json<{ messages: Message[] }>('GET', chatPath(chatId, '/messages'))).messages;
+  async messages<M extends Message = Message>(chatId: string): Promise<M[]> {
+    return (await this.http.json<{ messages: M[] }>('GET', chatPath(chatId, '/messages'))).messages;
   }
 
   /**
@@ -113,14 +113,14 @@ export class ChatLedger {
    * approvals and tool outputs the browser gave on the last assistant message.
    * Answers written by this process for the chat are stored first.
    */
-  async receive(chatId: string, messages: Message[]): Promise<Received> {
+  async receive<M extends Message>(chatId: string, messages: M[]): Promise<Received<M>> {
     const last = messages.at(-1);
     if (last == null) throw new TypeError('receive: the request holds no messages');
     await this.startChat(chatId);
     await this.writes.settled(chatId);
     if (last.role === 'user') {
       await this.appendMessage(chatId, last);
-      return { continuation: false, messages: await this.messages(chatId) };
+      return { continuation: false, messages: await this.messages<M>(chatId) };
     }
     const stored = (await this.messages(chatId)).find(m => m.id === last.id);
     if (stored == null) {
@@ -146,7 +146,7 @@ export class ChatLedger {
       }
     }
     const status = answered ? await this.status(chatId) : { status: 'idle' };
-    return { continuation: status.status === 'ready-to-continue', messages: await this.messages(chatId) };
+    return { continuation: status.status === 'ready-to-continue', messages: await this.messages<M>(chatId) };
   }
 
   /**
