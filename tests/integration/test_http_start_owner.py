@@ -14,8 +14,8 @@ from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.scripted import ScriptedResponder
 from tests.integration.conftest import Backend
 from tests.integration.http_support import client_of, error_of
-from tests.support.builders import user
 from tests.integration.stream_in_support import SSE, body, text_answer
+from tests.support.builders import user
 
 pytestmark = pytest.mark.anyio
 
