@@ -112,6 +112,36 @@ console.log(JSON.stringify(report));
 """
 )
 
+NODE_HALT = (
+    NODE_PAGE
+    + """
+const id = 'halt-chat';
+const chat = page(id, []);
+const sending = chat.sendMessage({ text: 'What is the weather in Paris? [hold]' });
+const storedText = async () => (await (await fetch(`${ledger}/api/chats/${id}/messages`,
+  { headers: { authorization: 'Bearer token-node' } })).json()).messages?.at(-1)?.parts
+  .some(p => p.type === 'text' && p.text === 'Let me ');
+await until(storedText, 'the first words to be stored');
+// The app's stop route: chatledger closes the answer aborted; the next chunks the app
+// sends are refused, its answer says closedElsewhere, and the package aborts the model.
+report.stop = await (await fetch(`${app}/api/chat/${id}/stop`, { method: 'POST' })).json();
+await openGate();
+await Promise.race([sending, sleep(30000).then(() => {
+  throw new Error('the answer never ended: the model was not aborted');
+})]);
+await settle(chat);
+report.ledgerStatus = await ledgerStatus(id);
+const loaded = await (await fetch(`${app}/api/chats/${id}/messages`)).json();
+const reloaded = page(id, loaded.messages);
+await reloaded.resumeStream();
+report.reloaded = { status: reloaded.status, messages: reloaded.messages };
+report.status = chat.status;
+report.error = errorOf(chat);
+report.messages = chat.messages;
+console.log(JSON.stringify(report));
+"""
+)
+
 NODE_PAUSE = (
     NODE_PAGE
     + """
@@ -196,6 +226,34 @@ def test_a_stopped_page_resumes_the_answer_the_server_goes_on_storing(
         assert _texts(stored[-1]) == ["You said: tell me a story [gate] "]
         assert _texts(report["stopped"]["messages"][-1]) != _texts(stored[-1])
         assert store.status("stop-chat").last_outcome == "finished"
+
+
+def test_a_stop_in_chatledger_stops_the_model(durable_backend: Backend) -> None:
+    """``ledger.stop`` (the app's stop route): the answer closes ``aborted`` with who stopped
+    it; the model, which talks on until it is aborted, is aborted by the package once
+    chatledger refuses its next chunk; a reloaded page shows what was stored."""
+    url = durable_backend.url
+    ensure_built()
+    with running_server(url, "--ai-sdk", "7") as ledger, app_server(ledger) as app:
+        report = run_node(NODE_HALT, APP_BASE=app, LEDGER_BASE=ledger)
+    assert report["stop"]["stopped"] is True, report
+    assert report["ledgerStatus"] == "idle"
+    with ConversationStore.open(url, tenant="node-tenant") as store:
+        stored = store.messages("halt-chat")
+        status = store.status("halt-chat")
+        assert (status.last_outcome, status.last_reason) == (
+            "aborted",
+            f"stopped by {ACTOR}: stopped from the page",
+        )
+        assert _texts(stored[-1]) == ["Let me "]
+        assert not any(p.get("toolCallId") for p in stored[-1]["parts"])
+        assert report["reloaded"] == {"status": "ready", "messages": stored}
+        # The page got the words sent after the stop (chatledger refused them), then the end.
+        [shown] = _texts(report["messages"][-1])
+        assert shown.startswith("Let me and on ")
+        assert not any(p.get("toolCallId") for p in report["messages"][-1]["parts"])
+        (closed,) = store.history("halt-chat", kinds=["stream-closed"])
+        assert closed.actor == ACTOR
 
 
 def test_an_approval_given_elsewhere_is_continued_by_the_node_server(

@@ -17,9 +17,18 @@ const ledger = new ChatLedger({
 export async function POST(request: Request): Promise<Response> {
   const { id, messages }: { id: string; messages: UIMessage[] } = await request.json();
   const { continuation, messages: stored } = await ledger.receive(id, messages);
-  const result = streamText({ model, tools, stopWhen: stepCountIs(5), messages: await ledger.modelMessages(id) });
-  const stream = ledger.persist(id, result.toUIMessageStream({ originalMessages: stored }), { continuation });
+  const abortController = new AbortController(); // aborted by a stop in chatledger
+  const result = streamText({
+    model, tools, stopWhen: stepCountIs(5), messages: await ledger.modelMessages(id),
+    abortSignal: abortController.signal,
+  });
+  const stream = ledger.persist(id, result.toUIMessageStream({ originalMessages: stored }), { continuation, abortController });
   return createUIMessageStreamResponse({ stream });
+}
+
+// app/api/chat/[id]/stop/route.ts
+export async function STOP(_: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {
+  return Response.json(await ledger.stop((await params).id, 'stopped from the page'));
 }
 
 // app/api/chat/[id]/stream/route.ts

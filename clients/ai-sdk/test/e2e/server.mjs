@@ -9,6 +9,7 @@
 //
 // The first model call of a turn whose user text has "[gate]" stops after its
 // first words until POST /__gate: the tests force what happens while it streams.
+// With "[hold]" it then talks on (a word every 20 ms) until it is aborted.
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -63,13 +64,21 @@ function answer(prompt) {
   return [...text('echo', ['You ', 'said: ', ...said.split(' ').map(w => `${w} `)]), finish('stop')];
 }
 const model = new MockLanguageModel({
-  doStream: async ({ prompt }) => {
+  doStream: async ({ prompt, abortSignal }) => {
     const parts = [{ type: 'stream-start', warnings: [] }, ...answer(prompt)];
-    const gated = lastUserText(prompt).includes('[gate]') && prompt.at(-1)?.role === 'user';
+    const firstCall = prompt.at(-1)?.role === 'user';
+    const gated = lastUserText(prompt).includes('[gate]') && firstCall;
+    const held = lastUserText(prompt).includes('[hold]') && firstCall;
+    const aborted = new Promise(resolve => abortSignal?.addEventListener('abort', resolve, { once: true }));
     const stream = new ReadableStream({
       async start(controller) {
         for (const [i, part] of parts.entries()) {
-          if (gated && i === 3) await gate; // after the first words
+          if ((gated || held) && i === 3) await Promise.race([gate, aborted]); // after the first words
+          while (held && i === 3 && !abortSignal?.aborted) {
+            controller.enqueue({ type: 'text-delta', id: 'before', delta: 'and on ' }); // a model talking
+            await Promise.race([aborted, new Promise(resolve => setTimeout(resolve, 20))]);
+          }
+          if (abortSignal?.aborted) return controller.error(abortSignal.reason); // as a provider's fetch
           controller.enqueue(part);
         }
         controller.close();
@@ -86,17 +95,23 @@ const tools = {
     execute: async ({ city }) => ({ city, forecast: 'sunny' }),
   }),
 };
-const run = async chatId =>
-  streamText({ model, tools, stopWhen: stepCountIs(5), messages: await ledger.modelMessages(chatId) });
+const run = async (chatId, abortSignal) =>
+  streamText({ model, tools, stopWhen: stepCountIs(5), messages: await ledger.modelMessages(chatId), abortSignal });
 
 // --- the routes (what a Next.js app puts in app/api/chat/...) ---------------------
 async function POST(request) {
   const { id, messages } = await request.json();
   const { continuation, messages: stored } = await ledger.receive(id, messages);
-  const result = await run(id);
-  const stream = ledger.persist(id, result.toUIMessageStream({ originalMessages: stored }), { continuation });
+  const abortController = new AbortController(); // aborted when the answer is stopped in chatledger
+  const result = await run(id, abortController.signal);
+  const stream = ledger.persist(id, result.toUIMessageStream({ originalMessages: stored }), {
+    continuation,
+    abortController,
+  });
   return createUIMessageStreamResponse({ stream });
 }
+// The page's stop button: stop the answer for every page, and the model.
+const stopPOST = async id => Response.json(await ledger.stop(id, 'stopped from the page'));
 const resumeGET = id => ledger.resume(id);
 const messagesGET = async id => Response.json({ messages: await ledger.messages(id) });
 
@@ -124,6 +139,9 @@ async function route(request) {
   }
   if (request.method === 'GET' && (match = pathname.match(/^\/api\/chats\/(.+)\/messages$/))) {
     return messagesGET(decodeURIComponent(match[1]));
+  }
+  if (request.method === 'POST' && (match = pathname.match(/^\/api\/chat\/(.+)\/stop$/))) {
+    return stopPOST(decodeURIComponent(match[1]));
   }
   if (request.method === 'POST' && pathname === '/__gate') {
     openGate();
