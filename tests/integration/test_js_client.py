@@ -139,6 +139,7 @@ report.status = chat.status;
 report.error = errorOf(chat);
 report.messages = chat.messages;
 console.log(JSON.stringify(report));
+process.exit(0);  // the bound on the answer's end is a pending timer
 """
 )
 
