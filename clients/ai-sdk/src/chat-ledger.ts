@@ -111,7 +111,8 @@ export class ChatLedger {
    * Record what the browser sent (`useChat`'s request body `messages`): start
    * the conversation if it is new, then either the new user message, or the
    * approvals and tool outputs the browser gave on the last assistant message.
-   * Answers written by this process for the chat are stored first.
+   * Answers written by this process for the chat are stored first (and, for
+   * approvals, an answer another instance writes is waited for, up to 15 s).
    */
   async receive<M extends Message>(chatId: string, messages: M[]): Promise<Received<M>> {
     const last = messages.at(-1);
@@ -122,6 +123,7 @@ export class ChatLedger {
       await this.appendMessage(chatId, last);
       return { continuation: false, messages: await this.messages<M>(chatId) };
     }
+    await this.answerStored(chatId);
     const stored = (await this.messages(chatId)).find(m => m.id === last.id);
     if (stored == null) {
       throw new ChatLedgerError(404, 'MessageNotFoundError', `message ${last.id} is not stored in chat ${chatId}`);
@@ -147,6 +149,18 @@ export class ChatLedger {
     }
     const status = answered ? await this.status(chatId) : { status: 'idle' };
     return { continuation: status.status === 'ready-to-continue', messages: await this.messages<M>(chatId) };
+  }
+
+  /**
+   * Wait (up to `seconds`) until no answer streams into `chatId`: the page
+   * answers a message as soon as it has it, and the answer may still be
+   * closing in chatledger (written by another instance of the app).
+   */
+  private async answerStored(chatId: string, seconds = 15): Promise<void> {
+    const deadline = Date.now() + seconds * 1000;
+    while ((await this.status(chatId)).status === 'streaming' && Date.now() < deadline) {
+      await new Promise(resolve => setTimeout(resolve, 25));
+    }
   }
 
   /**

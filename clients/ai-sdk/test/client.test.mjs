@@ -124,7 +124,7 @@ test('receive: a user message starts the chat as this owner and appends it', asy
   assert.deepEqual(JSON.parse(requests[1].body), { message: user });
 });
 
-test('receive: approvals and tool outputs the browser gave are recorded, then it continues', async () => {
+test('receive: approvals and tool outputs the browser gave are recorded (once the answer is stored), then it continues', async () => {
   const stored = {
     id: 'a1', role: 'assistant', parts: [
       { type: 'tool-weather', toolCallId: 'c1', state: 'approval-requested', approval: { id: 'ap1' } },
@@ -139,12 +139,14 @@ test('receive: approvals and tool outputs the browser gave are recorded, then it
       stored.parts[2],
     ],
   };
+  let statuses = ['streaming', 'streaming', 'awaiting-approval', 'ready-to-continue'];
   const { ledger, requests } = ledgerWith(({ url, method }) =>
-    url.endsWith('/status') ? Response.json({ status: 'ready-to-continue' })
+    url.endsWith('/status') ? Response.json({ status: statuses.shift() })
       : url.endsWith('/messages') && method === 'GET' ? Response.json({ messages: [stored] })
         : Response.json({ changed: true }));
   const received = await ledger.receive('c', [sent]);
   assert.equal(received.continuation, true);
+  assert.deepEqual(statuses, []); // it waited for the answer another instance was closing
   const posted = requests.filter(r => r.method === 'POST').map(r => [r.url.split('/').at(-1), r.body && JSON.parse(r.body)]);
   assert.deepEqual(posted.slice(1), [
     ['approvals', { approvalId: 'ap1', approved: false, reason: 'no', autoContinue: false }],
