@@ -111,6 +111,12 @@ def writer_paths(
                             "id": {"type": "string", "minLength": 1},
                             "aiSdk": {"type": "integer", "enum": [6, 7]},
                             "metadata": {"type": "object"},
+                            "owner": {
+                                "type": "string",
+                                "minLength": 1,
+                                "description": "the runtime that continues it, e.g. "
+                                "`client:my-app` (default `any`)",
+                            },
                         },
                         [],
                         start_limits,
