@@ -32,6 +32,8 @@ CALLS: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "otel_exporter": (("http://127.0.0.1:9",), {}),
 }
 """One call of each operator method (a memory:// store answers some with an error)."""
+SINCE_THE_MOVE = {"finish_erasure", "conversations_of", "erase_subject", "export_subject"}
+"""Operations added after the move: never on the store itself, so no old spelling forwards them."""
 
 
 def _opened() -> ConversationStore:
@@ -57,7 +59,7 @@ def _outcome(call: Any, name: str) -> Any:
 
 def test_the_table_names_every_operation() -> None:
     """The deprecated names are exactly the public methods of ``Operations``."""
-    public = {name for name in vars(Operations) if not name.startswith("_")}
+    public = {name for name in vars(Operations) if not name.startswith("_")} - SINCE_THE_MOVE
     operations = {name for name, service in DEPRECATED.items() if service == "operations"}
     assert public == operations == set(CALLS)
 
