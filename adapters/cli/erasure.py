@@ -222,12 +222,16 @@ def _erase_subject(args: argparse.Namespace, out: TextIO) -> int:
         print(f"erased: {erased.chat_id!r}, {erased.events:,} event(s)", file=out)
     for key in report.pseudonymised:
         print(f"pseudonymised: erased conversation {key}", file=out)
+    for conversation, why in report.failed:
+        print(_subject_line(conversation, "could not") + f": {why}", file=out)
     print(
         f"erased {len(report.erased):,} conversation(s) {scope} by {args.actor}; the audit "
-        f"names them {report.pseudonym} from now on",
+        f"names them {report.pseudonym} from now on"
+        + (f"; {len(report.failed):,} failed" if report.failed else ""),
         file=out,
     )
-    return _receipt(report.compaction, out)
+    pending = _receipt(report.compaction, out)
+    return 1 if report.failed or pending else 0
 
 
 def finish_erasure(args: argparse.Namespace, out: TextIO) -> int:

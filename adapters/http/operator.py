@@ -183,6 +183,10 @@ class OperatorEndpoints:
                     for r in report.erased
                 ],
                 "pseudonymised": [str(key) for key in report.pseudonymised],
+                "failed": [
+                    {"chatId": c.chat_id, "id": str(c.conversation), "error": why}
+                    for c, why in report.failed
+                ],
                 "files": report.compaction.to_json() if report.compaction else None,
             }
         )
@@ -353,7 +357,7 @@ def _subject_paths(
                 "responses": {
                     "200": {
                         "description": "{subject, tenant, pseudonym, erased: [{chatId, events, "
-                        "erasedAt, removed}], pseudonymised, files}",
+                        "erasedAt, removed}], pseudonymised, failed: [{chatId, id, error}], files}",
                         "content": found,
                     },
                     **errors,

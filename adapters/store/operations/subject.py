@@ -42,7 +42,9 @@ from chatledger.adapters.store.operations.erasure import (
 from chatledger.adapters.store.operations.export import export_bundle
 from chatledger.domain.erasure import is_tombstone, pseudonym, read_tombstone, tombstone_bytes
 from chatledger.domain.errors import (
+    ConcurrentWriteError,
     ConversationErasedError,
+    ConversationNotFoundError,
     InvalidInputError,
     StoreConfigurationError,
 )
@@ -81,6 +83,8 @@ class SubjectErasure:
     """Each conversation erased now, with its own receipt (``removed``)."""
     pseudonymised: list[UUID] = field(default_factory=list)
     """Conversations erased before whose skeleton now names the pseudonym."""
+    failed: list[tuple[SubjectConversation, str]] = field(default_factory=list)
+    """Conversations that could not be erased (written meanwhile past the retries...), and why."""
     compaction: Compaction | None = None
     """What the database's files keep afterwards (None: nothing was found)."""
 
@@ -157,6 +161,11 @@ class Subjects:
                     )
                 except ConversationErasedError:
                     pass  # erased meanwhile by someone else: pseudonymise its skeleton below
+                except (ConversationNotFoundError, ConcurrentWriteError) as error:
+                    report.failed.append((conversation, str(error)))
+                    if progress is not None:
+                        progress(done, len(found))
+                    continue
                 else:
                     if progress is not None:
                         progress(done, len(found))
