@@ -20,6 +20,8 @@ Everything here is pure.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,11 +33,13 @@ from chatledger.domain.timeline import TimelineEntry
 __all__ = [
     "ERASED_KIND",
     "ERASED_SUMMARY",
+    "PSEUDONYM_PREFIX",
     "TOMBSTONE",
     "ConversationErased",
     "Tombstone",
     "erased_entry",
     "is_tombstone",
+    "pseudonym",
     "read_tombstone",
     "tombstone_bytes",
 ]
@@ -47,6 +51,8 @@ ERASED_KIND = "conversation-erased"
 ERASED_SUMMARY = "[erased]"
 """The summary of a timeline entry whose content was erased."""
 _DIGEST = 32
+PSEUDONYM_PREFIX = "subject:"
+"""How a pseudonymised data subject is named in the audit skeleton: ``subject:<16 hex digits>``."""
 
 
 class ConversationErased(ConversationEvent):
@@ -132,3 +138,14 @@ def erased_entry(event: ConversationErased) -> TimelineEntry:
             **({"outside": list(event.outside)} if event.outside else {}),
         },
     )
+
+
+def pseudonym(secret: bytes, tenant: str, subject: str) -> str:
+    """The stable name that replaces ``subject`` (a user id of ``tenant``) in the audit skeleton.
+
+    An HMAC-SHA256 under the store's own secret: the same subject always gets
+    the same pseudonym in a store, and it cannot be reversed by hashing
+    guessed user ids without that secret.
+    """
+    mac = hmac.new(secret, f"{tenant}\0{subject}".encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return PSEUDONYM_PREFIX + mac.hexdigest()[:16]

@@ -4,6 +4,14 @@ Both are for operators: what they erase is gone for good (only the audit
 timeline's kinds, actors and times stay). ``retain --dry-run`` lists what
 would be erased and changes nothing. Both ask first (``confirm``): on a
 terminal they show what would go; elsewhere they need ``--yes``.
+
+``erase --subject USER`` answers a data-protection request about one person:
+USER is a user id as the audit records it (the actor of their events:
+``user:alice`` from the library, ``alice`` from an HTTP token
+``TOKEN=acme:alice``), in the tenant of ``--tenant``. It is an option of
+``erase`` (and ``export --subject`` of ``export``) rather than a command of
+its own: an operator answering a request looks under those verbs, and what
+happens to each conversation is exactly what they do to one.
 """
 
 from __future__ import annotations
@@ -13,13 +21,14 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, TextIO
 
-from chatledger.adapters.cli.common import advance, open_existing, progress_bar
+from chatledger.adapters.cli.common import CommandError, advance, open_existing, progress_bar
 from chatledger.adapters.cli.confirm import YES, confirmed
 from chatledger.adapters.cli.options import (
     CHAT,
     OPERATOR,
     PROGRESS,
     REASON,
+    SUBJECT,
     Commands,
     flag,
     option,
@@ -28,6 +37,7 @@ from chatledger.adapters.cli.values import parse_duration
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.operations.erasure import IdleConversation
+    from chatledger.adapters.store.operations.subject import SubjectConversation
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.operations.erasure import Compaction
@@ -40,16 +50,23 @@ def add(commands: Commands) -> None:
     commands.declare(
         "erase",
         erase,
-        CHAT.but(help="the conversation's chat id"),
+        CHAT.but(nargs="?", help="the conversation's chat id (or --subject)"),
+        SUBJECT.but(help="erase every conversation of the tenant this user id took part in"),
         OPERATOR.but(help="who erases it (e.g. operator:alice)"),
-        REASON.but(help="why (e.g. the request or ticket it answers)"),
+        REASON.but(help="why (e.g. the request or ticket it answers; not the user id)"),
+        flag("--dry-run", "with --subject: list what would be erased; change nothing"),
         YES,
+        PROGRESS,
         help="erase a conversation for good (its audit skeleton stays)",
         description="Destroy the conversation's content: its data key is deleted "
         "(crypto-shredding), its events become tombstones, its snapshots and read-model rows are "
         "deleted, and an erasure event records --actor, the time and --reason. Its audit "
         "timeline keeps each event's kind, actor and time; 'chatledger verify' still passes. "
-        "This cannot be undone: on a terminal it shows the conversation and asks; otherwise it "
+        "With --subject USER instead of a chat id: every conversation of --tenant in which USER "
+        "is the actor of an event (wrote a message, answered an approval...) is erased so, and "
+        "the audit skeleton names a stable pseudonym (subject:...) instead of USER, also in "
+        "conversations erased before; --dry-run lists them. "
+        "This cannot be undone: on a terminal it shows what would go and asks; otherwise it "
         "erases nothing without --yes.",
     )
     commands.declare(
@@ -96,7 +113,13 @@ def add(commands: Commands) -> None:
 
 
 def erase(args: argparse.Namespace, out: TextIO) -> int:
-    """``chatledger erase``: erase one conversation and say what was erased, when and by whom."""
+    """``chatledger erase``: erase one conversation (or a subject's) and say what was erased, when and by whom."""
+    if args.subject is not None:
+        return _erase_subject(args, out)
+    if args.chat is None:
+        raise CommandError("name what to erase: a chat id, or --subject USER")
+    if args.dry_run:
+        raise CommandError("--dry-run goes with --subject (erase shows the chat and asks first)")
     with open_existing(args) as store:
         if not args.yes:
             events = store.version(args.chat)
@@ -165,6 +188,52 @@ def retain(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if report.failed or pending else 0
 
 
+def _erase_subject(args: argparse.Namespace, out: TextIO) -> int:
+    """``erase --subject``: list (``--dry-run``), ask, erase with progress, print the combined receipt."""
+    if args.chat is not None:
+        raise CommandError("give a chat id or --subject USER, not both")
+    with open_existing(args) as store:
+        ops = store.operations
+        found = ops.conversations_of(args.subject)
+        scope = f"of {args.subject!r} in tenant {ops.tenant!r}"
+        if not found:
+            print(f"no conversation {scope}: nothing to erase", file=out)
+            return 0
+        if args.dry_run:
+            for conversation in found:
+                print(_subject_line(conversation, "would"), file=out)
+            print(
+                f"dry run: {len(found):,} conversation(s) {scope} would be erased or "
+                "pseudonymised; nothing was changed",
+                file=out,
+            )
+            return 0
+        if not args.yes:
+            what = [_subject_line(c, "would") for c in found]
+            question = f"Erase these {len(found):,} conversation(s) {scope}?"
+            if not confirmed("erase", what, question, yes=False):
+                return 1
+        with progress_bar("erasing", " conversations", show=args.progress) as bar:
+            report = ops.erase_subject(
+                args.subject, actor=args.actor, reason=args.reason,
+                progress=partial(advance, bar),
+            )  # fmt: skip
+    for erased in report.erased:
+        print(f"erased: {erased.chat_id!r}, {erased.events:,} event(s)", file=out)
+    for key in report.pseudonymised:
+        print(f"pseudonymised: erased conversation {key}", file=out)
+    for conversation, why in report.failed:
+        print(_subject_line(conversation, "could not") + f": {why}", file=out)
+    print(
+        f"erased {len(report.erased):,} conversation(s) {scope} by {args.actor}; the audit "
+        f"names them {report.pseudonym} from now on"
+        + (f"; {len(report.failed):,} failed" if report.failed else ""),
+        file=out,
+    )
+    pending = _receipt(report.compaction, out)
+    return 1 if report.failed or pending else 0
+
+
 def finish_erasure(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger finish-erasure``: clean the files of erased content; exit 1 while still pending."""
     with open_existing(args) as store:
@@ -185,6 +254,13 @@ def _line(idle: IdleConversation, verb: str) -> str:
     name = repr(idle.chat_id) if idle.chat_id else str(idle.conversation)
     owner = f" (tenant {idle.tenant!r})" if idle.tenant else ""
     return f"{verb}: {name}{owner}, idle since {idle.updated_at.isoformat(timespec='seconds')}"
+
+
+def _subject_line(conversation: SubjectConversation, verb: str) -> str:
+    """One conversation of a subject as ``erase --subject`` lists it: what happens to it."""
+    if conversation.erased:
+        return f"{verb} pseudonymise: erased conversation {conversation.conversation}"
+    return f"{verb} erase: {conversation.chat_id!r}"
 
 
 def _moment(text: str) -> datetime:

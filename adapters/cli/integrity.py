@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from chatledger.adapters.cli.common import (
+    CommandError,
     advance,
     open_existing,
     progress_bar,
@@ -25,6 +26,7 @@ from chatledger.adapters.cli.options import (
     CHAT,
     PROGRESS,
     SEAL_KEY_FILE,
+    SUBJECT,
     Commands,
     option,
 )
@@ -75,14 +77,22 @@ def add(commands: Commands) -> None:
     commands.declare(
         "export",
         export,
-        CHAT.but(help="the conversation's chat id"),
+        CHAT.but(nargs="?", help="the conversation's chat id (or --subject)"),
+        SUBJECT.but(help="export every conversation of the tenant this user id took part in"),
         AT_VERSION.but(type=int, help="export versions 1..N only"),
-        option("--output", "-o", metavar="FILE", help="write the bundle here (default: stdout)"),
+        option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="write the bundle here (default: stdout); with --subject, a directory",
+        ),
         PROGRESS,
         help="write a conversation as a verifiable bundle (JSON Lines)",
         description="Write the conversation (or its state at --at-version) as a self-contained "
         "bundle: its events, their hash chain and the newest seal covering it (seal first). "
-        "'chatledger verify-export' checks the bundle offline, with no store.",
+        "'chatledger verify-export' checks the bundle offline, with no store. With --subject "
+        "USER (a data-access request): one bundle per conversation of --tenant in which USER is "
+        "the actor of an event, written into the directory --output.",
     )
     commands.declare(
         "verify-export",
@@ -153,7 +163,11 @@ def seal(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def export(args: argparse.Namespace, out: TextIO) -> int:
-    """``chatledger export``: the bundle to ``--output`` or standard output."""
+    """``chatledger export``: the bundle to ``--output`` or standard output (``--subject``: bundles)."""
+    if args.subject is not None:
+        return _export_subject(args, out)
+    if args.chat is None:
+        raise CommandError("name what to export: a chat id, or --subject USER")
     with (
         open_existing(args) as store,
         progress_bar("exporting", " events", show=args.progress) as bar,
@@ -168,6 +182,34 @@ def export(args: argparse.Namespace, out: TextIO) -> int:
         with open(args.output, "w", encoding="ascii", newline="\n") as file:
             lines = bundle(file)
     print(f"wrote {lines} lines to {args.output}", file=out)
+    return 0
+
+
+def _export_subject(args: argparse.Namespace, out: TextIO) -> int:
+    """``export --subject``: one bundle per conversation into ``--output`` (a directory)."""
+    if args.chat is not None or args.at_version is not None:
+        raise CommandError("export --subject takes neither a chat id nor --at-version")
+    if args.output is None:
+        raise CommandError("export --subject writes one bundle per conversation: give --output DIR")
+    with (
+        open_existing(args) as store,
+        progress_bar("exporting", " conversations", show=args.progress) as bar,
+    ):
+        report = store.operations.export_subject(
+            args.subject, Path(args.output), progress=partial(advance, bar)
+        )
+    for chat_id, path, lines in report.files:
+        print(f"exported {chat_id!r}: {lines} lines to {path}", file=out)
+    for key in report.erased:
+        print(
+            f"not exported: conversation {key} was erased (only its audit skeleton is left)",
+            file=out,
+        )
+    print(
+        f"exported {len(report.files):,} conversation(s) of {args.subject!r} "
+        f"(tenant {report.tenant!r}) to {args.output}",
+        file=out,
+    )
     return 0
 
 

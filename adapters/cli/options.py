@@ -208,6 +208,8 @@ AT_VERSION = option("--at-version", type=positive_int, metavar="N", help="as of 
 OPERATOR = option("--actor", required=True, help="who acts, as recorded in the audit")
 """``--actor`` of the operator commands that change what is kept (erase, redact)."""
 REASON = option("--reason", required=True, help="why (recorded in the audit)")
+SUBJECT = option("--subject", metavar="USER", help="a user id, as the audit names them")
+"""``--subject`` of ``erase`` and ``export``: a data subject (the actor of their events)."""
 PROGRESS = flag(
     "--progress", "show progress on stderr even when it is not a terminal (on one it always shows)"
 )

@@ -18,6 +18,13 @@ Without tokens configured the operator routes answer 403 to everyone.
   ``chatledger export`` writes (JSON Lines), to check with
   ``chatledger verify-export``; 410 for an erased conversation, 422 when no
   seal covers it yet.
+* ``GET /api/subjects/{user}/conversations[?tenant=T]``: the conversations
+  of the tenant in which the user id is the actor of an event
+  (``store.operations.conversations_of``): what erasing them would erase.
+* ``POST /api/subjects/{user}/erase`` ``{"reason": ..., "tenant": ...}``:
+  erases every one of them (``store.operations.erase_subject``) as the
+  token's user; 200 with the combined receipt and the pseudonym the audit
+  names the user by from now on; 422 when the reason names the user.
 """
 
 from __future__ import annotations
@@ -57,6 +64,8 @@ class OperatorEndpoints:
             Route("/api/chat/{chat_id:path}/erase", self.erase, methods=["POST"]),
             Route("/api/chat/{chat_id:path}/redact", self.redact, methods=["POST"]),
             Route("/api/chat/{chat_id:path}/export", self.export, methods=["GET"]),
+            Route("/api/subjects/{subject:path}/conversations", self.subject, methods=["GET"]),
+            Route("/api/subjects/{subject:path}/erase", self.erase_subject, methods=["POST"]),
         ]
 
     def _tenant(self, given: str | None) -> str:
@@ -128,6 +137,60 @@ class OperatorEndpoints:
         )
         return Response(out.getvalue(), media_type=BUNDLE_MEDIA_TYPE)
 
+    async def subject(self, request: Request) -> Response:
+        """``GET /api/subjects/{user}/conversations``: what erasing the user would erase."""
+        self.operator(request)
+        tenant = self._tenant(request.query_params.get("tenant") or None)
+        subject = request.path_params["subject"]
+        found = await run_in_threadpool(
+            lambda: self.store.operations.conversations_of(subject, tenant=tenant)
+        )
+        return JSONResponse(
+            {
+                "subject": subject,
+                "tenant": tenant,
+                "conversations": [
+                    {"id": str(c.conversation), "chatId": c.chat_id, "erased": c.erased}
+                    for c in found
+                ],
+            }
+        )
+
+    async def erase_subject(self, request: Request) -> Response:
+        """``POST /api/subjects/{user}/erase``: erase every conversation the user took part in."""
+        who = self.operator(request)
+        body = await read_body(request, self.limits)
+        reason = string_field(body, "reason")
+        tenant = self._tenant(string_field(body, "tenant", required=False))
+        subject = request.path_params["subject"]
+        report = await run_in_threadpool(
+            lambda: self.store.operations.erase_subject(
+                subject, actor=who.actor, reason=reason or "", tenant=tenant
+            )
+        )
+        return JSONResponse(
+            {
+                "subject": subject,
+                "tenant": report.tenant,
+                "pseudonym": report.pseudonym,
+                "erased": [
+                    {
+                        "chatId": r.chat_id,
+                        "events": r.events,
+                        "erasedAt": r.erased_at.isoformat(),
+                        "removed": list(r.removed),
+                    }
+                    for r in report.erased
+                ],
+                "pseudonymised": [str(key) for key in report.pseudonymised],
+                "failed": [
+                    {"chatId": c.chat_id, "id": str(c.conversation), "error": why}
+                    for c, why in report.failed
+                ],
+                "files": report.compaction.to_json() if report.compaction else None,
+            }
+        )
+
 
 def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
     """The OpenAPI paths of the operator routes (``error``: the error response object)."""
@@ -141,6 +204,7 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
     }
     errors = {code: error for code in ("400", "401", "403", "404", "410", "422", "503")}
     return {
+        **_subject_paths(limits, error, tenant),
         "/api/chat/{id}/erase": {
             "post": {
                 "summary": "Operator: erase the conversation for good (crypto-shredding); "
@@ -233,6 +297,73 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
                         "content": {BUNDLE_MEDIA_TYPE: {"schema": {"type": "string"}}},
                     },
                     **errors,
+                },
+            }
+        },
+    }
+
+
+def _subject_paths(
+    limits: BodyLimits, error: dict[str, Any], tenant: dict[str, Any]
+) -> dict[str, Any]:
+    """The OpenAPI paths of the routes by data subject."""
+    user = {
+        "name": "user",
+        "in": "path",
+        "required": True,
+        "description": "the user id as the audit names them (the actor of their events)",
+        "schema": {"type": "string"},
+    }
+    # 404: a user id the path cannot carry (a line break) matches no route
+    errors = {code: error for code in ("400", "401", "403", "404", "422", "503")}
+    found = {"application/json": {"schema": {"type": "object"}}}
+    return {
+        "/api/subjects/{user}/conversations": {
+            "get": {
+                "summary": "Operator: the tenant's conversations in which the user is the actor "
+                "of an event (what erasing the user would erase)",
+                "parameters": [user, tenant],
+                "responses": {
+                    "200": {
+                        "description": "{subject, tenant, conversations: [{id, chatId, erased}]}",
+                        "content": found,
+                    },
+                    **errors,
+                },
+            }
+        },
+        "/api/subjects/{user}/erase": {
+            "post": {
+                "summary": "Operator: erase every conversation of the tenant the user took part "
+                "in; the audit skeleton names a pseudonym instead of the user",
+                "parameters": [user],
+                "requestBody": {
+                    "required": True,
+                    "description": f"JSON, at most {limits.max_bytes} bytes; the reason must not "
+                    "contain the user id",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "reason": {"type": "string", "minLength": 1},
+                                    "tenant": {"type": "string", "minLength": 1},
+                                },
+                                "required": ["reason"],
+                            }
+                        }
+                    },
+                },
+                "responses": {
+                    "200": {
+                        "description": "{subject, tenant, pseudonym, erased: [{chatId, events, "
+                        "erasedAt, removed}], pseudonymised, failed: [{chatId, id, error}], files}",
+                        "content": found,
+                    },
+                    **errors,
+                    "409": error,
+                    "413": error,
+                    "415": error,
                 },
             }
         },

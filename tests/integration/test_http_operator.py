@@ -9,7 +9,7 @@ from chatledger.adapters.responders.scripted import demo_responder
 from chatledger.domain.bundle import verify_bundle
 from chatledger.domain.seal import SealKey
 from tests.integration.conftest import Backend
-from tests.integration.http_support import client_of, error_of, user
+from tests.integration.http_support import client_of, error_of, send_body, sse_events, user
 
 pytestmark = pytest.mark.anyio
 
@@ -135,3 +135,37 @@ async def test_an_operator_redacts_across_tenants_and_tenant_tokens_cannot(
         history = (await acme.get("/api/chats/a1/history")).json()["entries"]
         assert (history[-1]["kind"], history[-1]["actor"]) == ("redacted", "olga")
     assert "secret of globex" in str(store.messages("g1", tenant="globex"))
+
+
+async def test_an_operator_erases_a_subject_recorded_from_their_token(
+    durable_backend: Backend,
+) -> None:
+    """The token's user (``alice``) is the subject: listed, then erased in their tenant only."""
+    store = durable_backend.open()
+    app = create_app(store, responder=demo_responder(), tokens=TOKENS)
+    async with client_of(app, "tok-acme") as acme, client_of(app, "tok-ops") as ops:
+        for chat in ("a1", "a2"):
+            sse_events(await acme.post("/api/chat", json=send_body(chat, [user("u1", "hi")])))
+        store.start_conversation("a3", tenant="acme", actor="user:carol")
+        store.start_conversation("g1", tenant="globex", actor="alice")
+        error_of(await acme.get("/api/subjects/alice/conversations"), 403, "ForbiddenError")
+
+        listed = await ops.get("/api/subjects/alice/conversations", params={"tenant": "acme"})
+        assert listed.status_code == 200, listed.text
+        assert [c["chatId"] for c in listed.json()["conversations"]] == ["a1", "a2"]
+        error_of(
+            await ops.post("/api/subjects/alice/erase", json={"tenant": "acme", "reason": "alice"}),
+            422,
+            "InvalidInputError",
+        )
+        erased = await ops.post(
+            "/api/subjects/alice/erase", json={"tenant": "acme", "reason": "DSR 9"}
+        )
+        assert erased.status_code == 200, erased.text
+        receipt = erased.json()
+        assert sorted(r["chatId"] for r in receipt["erased"]) == ["a1", "a2"]
+        assert receipt["pseudonym"].startswith("subject:") and receipt["files"]["status"] == "done"
+        history = (await acme.get("/api/chats/a1/history")).json()["entries"]
+        actors = {e["actor"] for e in history}
+        assert "alice" not in actors and receipt["pseudonym"] in actors
+    assert store.version("a3", tenant="acme") and store.version("g1", tenant="globex")

@@ -89,6 +89,34 @@ class TimelineTable:
         erased = pack(self._key, _entry_body(ERASED_SUMMARY, {"erased": True}, []))
         c.execute(self._dialect.statement(_ERASE), (erased, key, KIND_NUMBERS[ERASED_KIND]))
 
+    def conversations_of(self, actor: str) -> set[str]:
+        """The conversations with an entry by ``actor`` (sealed actors are compared once unsealed)."""
+        with self._dialect.transaction(commit=False) as c:
+            if not self._key.enabled:
+                c.execute(
+                    self._dialect.statement(
+                        "SELECT DISTINCT conversation_id FROM {timeline} WHERE actor = ?"
+                    ),
+                    (actor,),
+                )
+                return {str(row["conversation_id"]) for row in c.fetchall()}
+            c.execute(self._dialect.statement("SELECT conversation_id, actor FROM {timeline}"))
+            rows = c.fetchall()
+        return {str(r["conversation_id"]) for r in rows if self._key.unseal(r["actor"]) == actor}
+
+    def rename_actor(self, c: Any, key: str, actor: str, name: str) -> None:
+        """In transaction ``c``: the conversation's entries by ``actor`` name ``name`` instead."""
+        c.execute(
+            self._dialect.statement(
+                "SELECT position, actor FROM {timeline} WHERE conversation_id = ?"
+            ),
+            (key,),
+        )
+        mine = [row["position"] for row in c.fetchall() if self._key.unseal(row["actor"]) == actor]
+        update = "UPDATE {timeline} SET actor = ? WHERE conversation_id = ? AND position = ?"
+        for position in mine:
+            c.execute(self._dialect.statement(update), (self._key.seal(name), key, position))
+
     def _rows(self, timelines: Timelines) -> list[tuple[Any, ...]]:
         """Timeline rows as stored (content sealed with the store key, if any)."""
         seal = self._key

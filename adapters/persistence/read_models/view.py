@@ -130,6 +130,14 @@ class ReadModels(ReadModelView):
         self._quarantine.purge(c, key)
         self._timeline.erase(c, key)
 
+    def rename_actor(self, c: Any, conversation_id: UUID, actor: str, name: str) -> None:
+        """In transaction ``c``: the conversation's timeline names ``name`` where it named ``actor``."""
+        self._timeline.rename_actor(c, str(conversation_id), actor, name)
+
+    def conversations_of(self, actor: str) -> set[UUID]:
+        """The conversations whose timeline has an entry by ``actor`` (erased ones too)."""
+        return {UUID(key) for key in self._timeline.conversations_of(actor)}
+
     def quarantine(self, event: QuarantinedEvent, tracking: Tracking, *, after: int) -> None:
         """Record ``event`` as quarantined and move the tracking position past it, in one transaction."""
         with self.dialect.transaction(commit=True) as c:

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
 
 from chatledger.adapters.store.operations import erasure, integrity
 from chatledger.adapters.store.operations.export import ExportProgress, export_bundle
 from chatledger.adapters.store.operations.otel import OtelExporter
+from chatledger.adapters.store.operations.subject import (
+    SubjectConversation,
+    SubjectErasure,
+    SubjectExport,
+    Subjects,
+)
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
 from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
 
@@ -56,6 +63,7 @@ class Operations:
         self._forget_reads = forget_reads
         self._verifier = Verifier(log, read_models, projector)
         self._eraser = erasure.Eraser(log, read_models, projector, self._forget_one)
+        self._subjects = Subjects(log, read_models, projector, self._eraser)
 
     def verify(
         self,
@@ -155,6 +163,60 @@ class Operations:
             older_than, tenant=tenant, dry_run=dry_run, actor=actor, reason=reason,
             progress=progress, now=now, wait=wait_for_readers,
         )  # fmt: skip
+
+    def conversations_of(
+        self, subject: str, *, tenant: str | None = None
+    ) -> list[SubjectConversation]:
+        """The conversations of ``tenant`` in which ``subject`` (a user id) took part: ``erase_subject``'s dry run.
+
+        ``subject`` is matched exactly as the actor of recorded events (who
+        wrote a message, answered an approval...); content is not searched.
+        Conversations erased before are listed too (``erased``): their audit
+        skeleton still names the subject until ``erase_subject``.
+        """
+        return self._subjects.conversations_of(subject, tenant or self.tenant)
+
+    def erase_subject(
+        self,
+        subject: str,
+        *,
+        actor: str,
+        reason: str,
+        tenant: str | None = None,
+        progress: erasure.RetainProgress | None = None,
+        wait_for_readers: float = erasure.DEFAULT_WAIT_SECONDS,
+    ) -> SubjectErasure:
+        """Erase every conversation ``subject`` took part in (a data-subject request), as ``erase`` does each.
+
+        The audit skeleton erasure keeps (kinds, actors, times) names the
+        subject's stable pseudonym (``subject:<16 hex digits>``) instead of
+        the user id, in those conversations and in ones erased before;
+        ``verify`` still passes. ``reason`` must not contain the user id (the
+        audit keeps it: InvalidInputError). ``progress`` is called with
+        (done, total) after each conversation; the files are cleaned once at
+        the end (the receipt's ``compaction``).
+        """
+        return self._subjects.erase_subject(
+            subject, tenant or self.tenant, actor=actor, reason=reason, progress=progress,
+            wait=wait_for_readers,
+        )  # fmt: skip
+
+    def export_subject(
+        self,
+        subject: str,
+        directory: str | Path,
+        *,
+        tenant: str | None = None,
+        progress: erasure.RetainProgress | None = None,
+    ) -> SubjectExport:
+        """Write each conversation ``subject`` took part in as a bundle into ``directory`` (a data-access request).
+
+        One ``<conversation id>.jsonl`` per conversation; each is checked
+        offline as ``export``'s bundles are. Needs a seal first (``seal()``).
+        """
+        return self._subjects.export_subject(
+            subject, tenant or self.tenant, Path(directory), progress
+        )
 
     def finish_erasure(
         self, *, wait_for_readers: float = erasure.DEFAULT_WAIT_SECONDS

@@ -162,9 +162,18 @@ class Eraser:
         return replace(report, compaction=self.compact(wait))
 
     def erase_key(
-        self, key: UUID, actor: str, reason: str, names: tuple[str, str] | None = None
+        self,
+        key: UUID,
+        actor: str,
+        reason: str,
+        names: tuple[str, str] | None = None,
+        rename: tuple[str, str] | None = None,
     ) -> ErasureReport:
-        """Erase the conversation ``key`` (``names``: its tenant and chat id, for errors)."""
+        """Erase the conversation ``key`` (``names``: its tenant and chat id, for errors).
+
+        ``rename`` (actor, pseudonym): the audit skeleton names the pseudonym
+        where it would name the actor (tombstones and timeline rows alike).
+        """
         check_name("actor", actor)
         check_text("reason", reason)
         if not isinstance(reason, str) or not reason.strip():
@@ -180,7 +189,7 @@ class Eraser:
             rows = tables.events(key)
             if not rows:
                 raise ConversationNotFoundError(tenant or "?", chat_id or str(key))
-            plan = _plan(self._log.mapper, key, rows)
+            plan = _plan(self._log.mapper, key, rows, rename)
             self._plain_log |= any(not split_link(r[2])[1].startswith(ENVELOPE) for r in rows)
             now = datetime.now(UTC)
             head = rows[-1][0]
@@ -205,6 +214,8 @@ class Eraser:
                     self._purge.drop_snapshots(c, key)
                     data_keys.record_erasure(c, record)
                     self._view.purge(c, key)
+                    if rename is not None:
+                        self._view.rename_actor(c, key, *rename)
                 finally:
                     self._purge.restore_deletes(c, before)
 
@@ -300,7 +311,12 @@ class _Plan:
     unreadable: int = 0
 
 
-def _plan(mapper: Any, key: UUID, rows: list[tuple[int, str, bytes, int]]) -> _Plan:
+def _plan(
+    mapper: Any,
+    key: UUID,
+    rows: list[tuple[int, str, bytes, int]],
+    rename: tuple[str, str] | None = None,
+) -> _Plan:
     """Each event's tombstone: its link, the digest the link commits to, its timeline skeleton."""
     plan = _Plan()
     conversation: Any = None
@@ -323,6 +339,8 @@ def _plan(mapper: Any, key: UUID, rows: list[tuple[int, str, bytes, int]]) -> _P
             entry = describe(event, conversation.state if conversation is not None else _NOTHING)
             with suppress(Exception):  # an event that no longer applies: the skeleton is enough
                 conversation = event.mutate(conversation)
+        if rename is not None and entry.actor == rename[0]:
+            entry = replace(entry, actor=rename[1])
         prefix = MAGIC + link if link is not None else b""
         plan.states.append((version, prefix + tombstone_bytes(digest, entry)))
     return plan

@@ -3,8 +3,9 @@
 A conversation's operations (``verify`` of one chat, ``export``, ``erase``)
 go to its shard; the others run in every shard and add up (retention is
 measured from one moment for all of them). ``seal`` and ``otel_exporter``
-need one log, so a sharded store refuses them: run them on each database's
-own URL.
+need one log, and ``erase_subject`` and ``export_subject`` one pseudonym
+secret and one receipt, so a sharded store refuses them: run them on each
+database's own URL.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.operations import Operations
     from chatledger.adapters.store.operations.erasure import ErasureReport, RetainProgress
     from chatledger.adapters.store.operations.export import ExportProgress
+    from chatledger.adapters.store.operations.subject import SubjectConversation
     from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
     from chatledger.adapters.store.operations.verify import VerifyReport
     from chatledger.domain.seal import SealKey
@@ -139,6 +141,26 @@ class ShardedOperations:
         assert merged is not None  # there is at least one shard
         merged.compaction = Compaction.of_all(parts)
         return merged
+
+    def conversations_of(
+        self, subject: str, *, tenant: str | None = None
+    ) -> list[SubjectConversation]:
+        """The subject's conversations in every shard (see ``Operations.conversations_of``)."""
+        return [c for s in self.shards for c in s.conversations_of(subject, tenant=tenant)]
+
+    def erase_subject(self, subject: str, **_: object) -> NoReturn:
+        """Not for a sharded store: erase the subject on each database's own URL."""
+        raise InvalidInputError(
+            "a sharded store erases by subject one database at a time: run it with each "
+            "database's own URL (each keeps its own pseudonym secret and receipt)"
+        )
+
+    def export_subject(self, subject: str, directory: object, **_: object) -> NoReturn:
+        """Not for a sharded store: export the subject from each database's own URL."""
+        raise InvalidInputError(
+            "a sharded store exports by subject one database at a time: run it with each "
+            "database's own URL"
+        )
 
     def finish_erasure(self, *, wait_for_readers: float = DEFAULT_WAIT_SECONDS) -> Compaction:
         """Clean every shard's files (see ``Operations.finish_erasure``)."""
