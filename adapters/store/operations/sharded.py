@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from chatledger.adapters.store.operations.erasure import (
@@ -148,14 +149,30 @@ class ShardedOperations:
         """The subject's conversations in every shard (see ``Operations.conversations_of``)."""
         return [c for s in self.shards for c in s.conversations_of(subject, tenant=tenant)]
 
-    def erase_subject(self, subject: str, **_: object) -> NoReturn:
+    def erase_subject(
+        self,
+        subject: str,
+        *,
+        actor: str,
+        reason: str,
+        tenant: str | None = None,
+        progress: RetainProgress | None = None,
+        wait_for_readers: float = DEFAULT_WAIT_SECONDS,
+    ) -> NoReturn:
         """Not for a sharded store: erase the subject on each database's own URL."""
         raise InvalidInputError(
             "a sharded store erases by subject one database at a time: run it with each "
             "database's own URL (each keeps its own pseudonym secret and receipt)"
         )
 
-    def export_subject(self, subject: str, directory: object, **_: object) -> NoReturn:
+    def export_subject(
+        self,
+        subject: str,
+        directory: str | Path,
+        *,
+        tenant: str | None = None,
+        progress: RetainProgress | None = None,
+    ) -> NoReturn:
         """Not for a sharded store: export the subject from each database's own URL."""
         raise InvalidInputError(
             "a sharded store exports by subject one database at a time: run it with each "
