@@ -6,7 +6,8 @@ seals), ``export``, ``erasure``, ``otel``; ``sharded`` runs them over the databa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
@@ -16,6 +17,8 @@ from chatledger.adapters.store.operations.export import ExportProgress, export_b
 from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
 from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
+from chatledger.adapters.store.operations.witness import read_witness
+from chatledger.domain.witness import parse_expected
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
@@ -64,6 +67,8 @@ class Operations:
         tenant: str | None = None,
         progress: VerifyProgress | None = None,
         seal_key: SealKey | None = None,
+        witness: str | os.PathLike[str] | None = None,
+        expect_seals: Sequence[str] = (),
     ) -> VerifyReport:
         """Check the log's hash chains and seals, re-derive snapshots and read models and compare.
 
@@ -71,19 +76,26 @@ class Operations:
         damaged chain: the first bad event and the kind of damage) and how to
         repair it, and says which part of the log the chain and seals cover;
         see ``chatledger.adapters.store.operations.verify``. Seal signatures
-        are checked with ``seal_key``. Raises ConversationNotFoundError for an
-        unknown ``chat_id``.
+        are checked with ``seal_key``. Every seal the ``witness`` file records
+        (see ``seal(witness=)``) and every ``expect_seals`` entry (``N:DIGEST``)
+        must still be in the store with that digest: a store stripped of its
+        seals or put back to an older copy is named ``rolled-back``. Raises
+        ConversationNotFoundError for an unknown ``chat_id``.
         """
-        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key)
+        witnessed = [*(read_witness(witness) if witness is not None else ()),
+                     *(parse_expected(text) for text in expect_seals)]  # fmt: skip
+        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key, witnessed)
 
-    def seal(self, key: SealKey) -> Seal:
+    def seal(self, key: SealKey, *, witness: str | os.PathLike[str] | None = None) -> Seal:
         """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
 
         Seal at intervals and after a ``verify``: a seal makes deleting whole
         conversations or the tail of one detectable, and pins every chain it
-        covers. Keep the returned seal's ``digest`` outside the store as well.
+        covers. Keep the returned seal's ``digest`` outside the store as well:
+        ``witness`` names a file (out of the database's reach) that each seal's
+        number, time and digest is appended to, for ``verify(witness=)``.
         """
-        return integrity.make_seal(self._log, self._config.backend, key)
+        return integrity.make_seal(self._log, self._config.backend, key, witness)
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""

@@ -11,7 +11,8 @@ chain and gets None.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -20,10 +21,12 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
+from chatledger.adapters.store.operations.witness import witnessing
 from chatledger.domain.chain import ChainReport, EventRow, check_chain
 from chatledger.domain.errors import InvalidInputError, LogTamperedError
 from chatledger.domain.seal import Seal, SealKey, merkle_root
 from chatledger.domain.seal_check import check_seals, trusted
+from chatledger.domain.witness import Witnessed, check_witnessed
 
 __all__ = [
     "Coverage",
@@ -82,6 +85,8 @@ class Coverage:
     signatures_checked: bool = False
     seals: int = 0
     """Seals stored (the newest that checks out is ``seal``)."""
+    witnessed: int = 0
+    """Seals recorded outside the database that the store was checked against."""
     notes: list[tuple[str, str, str]] = field(default_factory=list)
     """What was done despite a failing check: (time, action, detail)."""
 
@@ -107,6 +112,8 @@ class Coverage:
                 f"seal {self.seal.seq} of {self.seal.sealed_at} ({signed}, digest "
                 f"{self.seal.digest}); {self.unsealed} conversation(s) changed since"
             )
+        if self.witnessed:
+            lines.append(f"witness: {self.witnessed} seal(s) recorded outside the store checked")
         lines.extend(f"note: {at}: {action}: {detail}" for at, action, detail in self.notes)
         return lines
 
@@ -131,8 +138,13 @@ def check_integrity(
     key: SealKey | None = None,
     only: UUID | None = None,
     progress: Progress | None = None,
+    witnessed: Sequence[Witnessed] = (),
 ) -> IntegrityReport | None:
-    """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``."""
+    """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``.
+
+    ``witnessed``: seals recorded outside the database (``chatledger.domain.witness``);
+    each must still be in the store with the same digest.
+    """
     tables = chain_tables(log.recorder, backend)
     if tables is None:
         return None
@@ -178,7 +190,7 @@ def check_integrity(
             )
         if progress is not None:
             progress("chain", done, len(conversations))
-    _check_seals(tables, key, report, checked, hashes, names, only)
+    _check_seals(tables, key, report, checked, hashes, names, only, witnessed)
     return report
 
 
@@ -206,11 +218,15 @@ def _check_seals(
     hashes: dict[UUID, dict[int, bytes]],
     names: dict[UUID, tuple[str, str]],
     only: UUID | None,
+    witnessed: Sequence[Witnessed],
 ) -> None:
     seals = tables.seals()
     coverage = report.coverage
     coverage.signatures_checked = key is not None
     coverage.seals = len(seals)
+    coverage.witnessed = len(witnessed)
+    for seen in check_witnessed(seals, witnessed):
+        report.tampered.append(_tamper(seen.kind, None, names, None, seen.what))
     if not seals:
         return
     coverage.seal = trusted(seals, key)
@@ -334,8 +350,10 @@ def record_note(log: Any, backend: str, action: str, detail: str) -> None:
         tables.add_note(datetime.now(UTC).isoformat(timespec="seconds"), action, detail)
 
 
-def make_seal(log: Any, backend: str, key: SealKey) -> Seal:
-    """Sign and store a seal over every conversation's current chain head."""
+def make_seal(
+    log: Any, backend: str, key: SealKey, witness: str | os.PathLike[str] | None = None
+) -> Seal:
+    """Sign and store a seal over every conversation's current chain head (and append it to ``witness``)."""
     tables = chain_tables(log.recorder, backend)
     if tables is None:
         raise InvalidInputError("a memory:// store keeps no chain: there is nothing to seal")
@@ -355,5 +373,7 @@ def make_seal(log: Any, backend: str, key: SealKey) -> Seal:
         root=merkle_root(heads).hex(),
     )
     signed = Seal(**{**seal.__dict__, "signature": key.sign(seal.body_bytes())})
-    tables.add_seal(signed, heads)
+    with witnessing(witness) as record:
+        tables.add_seal(signed, heads)
+        record(signed)
     return signed
