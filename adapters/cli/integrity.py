@@ -26,6 +26,7 @@ from chatledger.adapters.cli.options import (
     PROGRESS,
     SEAL_KEY_FILE,
     Commands,
+    flag,
     option,
 )
 from chatledger.adapters.cli.render import count
@@ -58,6 +59,12 @@ def add(commands: Commands) -> None:
             default=[],
             metavar="N:DIGEST",
             help="a seal the store must hold, as 'chatledger seal' printed it (repeatable)",
+        ),
+        flag(
+            "--signed-writes",
+            "the store's writers sign their heads (CHATLEDGER_SIGN_WRITES=1; the default when "
+            "it is set here too): every head after the newest seal must be signed with the "
+            "seal key, which detects events appended without the key",
         ),
         PROGRESS,
         help="check the store against its event log (exit 1 on any disagreement)",
@@ -137,6 +144,7 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
                 seal_key=key,
                 witness=args.witness,
                 expect_seals=args.expect_seal,
+                signed_writes=True if args.signed_writes else None,
             )
         finally:
             for bar in bars.values():

@@ -152,3 +152,24 @@ class Tamperer:
         for table in self.tables():
             self.run(f'DELETE FROM "{table}"')
             self.run(f'INSERT INTO "{table}" SELECT * FROM "copy_{table}"')
+
+    def append_copy(self, chat: str, version: int, old: bytes, new: bytes) -> int:
+        """Append a copy of an event, ``old`` replaced by ``new``, with a valid link (as anyone can compute)."""
+        topic, state = self.state(chat, version)
+        head = self.head(chat)
+        _, inner = split_link(state)
+        codec = ChunkCompressor()
+        content = codec.decompress(inner)
+        assert old in content, content
+        content = content.replace(old, new, 1)
+        previous = split_link(self.state(chat, head)[1])[0] or GENESIS
+        link = link_hash(self.uuid(chat), head + 1, topic, content_digest(content), previous)
+        self.run(
+            f"INSERT INTO {self.events} (originator_id, originator_version, topic, state) "
+            "VALUES (?, ?, ?, ?)",
+            self.key(chat),
+            head + 1,
+            topic,
+            MAGIC + link + codec.compress(content),
+        )
+        return head + 1

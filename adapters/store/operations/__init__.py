@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
 
-from chatledger.adapters.store.operations import erasure, integrity
+from chatledger.adapters.store.operations import erasure, integrity, sealing
 from chatledger.adapters.store.operations.export import ExportProgress, export_bundle
 from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
@@ -69,6 +69,7 @@ class Operations:
         seal_key: SealKey | None = None,
         witness: str | os.PathLike[str] | None = None,
         expect_seals: Sequence[str] = (),
+        signed_writes: bool | None = None,
     ) -> VerifyReport:
         """Check the log's hash chains and seals, re-derive snapshots and read models and compare.
 
@@ -79,12 +80,23 @@ class Operations:
         are checked with ``seal_key``. Every seal the ``witness`` file records
         (see ``seal(witness=)``) and every ``expect_seals`` entry (``N:DIGEST``)
         must still be in the store with that digest: a store stripped of its
-        seals or put back to an older copy is named ``rolled-back``. Raises
+        seals or put back to an older copy is named ``rolled-back``. With
+        ``signed_writes`` (the store's writers sign their heads: ``open(sign_writes=)``)
+        every head after the newest seal must be signed with ``seal_key``, else
+        it is named ``unsigned-tail``; None: when this store signs its writes
+        (with its signing key as ``seal_key`` unless one is given). Raises
         ConversationNotFoundError for an unknown ``chat_id``.
         """
         witnessed = [*(read_witness(witness) if witness is not None else ()),
                      *(parse_expected(text) for text in expect_seals)]  # fmt: skip
-        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key, witnessed)
+        signer = getattr(self._log.recorder, "signer", None)
+        if signed_writes is None:
+            signed_writes = signer is not None
+        if seal_key is None and signer is not None:
+            seal_key = signer.key
+        return self._verifier.verify(
+            tenant or self.tenant, chat_id, progress, seal_key, witnessed, signed_writes
+        )
 
     def seal(self, key: SealKey, *, witness: str | os.PathLike[str] | None = None) -> Seal:
         """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
@@ -95,7 +107,7 @@ class Operations:
         ``witness`` names a file (out of the database's reach) that each seal's
         number, time and digest is appended to, for ``verify(witness=)``.
         """
-        return integrity.make_seal(self._log, self._config.backend, key, witness)
+        return sealing.make_seal(self._log, self._config.backend, key, witness)
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""

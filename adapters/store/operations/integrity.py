@@ -3,15 +3,14 @@
 ``check_integrity`` reads each conversation's events (with their links), recomputes
 every digest and link (``chatledger.domain.chain``), checks the seals
 (``chatledger.domain.seal_check``) and names, per conversation, the first bad
-event and the kind of damage. ``make_seal`` signs a checkpoint over every
-conversation's head. Both work on the tables of
+event and the kind of damage (``sealing.make_seal`` signs a checkpoint over
+every conversation's head). Both work on the tables of
 ``chatledger.adapters.persistence.chain``; a ``memory://`` store keeps no
 chain and gets None.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,11 +20,11 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
-from chatledger.adapters.store.operations.witness import witnessing
 from chatledger.domain.chain import ChainReport, EventRow, check_chain
 from chatledger.domain.errors import InvalidInputError, LogTamperedError
-from chatledger.domain.seal import Seal, SealKey, merkle_root
+from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.seal_check import check_seals, trusted
+from chatledger.domain.signed_writes import unsigned_heads
 from chatledger.domain.witness import Witnessed, check_witnessed
 
 __all__ = [
@@ -34,7 +33,6 @@ __all__ = [
     "Tamper",
     "check_integrity",
     "guard",
-    "make_seal",
     "record_note",
 ]
 
@@ -139,12 +137,19 @@ def check_integrity(
     only: UUID | None = None,
     progress: Progress | None = None,
     witnessed: Sequence[Witnessed] = (),
+    signed_writes: bool = False,
 ) -> IntegrityReport | None:
     """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``.
 
     ``witnessed``: seals recorded outside the database (``chatledger.domain.witness``);
-    each must still be in the store with the same digest.
+    each must still be in the store with the same digest. ``signed_writes``: the
+    writers sign heads (``chatledger.domain.signed_writes``), so every head after
+    the newest seal must carry a signature under ``key``.
     """
+    if signed_writes and key is None:
+        raise InvalidInputError(
+            "checking signed writes needs the seal key (--seal-key-file or $CHATLEDGER_SEAL_KEY)"
+        )
     tables = chain_tables(log.recorder, backend)
     if tables is None:
         return None
@@ -191,7 +196,38 @@ def check_integrity(
         if progress is not None:
             progress("chain", done, len(conversations))
     _check_seals(tables, key, report, checked, hashes, names, only, witnessed)
+    if signed_writes and key is not None:
+        _check_signed_heads(tables, key, report, checked, names)
     return report
+
+
+def _check_signed_heads(
+    tables: ChainTables,
+    key: SealKey,
+    report: IntegrityReport,
+    checked: dict[UUID, ChainReport],
+    names: dict[UUID, tuple[str, str]],
+) -> None:
+    """Name each conversation whose head is past the newest seal and not signed with ``key``."""
+    seal = report.coverage.seal
+    sealed = {h.conversation: h.version for h in tables.seal_heads(seal.seq)} if seal else {}
+    broken = {t.conversation for t in report.tampered}
+    heads = {c: (r.head, r.head_hash) for c, r in checked.items() if c not in broken}
+    after = f"after seal {seal.seq}" if seal else "with no seal before them"
+    for conversation, first, head, why in unsigned_heads(
+        heads, sealed, tables.head_signatures(), key
+    ):
+        span = f"version {head}" if first == head else f"versions {first}-{head}"
+        report.tampered.append(
+            _tamper(
+                "unsigned-tail",
+                conversation,
+                names,
+                first,
+                f"{span} come {after} and {why}: appended without the seal key "
+                "(or written by a store without signed writes)",
+            )
+        )
 
 
 def _start_moved(rows: list[EventRow], chain_start: int) -> int | None:
@@ -348,32 +384,3 @@ def record_note(log: Any, backend: str, action: str, detail: str) -> None:
     tables = chain_tables(log.recorder, backend)
     if tables is not None:
         tables.add_note(datetime.now(UTC).isoformat(timespec="seconds"), action, detail)
-
-
-def make_seal(
-    log: Any, backend: str, key: SealKey, witness: str | os.PathLike[str] | None = None
-) -> Seal:
-    """Sign and store a seal over every conversation's current chain head (and append it to ``witness``)."""
-    tables = chain_tables(log.recorder, backend)
-    if tables is None:
-        raise InvalidInputError("a memory:// store keeps no chain: there is nothing to seal")
-    if not key.can_sign:
-        raise InvalidInputError("sealing needs the private key (this is an Ed25519 public key)")
-    heads = tables.heads()
-    seals = tables.seals()
-    last = seals[-1] if seals else None
-    seal = Seal(
-        seq=(last.seq + 1) if last else 1,
-        sealed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
-        algorithm=key.algorithm,
-        key_id=key.key_id,
-        previous=last.digest if last else None,
-        chain_start=tables.chain_start()[0],
-        conversations=len(heads),
-        root=merkle_root(heads).hex(),
-    )
-    signed = Seal(**{**seal.__dict__, "signature": key.sign(seal.body_bytes())})
-    with witnessing(witness) as record:
-        tables.add_seal(signed, heads)
-        record(signed)
-    return signed

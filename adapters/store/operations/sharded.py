@@ -56,6 +56,7 @@ class ShardedOperations:
         seal_key: SealKey | None = None,
         witness: object = None,
         expect_seals: Sequence[str] = (),
+        signed_writes: bool | None = None,
     ) -> VerifyReport:
         """Verify one conversation (in its shard), or every shard; the first report with problems, else the last."""
         if witness is not None or expect_seals:
@@ -65,10 +66,17 @@ class ShardedOperations:
             )
         if chat_id is not None:
             return self._locate(chat_id, tenant).verify(
-                chat_id, tenant=tenant, progress=progress, seal_key=seal_key
+                chat_id,
+                tenant=tenant,
+                progress=progress,
+                seal_key=seal_key,
+                signed_writes=signed_writes,
             )
         reports = [
-            s.verify(tenant=tenant, progress=progress, seal_key=seal_key) for s in self.shards
+            s.verify(
+                tenant=tenant, progress=progress, seal_key=seal_key, signed_writes=signed_writes
+            )
+            for s in self.shards
         ]
         return next((r for r in reports if not r.ok), reports[-1])
 

@@ -129,6 +129,7 @@ class Verifier:
         progress: Progress | None = None,
         seal_key: SealKey | None = None,
         witnessed: Sequence[Witnessed] = (),
+        signed_writes: bool = False,
     ) -> VerifyReport:
         """Check the whole store (or one conversation) against its event log; see the module docstring.
 
@@ -140,7 +141,7 @@ class Verifier:
         only = conversation_id(tenant, chat_id) if chat_id is not None else None
         if only is not None and not self._log.has_events_after(only, 0):
             raise ConversationNotFoundError(tenant, chat_id or "")
-        self._check_integrity(report, only, seal_key, progress, witnessed)
+        self._check_integrity(report, only, seal_key, progress, witnessed, signed_writes)
         self._catch_up(report)
         erased = _erased(self._log)
         if chat_id is not None:
@@ -162,6 +163,7 @@ class Verifier:
         seal_key: SealKey | None,
         progress: Progress | None,
         witnessed: Sequence[Witnessed],
+        signed_writes: bool,
     ) -> None:
         integrity = check_integrity(
             self._log,
@@ -170,6 +172,7 @@ class Verifier:
             only=only,
             progress=progress,
             witnessed=witnessed,
+            signed_writes=signed_writes,
         )
         if integrity is None:
             return
