@@ -143,3 +143,22 @@ def test_a_database_file_put_back_to_an_older_copy_fails_verify_with_a_witness(
     assert "records seal 2" in witnessed.stdout and "its newest seal is 1" in witnessed.stdout
     pinned = chatledger("verify", "--url", url, "--expect-seal", f"2:{digest}", cwd=tmp_path)
     assert pinned.returncode == 1 and "--expect-seal records seal 2" in pinned.stdout
+
+
+def test_verify_signed_writes_names_an_event_appended_without_the_key(
+    url: str, tmp_path: Path
+) -> None:
+    """A store written with CHATLEDGER_SIGN_WRITES=1, then a copied event appended by hand."""
+    env = {"CHATLEDGER_SEAL_KEY": SECRET, "CHATLEDGER_SIGN_WRITES": "1"}
+    assert chatledger("seal", "--url", url, cwd=tmp_path, env=env).returncode == 0
+    signed = chatledger("demo", "--url", url, "--chat", "later", cwd=tmp_path, env=env)
+    assert signed.returncode == 0, signed.stderr
+    honest = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    tamperer = Tamperer(url)
+    added = tamperer.append_copy("later", tamperer.head("later"), b"", b"")  # the head, again
+    alone = chatledger("verify", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": SECRET})
+    assert "unsigned-tail" not in alone.stdout  # without --signed-writes the chain holds
+    checked = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert checked.returncode == 1
+    assert "unsigned-tail" in checked.stdout and f"version {added}" in checked.stdout
