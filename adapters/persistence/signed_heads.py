@@ -52,8 +52,8 @@ class HeadSigner:
                 version,
                 self.key.sign(head_message(key, version, link)),
             )
-            for key, (version, link) in heads.items()
-        ]
+            for key, (version, link) in sorted(heads.items(), key=lambda item: item[0].bytes)
+        ]  # in id order: two commits of a group never lock the same rows the other way round
         cursor.executemany(self._statement, rows)
 
 
