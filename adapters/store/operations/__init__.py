@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
 
-from chatledger.adapters.store.operations import erasure, integrity, sealing
+from chatledger.adapters.store.operations import erasure, guard, sealing
 from chatledger.adapters.store.operations.export import ExportProgress, export_bundle
 from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
@@ -201,7 +201,7 @@ class Operations:
         damage look legitimate). ``accept_broken_chain=True`` rebuilds anyway
         and records, beside the chain, that it did and what was wrong.
         """
-        integrity.guard(self._log, "rebuild the read models", accept=accept_broken_chain)
+        guard.guard(self._log, "rebuild the read models", accept=accept_broken_chain)
         return self._projector.rebuild(progress=progress)
 
     def catch_up(self, *, progress: Progress | None = None) -> int:

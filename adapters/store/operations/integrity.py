@@ -1,4 +1,4 @@
-"""Tamper evidence of the log: checking every conversation's hash chain and the seals, and sealing.
+"""Tamper evidence of the log: checking every conversation's hash chain, the seals, witnesses and signed heads.
 
 ``check_integrity`` reads each conversation's events (with their links), recomputes
 every digest and link (``chatledger.domain.chain``), checks the seals
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -21,7 +20,7 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
 from chatledger.domain.chain import ChainReport, EventRow, check_chain
-from chatledger.domain.errors import InvalidInputError, LogTamperedError
+from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.seal_check import check_seals, trusted
 from chatledger.domain.signed_writes import unsigned_heads
@@ -32,8 +31,6 @@ __all__ = [
     "IntegrityReport",
     "Tamper",
     "check_integrity",
-    "guard",
-    "record_note",
 ]
 
 Progress = Callable[[str, int, int], None]
@@ -344,43 +341,3 @@ def _tamper(
     return Tamper(
         kind, conversation, name[1] if name else None, name[0] if name else None, version, what
     )
-
-
-def guard(log: Any, action: str, *, accept: bool) -> None:
-    """Refuse ``action`` on a log whose chain fails (LogTamperedError), or note that it was accepted."""
-    report = check_integrity(log, log.config.backend)
-    if report is None or report.ok:
-        return
-    _raise_if_unreadable(log, report)
-    problems = [str(tamper) for tamper in report.tampered]
-    if not accept:
-        raise LogTamperedError(action, problems)
-    record_note(
-        log,
-        log.config.backend,
-        action,
-        f"done although the chain failed ({len(problems)} problem(s)): " + "; ".join(problems),
-    )
-
-
-def _raise_if_unreadable(log: Any, report: IntegrityReport) -> None:
-    """A first bad event that does not even decode is a reading problem (StoredDataError) first.
-
-    E.g. a store opened with settings that do not fit its log (compression,
-    key): every event then looks changed, but the cause is the settings.
-    """
-    for tamper in report.tampered:
-        if tamper.conversation is None or tamper.version is None or tamper.kind != "changed":
-            continue
-        stored = log.recorder.select_events(
-            tamper.conversation, gt=tamper.version - 1, lte=tamper.version
-        )
-        for event in stored:
-            log.mapper.to_domain_event(event)  # raises StoredDataError when unreadable
-
-
-def record_note(log: Any, backend: str, action: str, detail: str) -> None:
-    """Keep, beside the chain, a note of something done despite a failing check."""
-    tables = chain_tables(log.recorder, backend)
-    if tables is not None:
-        tables.add_note(datetime.now(UTC).isoformat(timespec="seconds"), action, detail)
