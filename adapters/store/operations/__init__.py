@@ -18,6 +18,7 @@ from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
 from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
 from chatledger.adapters.store.operations.witness import read_witness
+from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.witness import parse_expected
 
 if TYPE_CHECKING:
@@ -94,6 +95,10 @@ class Operations:
             signed_writes = signer is not None
         if seal_key is None and signer is not None:
             seal_key = signer.key
+        if signed_writes and seal_key is None:
+            raise InvalidInputError(
+                "checking signed writes needs the seal key (--seal-key-file or $CHATLEDGER_SEAL_KEY)"
+            )
         return self._verifier.verify(
             tenant or self.tenant, chat_id, progress, seal_key, witnessed, signed_writes
         )
