@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from eventsourcing.persistence import OperationalError
 
@@ -22,6 +23,7 @@ from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
 from chatledger.adapters.persistence.read_models import open_read_models
 from chatledger.adapters.persistence.schema import preparing
+from chatledger.adapters.persistence.signed_heads import HeadSigner, sign_writes_key
 from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.adapters.store.chats import Chats
 from chatledger.adapters.store.inbox import Inbox
@@ -43,6 +45,7 @@ from chatledger.domain.dialects import dialect_for
 from chatledger.domain.errors import StoreConfigurationError
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
+from chatledger.domain.seal import SealKey
 from chatledger.projections.projector import Projector
 
 __all__ = [
@@ -69,6 +72,7 @@ class StoreOptions:
     auto_continue: bool = True
     ai_sdk: int | None = None
     stream_lease_seconds: float | None = None
+    sign_writes: SealKey | None = None
     batch: BatchPolicy | None = None
     """A whole batching policy (its ``settle`` too), instead of ``batch_chunks`` and ``batch_ms``."""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -89,7 +93,10 @@ class StoreOptions:
 
 
 def open_parts(
-    config: StoreConfig, env: dict[str, str] | None = None, key: StoreKey | None = None
+    config: StoreConfig,
+    env: dict[str, str] | None = None,
+    key: StoreKey | None = None,
+    sign_writes: SealKey | None = None,
 ) -> StoreParts:
     """Open (creating on first use) the log and read models at ``config``, encrypted with ``key``.
 
@@ -102,7 +109,7 @@ def open_parts(
     deadline = time.monotonic() + CREATE_WAIT_SECONDS
     while True:
         try:
-            return _open_parts(config, env, key)
+            return _open_parts(config, env, key, sign_writes)
         except (StoreConfigurationError, OperationalError) as error:
             locked = config.backend == "sqlite" and "database is locked" in str(error)
             if not locked or time.monotonic() > deadline:
@@ -115,7 +122,10 @@ CREATE_WAIT_SECONDS = 15.0
 
 
 def _open_parts(
-    config: StoreConfig, env: dict[str, str] | None, key: StoreKey | None
+    config: StoreConfig,
+    env: dict[str, str] | None,
+    key: StoreKey | None,
+    sign_writes: SealKey | None = None,
 ) -> StoreParts:
     with preparing(config) as create:  # on PostgreSQL: DDL only for a new store, under a lock
         settings = {**(env or {}), "CREATE_TABLE": "y" if create else "n"}
@@ -128,6 +138,11 @@ def _open_parts(
                 f"cannot open the store at {config.display}: {error}"
             ) from error
         read_models = open_read_models(log, config.backend, key, create=create)
+    if sign_writes is not None and config.backend in ("sqlite", "postgres"):
+        recorder: Any = log.recorder
+        recorder.signer = HeadSigner(
+            sign_writes, config.backend, getattr(recorder.datastore, "schema", None)
+        )
     return StoreParts(config, log, read_models, Projector(log, read_models))
 
 
@@ -184,7 +199,8 @@ def build_services(
     settings = options.settings()
     key = key or StoreKey.resolve(options.cipher_key)  # malformed: CipherKeyError, not a driver's
     env = {**({} if options.compress else {"COMPRESSOR_TOPIC": ""}), **options.env}
-    return compose(open_parts(config, env, key), settings)
+    signing = sign_writes_key(options.sign_writes)
+    return compose(open_parts(config, env, key, signing), settings)
 
 
 def open_services(url: str | None, options: StoreOptions | None = None) -> list[Services]:

@@ -28,6 +28,7 @@ from chatledger.adapters.cli.options import (
     SEAL_KEY_FILE,
     SUBJECT,
     Commands,
+    flag,
     option,
 )
 from chatledger.adapters.cli.render import count
@@ -47,6 +48,26 @@ def add(commands: Commands) -> None:
         verify,
         CHAT.but(nargs="?", help="only this conversation (default: all of them)"),
         SEAL_KEY_FILE,
+        option(
+            "--witness",
+            metavar="FILE",
+            help="seals recorded outside the store by 'chatledger seal --witness': each must "
+            "still be in the store with the same digest (detects deleted seals and a store put "
+            "back to an older copy)",
+        ),
+        option(
+            "--expect-seal",
+            action="append",
+            default=[],
+            metavar="N:DIGEST",
+            help="a seal the store must hold, as 'chatledger seal' printed it (repeatable)",
+        ),
+        flag(
+            "--signed-writes",
+            "the store's writers sign their heads (CHATLEDGER_SIGN_WRITES=1; the default when "
+            "it is set here too): every head after the newest seal must be signed with the "
+            "seal key, which detects events appended without the key",
+        ),
         PROGRESS,
         help="check the store against its event log (exit 1 on any disagreement)",
         description="Check every conversation's hash chain and the seals (the first bad event "
@@ -61,6 +82,12 @@ def add(commands: Commands) -> None:
         "seal",
         seal,
         SEAL_KEY_FILE,
+        option(
+            "--witness",
+            metavar="FILE",
+            help="also append each seal's number, time and digest (a JSON line) to FILE; keep "
+            "it where the database's writers cannot reach, for 'chatledger verify --witness'",
+        ),
         option(
             "--every",
             type=parse_duration,
@@ -121,7 +148,14 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
             advance(bars[stage], done, total)
 
         try:
-            report = store.operations.verify(args.chat, progress=progress, seal_key=key)
+            report = store.operations.verify(
+                args.chat,
+                progress=progress,
+                seal_key=key,
+                witness=args.witness,
+                expect_seals=args.expect_seal,
+                signed_writes=True if args.signed_writes else None,
+            )
         finally:
             for bar in bars.values():
                 bar.close()
@@ -149,7 +183,7 @@ def seal(args: argparse.Namespace, out: TextIO) -> int:
     stop = stop_on_sigterm() if args.every else threading.Event()
     with open_existing(args) as store, contextlib.suppress(KeyboardInterrupt):
         while True:
-            sealed = store.operations.seal(key)
+            sealed = store.operations.seal(key, witness=args.witness)
             print(
                 f"seal {sealed.seq}: {sealed.conversations:,} conversation(s) at "
                 f"{sealed.sealed_at}, {sealed.algorithm} key {sealed.key_id}, "

@@ -15,7 +15,8 @@ event has a link (0 for a store created with chains; the last position of
 the old events for a store upgraded in place). Seals go in
 ``chatledger_seals``, the heads each one covers in ``chatledger_seal_heads``,
 and notes of what was done despite a failing check (a forced rebuild) in
-``chatledger_integrity_notes``.
+``chatledger_integrity_notes``; with signed writes on, each conversation's
+newest signed head in ``chatledger_head_signatures``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from psycopg import sql
 from chatledger.domain.chain import GENESIS, LINK_BYTES, link_hash
 from chatledger.domain.errors import StoredDataError
 from chatledger.domain.seal import Head, Seal
+from chatledger.domain.signed_writes import HeadSignature
 
 __all__ = [
     "MAGIC",
@@ -54,6 +56,7 @@ TABLES = (
     "chatledger_seal_heads",
     "chatledger_integrity_notes",
     "chatledger_export_positions",
+    "chatledger_head_signatures",
 )
 """The tables kept beside the events for the chain, the seals and the exporters."""
 
@@ -99,6 +102,8 @@ def sqlite_chain_ddl(events_table: str) -> list[str]:
         "action TEXT NOT NULL, detail TEXT NOT NULL)",
         "CREATE TABLE IF NOT EXISTS chatledger_export_positions (name TEXT PRIMARY KEY, "
         "position INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS chatledger_head_signatures (originator_id TEXT PRIMARY KEY, "
+        "originator_version INTEGER NOT NULL, signature TEXT NOT NULL)",
     ]
 
 
@@ -120,6 +125,8 @@ def postgres_chain_ddl(schema: str, events_table: str) -> list[sql.Composed]:
             "CREATE TABLE IF NOT EXISTS {notes} (at text NOT NULL, action text NOT NULL, "
             "detail text NOT NULL)",
             "CREATE TABLE IF NOT EXISTS {exports} (name text PRIMARY KEY, position bigint NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS {signed} (originator_id uuid PRIMARY KEY, "
+            "originator_version bigint NOT NULL, signature text NOT NULL)",
         )
     ]
 
@@ -131,6 +138,7 @@ def _postgres_names(schema: str, events_table: str) -> dict[str, sql.Composable]
         "heads": sql.Identifier(schema, "chatledger_seal_heads"),
         "notes": sql.Identifier(schema, "chatledger_integrity_notes"),
         "exports": sql.Identifier(schema, "chatledger_export_positions"),
+        "signed": sql.Identifier(schema, "chatledger_head_signatures"),
         "events": sql.Identifier(schema, events_table),
     }
 
@@ -227,6 +235,7 @@ class ChainTables:
             heads="chatledger_seal_heads",
             notes="chatledger_integrity_notes",
             exports="chatledger_export_positions",
+            signed="chatledger_head_signatures",
             events=self._events,
             position="rowid",
             prefix=f"substr(e.state, 1, {PREFIX_BYTES})",
@@ -335,6 +344,16 @@ class ChainTables:
         """Every recorded note: (time, action, detail), oldest first."""
         rows = self._run("SELECT at, action, detail FROM {notes} ORDER BY at")
         return [(row["at"], row["action"], row["detail"]) for row in rows]
+
+    def head_signatures(self) -> dict[UUID, HeadSignature]:
+        """The newest signed head of each conversation (signed writes; see ``domain.signed_writes``)."""
+        rows = self._run("SELECT originator_id, originator_version, signature FROM {signed}")
+        return {
+            UUID(str(row["originator_id"])): HeadSignature(
+                int(row["originator_version"]), str(row["signature"])
+            )
+            for row in rows
+        }
 
     def add_seal(self, seal: Seal, heads: Sequence[Head]) -> None:
         """Store a seal and its heads (one transaction; a concurrent seal of the same number fails)."""

@@ -40,6 +40,7 @@ from chatledger.adapters.persistence.data_keys import (
     sqlite_data_key_ddl,
 )
 from chatledger.adapters.persistence.feed import Feed
+from chatledger.adapters.persistence.signed_heads import HeadSigner
 from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = [
@@ -64,6 +65,8 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.heads = HeadCache()
+        self.signer: HeadSigner | None = None
+        """Signs each commit's new heads (signed writes; None: off)."""
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Put each event's link in front of its state, insert in one transaction, remember the heads.
@@ -86,7 +89,7 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
             return None if row is None else split_link(bytes(row["prefix"]))[0]
 
         chained, heads = chain_events(stored_events, previous_of, self.heads)
-        ids = super().insert_events(chained, **kwargs)
+        ids = super().insert_events(chained, **kwargs, new_heads=heads)
         self.heads.update(heads)
         return ids
 
@@ -97,6 +100,8 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
         ids = super()._insert_events(c, stored_events, **kwargs)
+        if self.signer is not None:
+            self.signer.write(c, kwargs.get("new_heads", {}))
         also = kwargs.get("also")
         if also is not None:
             also(c)
@@ -142,6 +147,8 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             "WHERE originator_id = %s AND originator_version = %s"
         ).format(sql.Identifier(datastore.schema, self.events_table_name))
         self.heads = HeadCache()
+        self.signer: HeadSigner | None = None
+        """Signs each commit's new heads (signed writes; None: off)."""
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Insert in one transaction; remember the new chain heads once it committed."""
@@ -200,6 +207,9 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
 
         chained, heads = chain_events(stored_events, previous_of, self.heads)
         kwargs.get("new_heads", {}).update(heads)
+        if self.signer is not None and heads:  # signed writes: same transaction, own cursor
+            with curs.connection.cursor() as other:  # (``curs`` returns the new positions)
+                self.signer.write(other, heads)
         super()._insert_stored_events(curs, chained, **kwargs)
 
     def _insert_events(self, curs: Any, stored_events: Any, **kwargs: Any) -> None:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.streams.leases import Clock
     from chatledger.adapters.store.streams.service import Streams
     from chatledger.domain.limits import Limits
+    from chatledger.domain.seal import SealKey
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
@@ -86,6 +87,7 @@ class ConversationStore(ChatSurface):
         auto_continue: bool = True,
         ai_sdk: int | None = None,
         stream_lease_seconds: float | None = None,
+        sign_writes: SealKey | None = None,
     ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
@@ -107,12 +109,15 @@ class ConversationStore(ChatSurface):
         process closes the stream as ``interrupted`` (docs/behaviour.md §7.1).
         Chunks are committed when the oldest buffered one is ``batch_ms`` old (what a
         ``kill -9`` may lose), when ``batch_chunks`` are buffered (a cap), and after
-        boundary chunks (see ``BatchPolicy``).
+        boundary chunks (see ``BatchPolicy``). ``sign_writes`` (a seal key; default: the
+        seal key of the environment when ``CHATLEDGER_SIGN_WRITES=1``) signs each commit's
+        chain heads, so that ``verify`` with the key names events appended after the newest
+        seal without it (``chatledger.domain.signed_writes``).
         """
         options = StoreOptions(
             tenant=tenant, batch_chunks=batch_chunks, batch_ms=batch_ms, limits=limits,
             compress=compress, cipher_key=cipher_key, auto_continue=auto_continue,
-            ai_sdk=ai_sdk, stream_lease_seconds=stream_lease_seconds,
+            ai_sdk=ai_sdk, stream_lease_seconds=stream_lease_seconds, sign_writes=sign_writes,
         )  # fmt: skip
         return open_store(url, options)
 

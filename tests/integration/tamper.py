@@ -127,3 +127,49 @@ class Tamperer:
     def uuid(self, chat: str) -> UUID:
         """The conversation's id."""
         return conversation_id("default", chat)
+
+    def tables(self) -> list[str]:
+        """Every table of the store's database (SQLite file or PostgreSQL schema)."""
+        if self.postgres:
+            rows = self.run(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema()"
+            )
+        else:
+            rows = self.run(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        return sorted(str(name) for (name,) in rows if not str(name).startswith("copy_"))
+
+    def copy(self) -> None:
+        """Keep a copy of every table (an older backup of the whole store)."""
+        for table in self.tables():
+            self.run(f'DROP TABLE IF EXISTS "copy_{table}"')
+            self.run(f'CREATE TABLE "copy_{table}" AS SELECT * FROM "{table}"')
+
+    def roll_back(self) -> None:
+        """Put every table back to the copy (the whole store restored from the older backup)."""
+        for table in self.tables():
+            self.run(f'DELETE FROM "{table}"')
+            self.run(f'INSERT INTO "{table}" SELECT * FROM "copy_{table}"')
+
+    def append_copy(self, chat: str, version: int, old: bytes, new: bytes) -> int:
+        """Append a copy of an event, ``old`` replaced by ``new``, with a valid link (as anyone can compute)."""
+        topic, state = self.state(chat, version)
+        head = self.head(chat)
+        _, inner = split_link(state)
+        codec = ChunkCompressor()
+        content = codec.decompress(inner)
+        assert old in content, content
+        content = content.replace(old, new, 1)
+        previous = split_link(self.state(chat, head)[1])[0] or GENESIS
+        link = link_hash(self.uuid(chat), head + 1, topic, content_digest(content), previous)
+        self.run(
+            f"INSERT INTO {self.events} (originator_id, originator_version, topic, state) "
+            "VALUES (?, ?, ?, ?)",
+            self.key(chat),
+            head + 1,
+            topic,
+            MAGIC + link + codec.compress(content),
+        )
+        return head + 1

@@ -114,3 +114,51 @@ def test_seal_every_keeps_sealing_until_terminated(url: str, tmp_path: Path) -> 
     assert second.startswith("seal 2: 2 conversation(s)")
     checked = chatledger("verify", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": SECRET})
     assert checked.returncode == 0, checked.stdout
+
+
+def test_a_database_file_put_back_to_an_older_copy_fails_verify_with_a_witness(
+    url: str, tmp_path: Path
+) -> None:
+    """The SQLite file itself copied back: alone it verifies; against the witness it does not."""
+    env = {"CHATLEDGER_SEAL_KEY": SECRET}
+    witness = tmp_path / "elsewhere" / "seals.jsonl"
+    witness.parent.mkdir()
+    first = chatledger("seal", "--url", url, "--witness", str(witness), cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    database = Path(url.removeprefix("sqlite:///"))
+    older = database.read_bytes()
+    with ConversationStore.open(url) as store:
+        store.start_conversation("later")
+    second = chatledger("seal", "--url", url, "--witness", str(witness), cwd=tmp_path, env=env)
+    assert second.returncode == 0, second.stderr
+    digest = second.stdout.rsplit("digest ", 1)[1].strip()
+    assert len(witness.read_text().splitlines()) == 2
+    database.write_bytes(older)
+    for wal in database.parent.glob(database.name + "-*"):
+        wal.unlink()
+    alone = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    witnessed = chatledger("verify", "--url", url, "--witness", str(witness), cwd=tmp_path, env=env)
+    assert witnessed.returncode == 1, witnessed.stdout + witnessed.stderr
+    assert "records seal 2" in witnessed.stdout and "its newest seal is 1" in witnessed.stdout
+    pinned = chatledger("verify", "--url", url, "--expect-seal", f"2:{digest}", cwd=tmp_path)
+    assert pinned.returncode == 1 and "--expect-seal records seal 2" in pinned.stdout
+
+
+def test_verify_signed_writes_names_an_event_appended_without_the_key(
+    url: str, tmp_path: Path
+) -> None:
+    """A store written with CHATLEDGER_SIGN_WRITES=1, then a copied event appended by hand."""
+    env = {"CHATLEDGER_SEAL_KEY": SECRET, "CHATLEDGER_SIGN_WRITES": "1"}
+    assert chatledger("seal", "--url", url, cwd=tmp_path, env=env).returncode == 0
+    signed = chatledger("demo", "--url", url, "--chat", "later", cwd=tmp_path, env=env)
+    assert signed.returncode == 0, signed.stderr
+    honest = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    tamperer = Tamperer(url)
+    added = tamperer.append_copy("later", tamperer.head("later"), b"", b"")  # the head, again
+    alone = chatledger("verify", "--url", url, cwd=tmp_path, env={"CHATLEDGER_SEAL_KEY": SECRET})
+    assert "unsigned-tail" not in alone.stdout  # without --signed-writes the chain holds
+    checked = chatledger("verify", "--url", url, cwd=tmp_path, env=env)
+    assert checked.returncode == 1
+    assert "unsigned-tail" in checked.stdout and f"version {added}" in checked.stdout

@@ -6,13 +6,14 @@ seals), ``export``, ``erasure``, ``otel``; ``sharded`` runs them over the databa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from uuid import UUID
 
-from chatledger.adapters.store.operations import erasure, integrity
+from chatledger.adapters.store.operations import erasure, guard, sealing
 from chatledger.adapters.store.operations.export import ExportProgress, export_bundle
 from chatledger.adapters.store.operations.otel import OtelExporter
 from chatledger.adapters.store.operations.subject import (
@@ -23,6 +24,9 @@ from chatledger.adapters.store.operations.subject import (
 )
 from chatledger.adapters.store.operations.verify import Progress as VerifyProgress
 from chatledger.adapters.store.operations.verify import Verifier, VerifyReport
+from chatledger.adapters.store.operations.witness import read_witness
+from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.witness import parse_expected
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
@@ -72,6 +76,9 @@ class Operations:
         tenant: str | None = None,
         progress: VerifyProgress | None = None,
         seal_key: SealKey | None = None,
+        witness: str | os.PathLike[str] | None = None,
+        expect_seals: Sequence[str] = (),
+        signed_writes: bool | None = None,
     ) -> VerifyReport:
         """Check the log's hash chains and seals, re-derive snapshots and read models and compare.
 
@@ -79,19 +86,41 @@ class Operations:
         damaged chain: the first bad event and the kind of damage) and how to
         repair it, and says which part of the log the chain and seals cover;
         see ``chatledger.adapters.store.operations.verify``. Seal signatures
-        are checked with ``seal_key``. Raises ConversationNotFoundError for an
-        unknown ``chat_id``.
+        are checked with ``seal_key``. Every seal the ``witness`` file records
+        (see ``seal(witness=)``) and every ``expect_seals`` entry (``N:DIGEST``)
+        must still be in the store with that digest: a store stripped of its
+        seals or put back to an older copy is named ``rolled-back``. With
+        ``signed_writes`` (the store's writers sign their heads: ``open(sign_writes=)``)
+        every head after the newest seal must be signed with ``seal_key``, else
+        it is named ``unsigned-tail``; None: when this store signs its writes
+        (with its signing key as ``seal_key`` unless one is given). Raises
+        ConversationNotFoundError for an unknown ``chat_id``.
         """
-        return self._verifier.verify(tenant or self.tenant, chat_id, progress, seal_key)
+        witnessed = [*(read_witness(witness) if witness is not None else ()),
+                     *(parse_expected(text) for text in expect_seals)]  # fmt: skip
+        signer = getattr(self._log.recorder, "signer", None)
+        if signed_writes is None:
+            signed_writes = signer is not None
+        if seal_key is None and signer is not None:
+            seal_key = signer.key
+        if signed_writes and seal_key is None:
+            raise InvalidInputError(
+                "checking signed writes needs the seal key (--seal-key-file or $CHATLEDGER_SEAL_KEY)"
+            )
+        return self._verifier.verify(
+            tenant or self.tenant, chat_id, progress, seal_key, witnessed, signed_writes
+        )
 
-    def seal(self, key: SealKey) -> Seal:
+    def seal(self, key: SealKey, *, witness: str | os.PathLike[str] | None = None) -> Seal:
         """Sign and store a checkpoint over every conversation's chain head (see ``chatledger.domain.seal``).
 
         Seal at intervals and after a ``verify``: a seal makes deleting whole
         conversations or the tail of one detectable, and pins every chain it
-        covers. Keep the returned seal's ``digest`` outside the store as well.
+        covers. Keep the returned seal's ``digest`` outside the store as well:
+        ``witness`` names a file (out of the database's reach) that each seal's
+        number, time and digest is appended to, for ``verify(witness=)``.
         """
-        return integrity.make_seal(self._log, self._config.backend, key)
+        return sealing.make_seal(self._log, self._config.backend, key, witness)
 
     def head(self) -> int:
         """The id of the last event recorded in the whole store (0 when empty)."""
@@ -239,7 +268,7 @@ class Operations:
         damage look legitimate). ``accept_broken_chain=True`` rebuilds anyway
         and records, beside the chain, that it did and what was wrong.
         """
-        integrity.guard(self._log, "rebuild the read models", accept=accept_broken_chain)
+        guard.guard(self._log, "rebuild the read models", accept=accept_broken_chain)
         return self._projector.rebuild(progress=progress)
 
     def catch_up(self, *, progress: Progress | None = None) -> int:

@@ -1,19 +1,18 @@
-"""Tamper evidence of the log: checking every conversation's hash chain and the seals, and sealing.
+"""Tamper evidence of the log: checking every conversation's hash chain, the seals, witnesses and signed heads.
 
 ``check_integrity`` reads each conversation's events (with their links), recomputes
 every digest and link (``chatledger.domain.chain``), checks the seals
 (``chatledger.domain.seal_check``) and names, per conversation, the first bad
-event and the kind of damage. ``make_seal`` signs a checkpoint over every
-conversation's head. Both work on the tables of
+event and the kind of damage (``sealing.make_seal`` signs a checkpoint over
+every conversation's head). Both work on the tables of
 ``chatledger.adapters.persistence.chain``; a ``memory://`` store keeps no
 chain and gets None.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -21,18 +20,17 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.persistence.chain import ChainTables, chain_tables, split_link
 from chatledger.domain.chain import ChainReport, EventRow, check_chain
-from chatledger.domain.errors import InvalidInputError, LogTamperedError
-from chatledger.domain.seal import Seal, SealKey, merkle_root
+from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.seal import Seal, SealKey
 from chatledger.domain.seal_check import check_seals, trusted
+from chatledger.domain.signed_writes import unsigned_heads
+from chatledger.domain.witness import Witnessed, check_witnessed
 
 __all__ = [
     "Coverage",
     "IntegrityReport",
     "Tamper",
     "check_integrity",
-    "guard",
-    "make_seal",
-    "record_note",
 ]
 
 Progress = Callable[[str, int, int], None]
@@ -82,6 +80,8 @@ class Coverage:
     signatures_checked: bool = False
     seals: int = 0
     """Seals stored (the newest that checks out is ``seal``)."""
+    witnessed: int = 0
+    """Seals recorded outside the database that the store was checked against."""
     notes: list[tuple[str, str, str]] = field(default_factory=list)
     """What was done despite a failing check: (time, action, detail)."""
 
@@ -107,6 +107,8 @@ class Coverage:
                 f"seal {self.seal.seq} of {self.seal.sealed_at} ({signed}, digest "
                 f"{self.seal.digest}); {self.unsealed} conversation(s) changed since"
             )
+        if self.witnessed:
+            lines.append(f"witness: {self.witnessed} seal(s) recorded outside the store checked")
         lines.extend(f"note: {at}: {action}: {detail}" for at, action, detail in self.notes)
         return lines
 
@@ -131,8 +133,20 @@ def check_integrity(
     key: SealKey | None = None,
     only: UUID | None = None,
     progress: Progress | None = None,
+    witnessed: Sequence[Witnessed] = (),
+    signed_writes: bool = False,
 ) -> IntegrityReport | None:
-    """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``."""
+    """Check the chains (of one conversation with ``only``) and the seals; None for ``memory://``.
+
+    ``witnessed``: seals recorded outside the database (``chatledger.domain.witness``);
+    each must still be in the store with the same digest. ``signed_writes``: the
+    writers sign heads (``chatledger.domain.signed_writes``), so every head after
+    the newest seal must carry a signature under ``key``.
+    """
+    if signed_writes and key is None:
+        raise InvalidInputError(
+            "checking signed writes needs the seal key (--seal-key-file or $CHATLEDGER_SEAL_KEY)"
+        )
     tables = chain_tables(log.recorder, backend)
     if tables is None:
         return None
@@ -178,8 +192,39 @@ def check_integrity(
             )
         if progress is not None:
             progress("chain", done, len(conversations))
-    _check_seals(tables, key, report, checked, hashes, names, only)
+    _check_seals(tables, key, report, checked, hashes, names, only, witnessed)
+    if signed_writes and key is not None:
+        _check_signed_heads(tables, key, report, checked, names)
     return report
+
+
+def _check_signed_heads(
+    tables: ChainTables,
+    key: SealKey,
+    report: IntegrityReport,
+    checked: dict[UUID, ChainReport],
+    names: dict[UUID, tuple[str, str]],
+) -> None:
+    """Name each conversation whose head is past the newest seal and not signed with ``key``."""
+    seal = report.coverage.seal
+    sealed = {h.conversation: h.version for h in tables.seal_heads(seal.seq)} if seal else {}
+    broken = {t.conversation for t in report.tampered}
+    heads = {c: (r.head, r.head_hash) for c, r in checked.items() if c not in broken}
+    after = f"after seal {seal.seq}" if seal else "with no seal before them"
+    for conversation, first, head, why in unsigned_heads(
+        heads, sealed, tables.head_signatures(), key
+    ):
+        span = f"version {head}" if first == head else f"versions {first}-{head}"
+        report.tampered.append(
+            _tamper(
+                "unsigned-tail",
+                conversation,
+                names,
+                first,
+                f"{span} come {after} and {why}: appended without the seal key "
+                "(or written by a store without signed writes)",
+            )
+        )
 
 
 def _start_moved(rows: list[EventRow], chain_start: int) -> int | None:
@@ -206,6 +251,7 @@ def _check_seals(
     hashes: dict[UUID, dict[int, bytes]],
     names: dict[UUID, tuple[str, str]],
     only: UUID | None,
+    witnessed: Sequence[Witnessed],
 ) -> None:
     seals = tables.seals()
     coverage = report.coverage
@@ -225,6 +271,9 @@ def _check_seals(
                 "stored: a seal was deleted or renumbered",
             )
         )
+    coverage.witnessed = len(witnessed)
+    for seen in check_witnessed(seals, witnessed):
+        report.tampered.append(_tamper(seen.kind, None, names, None, seen.what))
     if not seals:
         return
     coverage.seal = trusted(seals, key)
@@ -306,68 +355,3 @@ def _tamper(
     return Tamper(
         kind, conversation, name[1] if name else None, name[0] if name else None, version, what
     )
-
-
-def guard(log: Any, action: str, *, accept: bool) -> None:
-    """Refuse ``action`` on a log whose chain fails (LogTamperedError), or note that it was accepted."""
-    report = check_integrity(log, log.config.backend)
-    if report is None or report.ok:
-        return
-    _raise_if_unreadable(log, report)
-    problems = [str(tamper) for tamper in report.tampered]
-    if not accept:
-        raise LogTamperedError(action, problems)
-    record_note(
-        log,
-        log.config.backend,
-        action,
-        f"done although the chain failed ({len(problems)} problem(s)): " + "; ".join(problems),
-    )
-
-
-def _raise_if_unreadable(log: Any, report: IntegrityReport) -> None:
-    """A first bad event that does not even decode is a reading problem (StoredDataError) first.
-
-    E.g. a store opened with settings that do not fit its log (compression,
-    key): every event then looks changed, but the cause is the settings.
-    """
-    for tamper in report.tampered:
-        if tamper.conversation is None or tamper.version is None or tamper.kind != "changed":
-            continue
-        stored = log.recorder.select_events(
-            tamper.conversation, gt=tamper.version - 1, lte=tamper.version
-        )
-        for event in stored:
-            log.mapper.to_domain_event(event)  # raises StoredDataError when unreadable
-
-
-def record_note(log: Any, backend: str, action: str, detail: str) -> None:
-    """Keep, beside the chain, a note of something done despite a failing check."""
-    tables = chain_tables(log.recorder, backend)
-    if tables is not None:
-        tables.add_note(datetime.now(UTC).isoformat(timespec="seconds"), action, detail)
-
-
-def make_seal(log: Any, backend: str, key: SealKey) -> Seal:
-    """Sign and store a seal over every conversation's current chain head."""
-    tables = chain_tables(log.recorder, backend)
-    if tables is None:
-        raise InvalidInputError("a memory:// store keeps no chain: there is nothing to seal")
-    if not key.can_sign:
-        raise InvalidInputError("sealing needs the private key (this is an Ed25519 public key)")
-    heads = tables.heads()
-    seals = tables.seals()
-    last = seals[-1] if seals else None
-    seal = Seal(
-        seq=(last.seq + 1) if last else 1,
-        sealed_at=datetime.now(UTC).isoformat(timespec="microseconds"),
-        algorithm=key.algorithm,
-        key_id=key.key_id,
-        previous=last.digest if last else None,
-        chain_start=tables.chain_start()[0],
-        conversations=len(heads),
-        root=merkle_root(heads).hex(),
-    )
-    signed = Seal(**{**seal.__dict__, "signature": key.sign(seal.body_bytes())})
-    tables.add_seal(signed, heads)
-    return signed

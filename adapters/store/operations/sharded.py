@@ -57,18 +57,33 @@ class ShardedOperations:
         tenant: str | None = None,
         progress: VerifyProgress | None = None,
         seal_key: SealKey | None = None,
+        witness: object = None,
+        expect_seals: Sequence[str] = (),
+        signed_writes: bool | None = None,
     ) -> VerifyReport:
         """Verify one conversation (in its shard), or every shard; the first report with problems, else the last."""
+        if witness is not None or expect_seals:
+            raise InvalidInputError(
+                "a sharded store has no single log to check against a witness: verify each "
+                "database with its own URL and its own --witness / --expect-seal"
+            )
         if chat_id is not None:
             return self._locate(chat_id, tenant).verify(
-                chat_id, tenant=tenant, progress=progress, seal_key=seal_key
+                chat_id,
+                tenant=tenant,
+                progress=progress,
+                seal_key=seal_key,
+                signed_writes=signed_writes,
             )
         reports = [
-            s.verify(tenant=tenant, progress=progress, seal_key=seal_key) for s in self.shards
+            s.verify(
+                tenant=tenant, progress=progress, seal_key=seal_key, signed_writes=signed_writes
+            )
+            for s in self.shards
         ]
         return next((r for r in reports if not r.ok), reports[-1])
 
-    def seal(self, key: SealKey) -> NoReturn:
+    def seal(self, key: SealKey, *, witness: object = None) -> NoReturn:
         """Not for a sharded store: seal each database as a store of its own."""
         raise InvalidInputError(
             "a sharded store has no single log to seal: seal each database with its own URL"

@@ -24,7 +24,7 @@ says which conversation and what differs).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -42,6 +42,7 @@ from chatledger.domain.events import ConversationStarted
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.domain.seal import SealKey
+    from chatledger.domain.witness import Witnessed
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
@@ -131,17 +132,20 @@ class Verifier:
         chat_id: str | None,
         progress: Progress | None = None,
         seal_key: SealKey | None = None,
+        witnessed: Sequence[Witnessed] = (),
+        signed_writes: bool = False,
     ) -> VerifyReport:
         """Check the whole store (or one conversation) against its event log; see the module docstring.
 
-        Seals' signatures are checked when ``seal_key`` is given. Raises
+        Seals' signatures are checked when ``seal_key`` is given, and the
+        ``witnessed`` seals (kept outside the database) must be stored. Raises
         ConversationNotFoundError for an unknown ``chat_id``.
         """
         report = VerifyReport()
         only = conversation_id(tenant, chat_id) if chat_id is not None else None
         if only is not None and not self._log.has_events_after(only, 0):
             raise ConversationNotFoundError(tenant, chat_id or "")
-        self._check_integrity(report, only, seal_key, progress)
+        self._check_integrity(report, only, seal_key, progress, witnessed, signed_writes)
         self._catch_up(report)
         erased = _erased(self._log)
         if chat_id is not None:
@@ -170,10 +174,18 @@ class Verifier:
         only: UUID | None,
         seal_key: SealKey | None,
         progress: Progress | None,
+        witnessed: Sequence[Witnessed],
+        signed_writes: bool,
     ) -> None:
         try:
             integrity = check_integrity(
-                self._log, self._log.config.backend, key=seal_key, only=only, progress=progress
+                self._log,
+                self._log.config.backend,
+                key=seal_key,
+                only=only,
+                progress=progress,
+                witnessed=witnessed,
+                signed_writes=signed_writes,
             )
         except StoreUnavailableError:  # the database, not the data: say so as it is
             raise
