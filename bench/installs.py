@@ -71,7 +71,7 @@ def _child(args: argparse.Namespace) -> int:
                 "ms": timing.seconds * 1000 / timing.turns,
                 "cpu": timing.cpu_seconds * 1000 / timing.turns,
                 "load": os.getloadavg()[0],
-                "imported": str(Path(codec.__file__).resolve().parents[3]),
+                "imported": str(Path(codec.__file__).resolve().parents[2]),
             }
         )
     )
