@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
@@ -57,6 +58,7 @@ __all__ = [
 _NAMESPACE = uuid5(NAMESPACE_URL, "https://chatledger.invalid/conversations")
 
 
+@lru_cache(maxsize=4096)  # asked several times per turn (commit, cache, flusher, chain)
 def conversation_id(tenant: str, chat_id: str) -> UUID:
     """The aggregate id of ``(tenant, chat_id)``: a UUID 5, stable, and distinct per tenant.
 

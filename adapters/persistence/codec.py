@@ -265,15 +265,41 @@ _DICTIONARY_V1 = (
 _RAW, _ZLIB_V1 = b"\x00", b"\x01"
 
 
+_RAW_BELOW = 128
+"""Plain JSON shorter than this is stored as it is: deflate's setup (its state and the preset
+dictionary) cost more than the few dozen bytes it saves on such an event."""
+
+
+def _window_bits(size: int) -> tuple[int, int]:
+    """(log2 of the deflate window, memLevel) for ``size`` bytes of input.
+
+    A window no larger than the input (but holding the whole preset
+    dictionary) and a small hash table: deflate's state is then a few KB, not
+    the 256 KB of the defaults, whose allocation and first touch (page faults)
+    cost more than compressing a batch. The stream stays raw deflate with the
+    same dictionary, so it inflates with the 32 KB window every version reads with.
+    """
+    if size <= 2048:
+        return 11, 2
+    if size <= 8192:
+        return 13, 4
+    if size <= 32768:
+        return 15, 5
+    return 15, 8
+
+
 class ChunkCompressor(Compressor):
-    """zlib with a preset dictionary of chatledger's JSON; raw when that is smaller."""
+    """zlib with a preset dictionary of chatledger's JSON; raw when that is smaller or the input tiny."""
 
     def __init__(self, level: int = 1) -> None:
         self.level = level
 
     def compress(self, data: bytes) -> bytes:
         """Compress ``data``, tagging the result with its format."""
-        packer = zlib.compressobj(self.level, zlib.DEFLATED, -15, zdict=_DICTIONARY_V1)
+        if len(data) < _RAW_BELOW:
+            return _RAW + data
+        bits, memory = _window_bits(len(data))
+        packer = zlib.compressobj(self.level, zlib.DEFLATED, -bits, memory, zdict=_DICTIONARY_V1)
         packed = packer.compress(data) + packer.flush()
         if len(packed) < len(data):
             return _ZLIB_V1 + packed

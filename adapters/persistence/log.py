@@ -186,7 +186,7 @@ class ConversationLog(Application[UUID]):
                 "snapshot_table": recorder.events_table_name,
             }
         try:
-            self.save(conversation, **extra)
+            self._put(list(conversation.collect_events()), **extra)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
         except ConversationErasedError:
@@ -196,6 +196,18 @@ class ConversationLog(Application[UUID]):
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
         if taken is not None and not extra:
             self.snapshots.put([taken])  # in memory: nothing to prune
+
+    def _put(self, events: list[Any], **extra: Any) -> None:
+        """What ``Application.save`` does with a conversation's (or a group's) events, without
+        its layers this log does not use.
+
+        ``save`` sorts what it is given by runtime ``Protocol`` checks (a few dozen
+        microseconds a commit) and then offers the aggregates to a repository cache, interval
+        snapshots and ``_notify``, none of which this log configures (the store keeps its own
+        cache and snapshot policy; listeners are woken by the recorder).
+        """
+        assert not self.snapshotting_intervals and not self.repository.cache, "unused here"
+        self.events.put(events, **extra)
 
     def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
         """A snapshot of the conversation as it is now, encoded for ``record_many``.
@@ -230,7 +242,7 @@ class ConversationLog(Application[UUID]):
             recorder: Any = self.snapshots.recorder
             extra = {"snapshots": snapshots, "snapshot_table": recorder.events_table_name}
         try:
-            self.save(*events, **extra)
+            self._put(events, **extra)
         except IntegrityError:
             raise ConcurrentWriteError("(one of a group commit)") from None
         except _WRITE_ERRORS as error:

@@ -143,17 +143,26 @@ class UnitOfWork:
             self._snapshotted[key] = conversation.version
 
     def snapshot_due(self, conversation: Conversation) -> bool:
-        """Whether committing the conversation's pending events takes a snapshot (see ``commit``)."""
+        """Whether committing the conversation's pending events takes a snapshot (see ``commit``).
+
+        Within a stream, one every ``SNAPSHOT_EVERY`` events counted from this process's last
+        snapshot of the conversation (at multiples of it while there is none): counting from
+        the last one, not from version 0, a close's snapshot is not followed a few events
+        later by another at the next multiple, and loading still replays fewer than
+        ``SNAPSHOT_EVERY`` events of an open stream.
+        """
         state = conversation.state
         last = self._snapshotted.get(conversation_id(state.tenant, state.chat_id))
-        return any(
-            event.originator_version % SNAPSHOT_EVERY == 0
-            or (
-                isinstance(event, StreamClosed)
-                and (last is None or event.originator_version - last >= SNAPSHOT_CLOSE_AFTER)
-            )
-            for event in conversation.pending_events
-        )
+        for event in conversation.pending_events:
+            version = event.originator_version
+            if last is None:
+                if version % SNAPSHOT_EVERY == 0 or isinstance(event, StreamClosed):
+                    return True
+            elif version - last >= SNAPSHOT_EVERY or (
+                isinstance(event, StreamClosed) and version - last >= SNAPSHOT_CLOSE_AFTER
+            ):
+                return True
+        return False
 
     def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
         """A snapshot of the conversation as it is now, for ``commit_many``; None in memory

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -343,3 +344,33 @@ def test_a_conversation_just_started_is_written_to_without_loading_it(backend: B
     store.log.load = real  # type: ignore[method-assign]
     assert loads == []
     assert [m["role"] for m in store.messages("chat")] == ["user", "assistant"]
+
+
+def test_snapshots_are_spaced_from_the_last_one_not_also_at_every_multiple(
+    backend: Backend,
+) -> None:
+    """The within-stream snapshot counts SNAPSHOT_EVERY events from this process's last
+    snapshot: a close's snapshot is not followed a few events later by another at the next
+    multiple of SNAPSHOT_EVERY (each holds the whole conversation)."""
+    store = backend.open(batch_ms=60_000)
+    store.start_conversation("chat")
+    taken: list[int] = []
+    real = store.log.record
+
+    def record(conversation: Any, *, snapshot: bool = False) -> None:
+        real(conversation, snapshot=snapshot)
+        if snapshot:
+            taken.append(conversation.version)
+
+    store.log.record = record  # type: ignore[method-assign]
+    for turn in range(16):
+        stream = store.open_stream("chat", user_message=_user(f"u{turn}"))
+        for chunk in _reply(3, tool=turn % 2 == 1):
+            stream.append(chunk)
+        stream.close()
+    store.log.record = real  # type: ignore[method-assign]
+    assert len(taken) > 2
+    gaps = [b - a for a, b in pairwise(taken)]
+    assert min(gaps) >= SNAPSHOT_CLOSE_AFTER, taken
+    replayed, loaded = replay_from_scratch(store, "chat"), load_with_snapshots(store, "chat")
+    assert loaded.state.to_json() == replayed.state.to_json()

@@ -18,7 +18,12 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 
-__all__ = ["Flusher", "GroupCommitter", "GroupMember", "Taken", "commit_group"]
+__all__ = ["LINGER", "Flusher", "GroupCommitter", "GroupMember", "Taken", "commit_group"]
+
+LINGER = 1.0
+"""Seconds the thread keeps ticking after the last open stream closed before it sleeps until
+the next ``watch``: a store writing turn after turn then opens streams on a ticking thread,
+which needs no wake (a thread switch per turn); an idle store still sleeps."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,10 @@ class Flusher:
         """The earliest moment a writer asked to be checked at (see ``due_at``)."""
         self._wakes_at = 0.0
         """When the thread wakes next by itself (it is woken for an earlier ``due_at`` only)."""
+        self._idle_since = float("-inf")
+        """When the last watched writer went (the thread keeps ticking ``LINGER`` seconds after)."""
+        self._asleep = False
+        """Whether the thread waits without a timeout (then ``watch`` must wake it)."""
         self._watched: set[GroupMember] = set()
         self._by_key: dict[UUID, set[GroupMember]] = {}
         self._wake = threading.Condition()
@@ -118,7 +127,6 @@ class Flusher:
     def watch(self, writer: GroupMember) -> None:
         """Check ``writer`` periodically until it closes."""
         with self._wake:
-            idle = not self._watched
             self._watched.add(writer)
             self._by_key.setdefault(writer.key, set()).add(writer)
             if self._thread is None and not self._stopped:
@@ -126,10 +134,12 @@ class Flusher:
                     target=self._run, name="chatledger-flusher", daemon=True
                 )
                 self._thread.start()
-            if idle:
-                # Only a thread that waits without a timeout needs waking: a running one
+            if self._asleep:
+                # Only a thread that waits without a timeout needs waking: a ticking one
                 # checks every writer within its period anyway. Waking it for every new
-                # stream cost a thread switch per turn (a quarter of open_stream's time).
+                # stream cost a thread switch per turn (a quarter of open_stream's time),
+                # and the thread ticks on for LINGER after the last stream closed, so a
+                # store writing turn after turn does not wake it at each open either.
                 self._wake.notify()
 
     def due_at(self, moment: float) -> None:
@@ -149,6 +159,8 @@ class Flusher:
                 same.discard(writer)
                 if not same:
                     del self._by_key[writer.key]
+            if not self._watched:
+                self._idle_since = time.monotonic()
 
     def settle(self, key: UUID) -> None:
         """Commit now what this process's writers of conversation ``key`` hold after a boundary.
@@ -189,10 +201,16 @@ class Flusher:
             with self._wake:
                 if self._stopped:
                     return
-                if not self._watched:
-                    self._wake.wait()
-                    continue
                 now = time.monotonic()
+                if not self._watched:
+                    if now - self._idle_since < LINGER:
+                        self._wakes_at = now + self._period
+                        self._wake.wait(self._period)
+                    else:
+                        self._asleep = True
+                        self._wake.wait()
+                        self._asleep = False
+                    continue
                 due = checked + self._period
                 if self._next is not None:
                     due = min(due, self._next)
