@@ -37,6 +37,8 @@ __all__ = [
     "NOBODY",
     "OPENAI_AGENTS",
     "PYDANTIC_AI",
+    "PYDANTIC_AI_RECORD_PART",
+    "RECORD_MARKER_PARTS",
     "check_owner",
     "may_claim",
     "owner_of",
@@ -58,6 +60,13 @@ FRAMEWORK_MARKS: Final[dict[str, str]] = {
     "pydanticAi": PYDANTIC_AI,
 }
 """Message metadata keys a framework plug-in keeps its bookkeeping under, and that framework."""
+
+PYDANTIC_AI_RECORD_PART: Final = "data-pydantic-ai-record"
+"""The part of the ``system`` message marking the Pydantic AI plug-in's conversation record."""
+
+RECORD_MARKER_PARTS: Final[dict[str, str]] = {PYDANTIC_AI_RECORD_PART: PYDANTIC_AI}
+"""Part types of the ``system`` messages a framework plug-in writes only as markers of its own
+records (Pydantic AI's conversation record), and that framework."""
 
 
 def check_owner(owner: Any) -> str:
