@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from eventsourcing.persistence import OperationalError
@@ -45,6 +46,7 @@ from chatledger.domain.dialects import dialect_for
 from chatledger.domain.errors import StoreConfigurationError
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, check_lease_seconds, renew_every
 from chatledger.domain.limits import Limits
+from chatledger.domain.owners import OWNER_CLAIM_LIMIT_SECONDS, check_claim_limit
 from chatledger.domain.seal import SealKey
 from chatledger.projections.projector import Projector
 
@@ -53,6 +55,7 @@ __all__ = [
     "build_services",
     "compose",
     "default_ai_sdk",
+    "default_claim_limit",
     "default_stream_lease",
     "open_parts",
     "open_services",
@@ -73,6 +76,7 @@ class StoreOptions:
     ai_sdk: int | None = None
     stream_lease_seconds: float | None = None
     sign_writes: SealKey | None = None
+    owner_claim_limit_seconds: float | None = None
     batch: BatchPolicy | None = None
     """A whole batching policy (its ``settle`` too), instead of ``batch_chunks`` and ``batch_ms``."""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -89,6 +93,7 @@ class StoreOptions:
             ai_sdk=ai_sdk,
             stream_lease_seconds=float(default_stream_lease(self.stream_lease_seconds)),
             process=process_name(),
+            owner_claim_limit_seconds=default_claim_limit(self.owner_claim_limit_seconds),
         )
 
 
@@ -158,6 +163,9 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
     )  # fmt: skip
     news = News(parts.log)
 
+    def overdue_at() -> tuple[datetime, float]:  # the store's clock: tests may set it
+        return streams.clock(), settings.owner_claim_limit_seconds
+
     def expire_followed(tenant: str, chat_id: str, stream_id: str) -> bool:
         return streams.expire_stream(
             chat_id, tenant=tenant, stream_id=stream_id, noticed_by="a follower"
@@ -166,7 +174,7 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
     reads = Reader(
         uow, parts.log, parts.read_models, parts.projector, news, tenant=settings.tenant,
         expire=expire_followed, expire_every=renew_every(settings.stream_lease_seconds),
-        writes=flusher.writes,
+        writes=flusher.writes, overdue=overdue_at,
     )  # fmt: skip
     chats = Chats(
         uow, settings.limits, tenant=settings.tenant, ai_sdk=settings.ai_sdk,
@@ -174,7 +182,7 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
     )  # fmt: skip
     inbox = Inbox(
         uow, parts.read_models, parts.projector, tenant=settings.tenant,
-        settle_all=flusher.settle_all,
+        settle_all=flusher.settle_all, overdue=overdue_at,
     )  # fmt: skip
     operations = Operations(
         config=parts.config, log=parts.log, read_models=parts.read_models,
@@ -244,3 +252,17 @@ def default_ai_sdk(ai_sdk: int | None = None) -> int:
         return 7
     major = int(raw) if raw.isdigit() else raw
     return dialect_for(major, where="CHATLEDGER_AI_SDK").major
+
+
+def default_claim_limit(seconds: float | None = None) -> float:
+    """The owner claim limit: ``seconds``, else ``CHATLEDGER_OWNER_CLAIM_LIMIT_SECONDS``, else 300."""
+    if seconds is not None:
+        return check_claim_limit(seconds)
+    raw = os.environ.get("CHATLEDGER_OWNER_CLAIM_LIMIT_SECONDS", "").strip()
+    if not raw:
+        return OWNER_CLAIM_LIMIT_SECONDS
+    try:
+        value: Any = float(raw)
+    except ValueError:
+        value = raw
+    return check_claim_limit(value, "CHATLEDGER_OWNER_CLAIM_LIMIT_SECONDS")

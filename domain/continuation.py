@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.owners import may_claim, owner_of
+from chatledger.domain.owners import OWNER_CLAIM_LIMIT_SECONDS, is_overdue, may_claim, owner_of
 from chatledger.domain.tool_parts import current_step_start, is_terminal, is_tool_part, tool_name
 
 __all__ = [
@@ -168,6 +168,8 @@ class ConversationStatus:
     """Who continues the conversation (``chatledger.domain.owners``)."""
     continuation_requested_at: str | None = None
     """When the pending continuation request was made (ISO 8601, UTC): its age shows who is late."""
+    overdue: bool = False
+    """The pending request has waited past the owner's claim limit with no live claim."""
 
     def to_json(self) -> dict[str, Any]:
         """The status as JSON (camelCase), as the HTTP API and ``chatledger status --json`` show it."""
@@ -189,11 +191,16 @@ class ConversationStatus:
             "streamId": self.stream_id,
             "owner": self.owner,
             "continuationRequestedAt": self.continuation_requested_at,
+            "overdue": self.overdue,
         }
 
 
-def status_of(state: ConversationState) -> ConversationStatus:
-    """Derive the status from the state."""
+def status_of(
+    state: ConversationState,
+    now: datetime | None = None,
+    claim_limit_seconds: float = OWNER_CLAIM_LIMIT_SECONDS,
+) -> ConversationStatus:
+    """Derive the status from the state; with ``now``, whether its pending request is overdue."""
     outcome = state.last_outcome or {}
     common: dict[str, Any] = {
         "last_outcome": outcome.get("outcome"),
@@ -203,6 +210,9 @@ def status_of(state: ConversationState) -> ConversationStatus:
     request = state.continuation.get("requestId") if state.continuation else None
     if state.continuation is not None:
         common["continuation_requested_at"] = state.continuation.get("requestedAt")
+        common["overdue"] = now is not None and _overdue(
+            state.continuation, now, claim_limit_seconds
+        )
     if state.stream is not None:
         return ConversationStatus(
             "streaming", continuation_request=request, stream_id=state.stream.stream_id, **common
@@ -220,6 +230,16 @@ def status_of(state: ConversationState) -> ConversationStatus:
     if request is not None or (batch_is_answered(state) and _unfinished(state)):
         return ConversationStatus("ready-to-continue", continuation_request=request, **common)
     return ConversationStatus("idle", **common)
+
+
+def _overdue(continuation: dict[str, Any], now: datetime, limit_seconds: float) -> bool:
+    lease = continuation.get("leaseUntil")
+    return is_overdue(
+        datetime.fromisoformat(continuation["requestedAt"]),
+        now,
+        limit_seconds,
+        datetime.fromisoformat(lease) if lease else None,
+    )
 
 
 def _unfinished(state: ConversationState) -> bool:

@@ -19,10 +19,17 @@ A conversation recorded before owners existed has no recorded owner: its
 owner is then decided from what it holds (``owner_of``): one with a framework
 plug-in's bookkeeping in its messages belongs to that framework, any other to
 ``any`` (what every worker did before).
+
+A request whose owner has not claimed it within a limit (``claim_limit_seconds``,
+default ``OWNER_CLAIM_LIMIT_SECONDS``) is **overdue**: reported by ``status``, the
+inbox and ``/metrics`` so a person sees that its owner is gone, and never handed
+to another runtime on its own (``chatledger owner CHAT NAME`` hands it over).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from chatledger.domain.errors import InvalidInputError
@@ -36,11 +43,18 @@ __all__ = [
     "FRAMEWORK_MARKS",
     "NOBODY",
     "OPENAI_AGENTS",
+    "OWNER_CLAIM_LIMIT_SECONDS",
     "PYDANTIC_AI",
+    "PYDANTIC_AI_RECORD_PART",
+    "RECORD_MARKER_PARTS",
+    "ClaimWatch",
+    "check_claim_limit",
     "check_owner",
+    "is_overdue",
     "may_claim",
     "owner_of",
     "responder_owner",
+    "wall_clock_watch",
 ]
 
 ANY: Final = "any"
@@ -52,12 +66,31 @@ OPENAI_AGENTS: Final = "openai-agents"
 PYDANTIC_AI: Final = "pydantic-ai"
 """The Pydantic AI plug-in (``ChatLedgerConversationStore``)."""
 
+OWNER_CLAIM_LIMIT_SECONDS: Final = 300.0
+"""How long a continuation request waits for its owner before it is reported overdue."""
+
+ClaimWatch = Callable[[], tuple[datetime, float]]
+"""``() -> (now, claim limit in seconds)``: what a store tells overdue requests by (its clock)."""
+
+
+def wall_clock_watch() -> tuple[datetime, float]:
+    """Now by the wall clock, and the default claim limit."""
+    return datetime.now(UTC), OWNER_CLAIM_LIMIT_SECONDS
+
+
 FRAMEWORK_MARKS: Final[dict[str, str]] = {
     "openaiItem": OPENAI_AGENTS,
     "openaiRunState": OPENAI_AGENTS,
     "pydanticAi": PYDANTIC_AI,
 }
 """Message metadata keys a framework plug-in keeps its bookkeeping under, and that framework."""
+
+PYDANTIC_AI_RECORD_PART: Final = "data-pydantic-ai-record"
+"""The part of the ``system`` message marking the Pydantic AI plug-in's conversation record."""
+
+RECORD_MARKER_PARTS: Final[dict[str, str]] = {PYDANTIC_AI_RECORD_PART: PYDANTIC_AI}
+"""Part types of the ``system`` messages a framework plug-in writes only as markers of its own
+records (Pydantic AI's conversation record), and that framework."""
 
 
 def check_owner(owner: Any) -> str:
@@ -97,3 +130,27 @@ def may_claim(owner: str, claimer: str | None) -> bool:
 def responder_owner(actor: str) -> str:
     """The owner name of a ``serve``/``worker`` responder whose streams are written as ``actor``."""
     return f"responder:{actor}"
+
+
+def check_claim_limit(seconds: Any, where: str = "owner_claim_limit_seconds") -> float:
+    """A claim limit in seconds (a number >= 0), or InvalidInputError naming ``where``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds >= 0:
+        raise InvalidInputError(
+            f"{where} must be a number of seconds >= 0, e.g. 300, not {seconds!r}"[:300]
+        )
+    return float(seconds)
+
+
+def is_overdue(
+    requested_at: datetime,
+    now: datetime,
+    limit_seconds: float,
+    lease_until: datetime | None = None,
+) -> bool:
+    """Whether a pending request has waited longer than ``limit_seconds`` with no live claim.
+
+    A claim whose lease has run out counts as none: the worker that took it is gone.
+    """
+    if lease_until is not None and lease_until > now:
+        return False
+    return (now - requested_at).total_seconds() > limit_seconds

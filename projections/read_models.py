@@ -111,6 +111,8 @@ class ContinuationRequest:
     lease_until: datetime | None = None
     owner: str = "any"
     """Who may claim it: a worker of this owner (``chatledger.domain.owners``)."""
+    overdue: bool = False
+    """It has waited past its owner's claim limit with no live claim (the inbox sets it)."""
 
     @classmethod
     def pending_in(cls, state: ConversationState) -> ContinuationRequest | None:

@@ -136,6 +136,11 @@ def render_status(chat: str, status: ConversationStatus) -> str:
                 f"    for owner {status.owner}, waiting {_age(waited.total_seconds())}: only a "
                 f"worker of that owner continues it ({PROG} owner {chat} NAME hands it over)"
             )
+            if status.overdue:
+                lines.append(
+                    f"    OVERDUE: no worker of {status.owner} claimed it within the claim limit; "
+                    "is that runtime running?"
+                )
     return "\n".join(lines)
 
 
@@ -176,9 +181,10 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
         print("\ncontinuations waiting for their owner:", file=out)
     for request in queued:
         claimed = f", claimed by {request.claimed_by}" if request.claimed_by else ""
+        overdue = "  OVERDUE (its owner has not claimed it)" if request.overdue else ""
         print(
             f"{request.chat_id}  {request.request_id}  owner {request.owner}  "
-            f"waiting {_age(request.age_seconds)}{claimed}",
+            f"waiting {_age(request.age_seconds)}{claimed}{overdue}",
             file=out,
         )
     return 0

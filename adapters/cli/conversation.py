@@ -22,6 +22,7 @@ from chatledger.adapters.cli.options import (
 )
 from chatledger.adapters.cli.render import UNFINISHED, render_messages, unfinished_label
 from chatledger.adapters.cli.values import iso_time
+from chatledger.projections.for_people import for_people
 
 if TYPE_CHECKING:  # the store is imported when a command runs, so --help starts fast
     from chatledger.adapters.store import ConversationStore
@@ -111,6 +112,7 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         print(json.dumps(messages, indent=2, ensure_ascii=False), file=out)
         return 0
+    readable = for_people(messages)  # --json above keeps the frameworks' bookkeeping
     when = ""
     if args.at_version is not None:
         when = f" as of version {args.at_version}"
@@ -118,11 +120,14 @@ def show(args: argparse.Namespace, out: TextIO) -> int:
         when = f" as of {args.at_time.isoformat()}"
     print(
         f"conversation {args.chat!r} (tenant {args.tenant!r}, now at version {version}){when}: "
-        f"{len(messages)} message{'' if len(messages) == 1 else 's'}\n",
+        f"{len(readable.messages)} message{'' if len(readable.messages) == 1 else 's'}",
         file=out,
     )
-    if messages:
-        print(render_messages(messages, label), file=out)
+    if readable.note:
+        print(f"({readable.note}; --json and `chatledger audit` show it)", file=out)
+    print(file=out)
+    if readable.messages:
+        print(render_messages(readable.messages, label), file=out)
     return 0
 
 

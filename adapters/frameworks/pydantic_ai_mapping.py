@@ -52,6 +52,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
+from chatledger.domain.owners import PYDANTIC_AI_RECORD_PART
+
 __all__ = [
     "METADATA_KEY",
     "OTHER_PART",
@@ -72,7 +74,7 @@ __all__ = [
 METADATA_KEY = "pydanticAi"
 """The message metadata key holding an entry (or a record) as Pydantic AI stored it."""
 
-RECORD_PART = "data-pydantic-ai-record"
+RECORD_PART = PYDANTIC_AI_RECORD_PART
 OTHER_PART = "data-pydantic-ai-part"
 
 _RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)

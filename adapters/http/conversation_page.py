@@ -20,6 +20,7 @@ from chatledger.domain.continuation import status_of
 from chatledger.domain.errors import ConversationErasedError
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.domain.timeline_groups import TimelineRow, group, is_decision
+from chatledger.projections.for_people import for_people
 from chatledger.projections.listing import title_of
 
 __all__ = ["PAGE_ROWS", "ConversationPage", "conversation_page", "part_view"]
@@ -72,6 +73,8 @@ class ConversationPage:
     chunks it retracted): chunks an AI SDK 7 retried step took back from the view."""
     erased: str | None = None
     """When, by whom and why the conversation was erased (only its audit skeleton is left)."""
+    folded: str | None = None
+    """What of a framework plug-in's bookkeeping the messages leave out (None: nothing)."""
 
 
 def conversation_page(
@@ -97,8 +100,13 @@ def conversation_page(
         state = reads.shown_at(chat_id, version, tenant=tenant)
     except ConversationErasedError as error:
         return _erased_page(chat_id, history, version, kind, actor, str(error), page)
-    messages = state.messages
-    before = reads.shown_at(chat_id, version - 1, tenant=tenant).messages if version > 1 else []
+    readable = for_people(state.messages)  # the frameworks' bookkeeping stays in the log
+    messages = readable.messages
+    before = (
+        for_people(reads.shown_at(chat_id, version - 1, tenant=tenant).messages).messages
+        if version > 1
+        else []
+    )
     earlier = {message["id"]: message for message in before}
     changed = {m["id"] for m in messages if earlier.get(m["id"]) != m}
     now = {message["id"] for message in messages}
@@ -121,7 +129,7 @@ def conversation_page(
     )
     return ConversationPage(
         chat_id=chat_id,
-        title=title_of(messages, state.title, chat_id),
+        title=title_of(state.messages, state.title, chat_id),
         status=status.status,
         owner=status.owner,
         version=version,
@@ -129,6 +137,7 @@ def conversation_page(
         following=at is None,
         live=live,
         messages=[_message_view(message) for message in messages],
+        folded=readable.note,
         changed=changed,
         cut=cut,
         event=history[version - 1] if history else None,

@@ -5,7 +5,8 @@ stored and commits with their latency (``store/meter.py``; rates are the
 scraper's to compute, e.g. ``rate(chatledger_chunks_stored_total[1m])``),
 the answers it is writing now. Gauges read from the database (the same for
 every process on it): projector lag, quarantined events, and per tenant the
-continuation queue and the approvals pending, with the age of the oldest.
+continuation queue (with the requests overdue for their owner) and the
+approvals pending, with the age of the oldest.
 With ``serve --workers N`` each scrape reaches one of the processes.
 
 With tokens the route needs an operator token (``TOKEN=*:USER``; Prometheus
@@ -119,13 +120,16 @@ def _database_gauges(store: Store, tenants: list[str]) -> dict[str, Samples]:
         "quarantined_events": [((), health.quarantined)],
         "continuations_pending": [],
         "continuation_oldest_age_seconds": [],
+        "continuations_overdue": [],
         "approvals_pending": [],
         "approval_oldest_age_seconds": [],
     }
     for tenant in tenants:
         label = (("tenant", tenant),)
+        queued = store.inbox.pending_continuations(tenant=tenant)
+        gauges["continuations_overdue"].append((label, sum(r.overdue for r in queued)))
         for name, pending in (
-            ("continuation", store.inbox.pending_continuations(tenant=tenant)),
+            ("continuation", queued),
             ("approval", store.inbox.pending_approvals(tenant=tenant)),
         ):
             oldest = min((item.requested_at for item in pending), default=None)
@@ -141,6 +145,8 @@ _HELP = {
     "quarantined_events": "events the read models set aside (chatledger verify names them)",
     "continuations_pending": "continuation requests not yet started",
     "continuation_oldest_age_seconds": "age of the oldest pending continuation request",
+    "continuations_overdue": "continuation requests their owner has not claimed within the "
+    "store's owner claim limit",
     "approvals_pending": "tool calls awaiting approval",
     "approval_oldest_age_seconds": "age of the oldest tool call awaiting approval",
 }

@@ -9,13 +9,14 @@ What this process's writers hold back is committed before each read.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import ChatLedgerError
 from chatledger.domain.limits import check_name
-from chatledger.domain.owners import may_claim
+from chatledger.domain.owners import ClaimWatch, is_overdue, may_claim, wall_clock_watch
 from chatledger.projections.listing import ConversationList, ListQuery
 from chatledger.projections.projector import continuation_of
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
@@ -39,9 +40,11 @@ class Inbox:
         *,
         tenant: str,
         settle_all: Callable[[], None],
+        overdue: ClaimWatch = wall_clock_watch,
     ) -> None:
         self.tenant = tenant
         self._uow, self._view, self._projector, self._settle_all = uow, view, projector, settle_all
+        self._watch = overdue
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""
@@ -49,9 +52,17 @@ class Inbox:
         return self._view.pending_approvals(tenant or self.tenant)
 
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
-        """Continuation requests not yet started (claimed or not), oldest first."""
+        """Continuation requests not yet started (claimed or not), oldest first.
+
+        Each says whether it is ``overdue``: unclaimed (or its claim's lease ran
+        out) for longer than the store's ``owner_claim_limit_seconds``.
+        """
         self._catch_up()
-        return self._view.pending_continuations(tenant or self.tenant)
+        now, limit = self._watch()
+        return [
+            replace(r, overdue=is_overdue(r.requested_at, now, limit, r.lease_until))
+            for r in self._view.pending_continuations(tenant or self.tenant)
+        ]
 
     def claim_continuation(
         self,

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from chatledger.domain.owners import OWNER_CLAIM_LIMIT_SECONDS
+
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
@@ -66,6 +68,8 @@ class StoreSettings:
     """The lease of the streams this store opens (and of old streams that recorded none)."""
     process: str
     """Who this process is in the audit when it closes a stream whose lease expired."""
+    owner_claim_limit_seconds: float = OWNER_CLAIM_LIMIT_SECONDS
+    """How long a continuation request waits for its owner before it is reported overdue."""
 
 
 @dataclass(frozen=True)

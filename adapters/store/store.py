@@ -71,6 +71,7 @@ class ConversationStore(ChatSurface):
         self.tenant, self.limits, self.batch = settings.tenant, settings.limits, settings.batch
         self.auto_continue, self.ai_sdk = settings.auto_continue, settings.ai_sdk
         self.stream_lease_seconds, self.process = settings.stream_lease_seconds, settings.process
+        self.owner_claim_limit_seconds = settings.owner_claim_limit_seconds
         self.config: StoreConfig = parts.config
 
     @classmethod
@@ -88,6 +89,7 @@ class ConversationStore(ChatSurface):
         ai_sdk: int | None = None,
         stream_lease_seconds: float | None = None,
         sign_writes: SealKey | None = None,
+        owner_claim_limit_seconds: float | None = None,
     ) -> ConversationStore:
         """Open (creating tables on first use) the store at ``url``.
 
@@ -112,12 +114,15 @@ class ConversationStore(ChatSurface):
         boundary chunks (see ``BatchPolicy``). ``sign_writes`` (a seal key; default: the
         seal key of the environment when ``CHATLEDGER_SIGN_WRITES=1``) signs each commit's
         chain heads, so that ``verify`` with the key names events appended after the newest
-        seal without it (``chatledger.domain.signed_writes``).
+        seal without it (``chatledger.domain.signed_writes``). ``owner_claim_limit_seconds``
+        (default ``CHATLEDGER_OWNER_CLAIM_LIMIT_SECONDS``, else 300) is how long a continuation
+        request waits for its owner before ``status``, the inbox and ``/metrics`` call it overdue.
         """
         options = StoreOptions(
             tenant=tenant, batch_chunks=batch_chunks, batch_ms=batch_ms, limits=limits,
             compress=compress, cipher_key=cipher_key, auto_continue=auto_continue,
             ai_sdk=ai_sdk, stream_lease_seconds=stream_lease_seconds, sign_writes=sign_writes,
+            owner_claim_limit_seconds=owner_claim_limit_seconds,
         )  # fmt: skip
         return open_store(url, options)
 

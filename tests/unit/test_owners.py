@@ -204,3 +204,16 @@ def test_a_snapshot_keeps_the_owner_and_an_older_one_addresses_its_request() -> 
     state = ConversationState.from_json(older)
     assert state.owner is None
     assert state.continuation is not None and state.continuation["owner"] == OPENAI_AGENTS
+
+
+def test_a_request_is_overdue_past_the_limit_unless_a_live_claim_holds_it() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from chatledger.domain.owners import is_overdue
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    later = at + timedelta(seconds=301)
+    assert not is_overdue(at, at + timedelta(seconds=300), 300)
+    assert is_overdue(at, later, 300)
+    assert not is_overdue(at, later, 300, lease_until=later + timedelta(seconds=1))
+    assert is_overdue(at, later, 300, lease_until=later)  # the claim's lease ran out

@@ -1,14 +1,12 @@
 """The one reader of conversations: messages, model messages, the timeline, status, and what use cases read.
 
-Every read of one conversation goes through ``Reader``, and it is the one
-application module that applies redactions: whatever it returns shows
-``[redacted]`` where the conversation's ``Redacted`` events say so, now and at
-every past version (``reads/shown.py`` holds that rule, for the use cases
-that fold a conversation themselves). It picks the source: current
-messages and the timeline come from the read models (brought up to date
-first when the log has moved on), past states are rebuilt from the log, and
-what a turn or a resume needs comes from the conversation's aggregate, which
-never waits for the projection.
+Every read of one conversation goes through ``Reader``, and it is the one application module
+that applies redactions: whatever it returns shows ``[redacted]`` where the conversation's
+``Redacted`` events say so, now and at every past version (``reads/shown.py`` holds that rule,
+for the use cases that fold a conversation themselves). It picks the source: current messages
+and the timeline come from the read models (brought up to date first when the log has moved on),
+past states are rebuilt from the log, and what a turn or a resume needs comes from the
+conversation's aggregate, which never waits for the projection.
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.limits import check_position
 from chatledger.domain.message_replay import replay_chunks
+from chatledger.domain.owners import ClaimWatch, wall_clock_watch
 from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import KINDS, TimelineEntry
 from chatledger.domain.timeline_groups import TimelinePage
@@ -74,11 +73,12 @@ class Reader:
         expire: Expire,
         expire_every: float,
         writes: Callable[[UUID], bool],
+        overdue: ClaimWatch = wall_clock_watch,
     ) -> None:
         self.tenant = tenant
         self._uow, self._log, self._view, self._projector = uow, log, view, projector
         self._news, self._expire, self._expire_every = news, expire, expire_every
-        self._writes = writes
+        self._writes, self._watch = writes, overdue  # the store's clock and claim limit
         self._rows = MessageRows(log, view, projector)
         self._versions: dict[tuple[str, str], int] = {}
 
@@ -218,7 +218,7 @@ class Reader:
         """Where the turn stands: idle, streaming, awaiting-approval, awaiting-tool-output, ready-to-continue."""
         tenant = tenant or self.tenant
         self._settle(tenant, chat_id)
-        return status_of(shown(self._uow.load(tenant, chat_id).state))  # inputs as shown
+        return status_of(shown(self._uow.load(tenant, chat_id).state), *self._watch())  # as shown
 
     def steering(self, chat_id: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """User messages sent while the open answer streams (AI SDK 7), not yet taken by it.
