@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
@@ -42,6 +43,9 @@ from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
 __all__ = ["Opening", "Resumes"]
 
 log = logging.getLogger("chatledger.http")
+
+_FRAMES = 4096
+"""Encoded SSE events kept for the other followers of a stream (the most recent ones)."""
 
 
 class Opening:
@@ -60,6 +64,9 @@ class Resumes:
         self.keepalive_seconds = keepalive_seconds
         self._opening: dict[tuple[str, str], list[Opening]] = {}
         """Requests of this process recording a turn (whose stream is about to open), by chat."""
+        self._frames: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        """Chunks encoded as SSE, by cursor: the followers of a stream share its chunks, and so
+        their encoding (kept only for the very chunk encoded: a redacted reading is another)."""
 
     @contextlib.asynccontextmanager
     async def opening(self, tenant: str, chat_id: str) -> AsyncIterator[Opening]:
@@ -134,10 +141,21 @@ class Resumes:
                 if item is KEEP_ALIVE:
                     yield KEEP_ALIVE
                 elif isinstance(item, list):  # what one read of the log found: one write
-                    yield "".join([sse_event(each.chunk, each.cursor) for each in item])
+                    yield "".join([self._frame(each) for each in item])
                 else:
                     yield sse_event({"type": "error", "errorText": str(item)})
         yield DONE
+
+    def _frame(self, item: FollowedChunk) -> str:
+        """``item`` as an SSE event with its cursor, encoded once for all the followers given it."""
+        kept = self._frames.get(item.cursor)
+        if kept is not None and kept[0] is item.chunk:
+            return kept[1]
+        frame = sse_event(item.chunk, item.cursor)
+        self._frames[item.cursor] = (item.chunk, frame)
+        if len(self._frames) > _FRAMES:
+            self._frames.popitem(last=False)
+        return frame
 
     async def followed(
         self, follower: AsyncFollower, chat_id: str, tenant: str
