@@ -37,6 +37,8 @@ from starlette.responses import Response, StreamingResponse
 from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS, sse_event
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.reads import AsyncFollower, FollowedChunk
+from chatledger.adapters.store.reads.coalesce import Coalesced
+from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.delivery import depends_on_message, resumed
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
 
@@ -64,6 +66,10 @@ class Resumes:
         self.keepalive_seconds = keepalive_seconds
         self._opening: dict[tuple[str, str], list[Opening]] = {}
         """Requests of this process recording a turn (whose stream is about to open), by chat."""
+        self._statuses: Coalesced[tuple[str, str], ConversationStatus] = Coalesced()
+        self._prefixes: Coalesced[tuple[str, str], list[dict[str, Any]]] = Coalesced()
+        self._stored_messages: Coalesced[tuple[str, str], list[dict[str, Any]]] = Coalesced()
+        """Status, prefix and message reads of a chat, once for the resumes that ask them together."""
         self._frames: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
         """Chunks encoded as SSE, by cursor: the followers of a stream share its chunks, and so
         their encoding (kept only for the very chunk encoded: a redacted reading is another)."""
@@ -98,14 +104,21 @@ class Resumes:
         it is still the answer the client asked for, replayed from the log.
         """
         opening = list(self._opening.get((tenant, chat_id), ()))  # taken before the status
-        status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
+        status = await self._status(chat_id, tenant)
         if status.stream_id is None and opening:  # begun before the status was read: wait
             await asyncio.gather(*(each.done.wait() for each in opening))
             opened = [each.stream_id for each in opening if each.stream_id is not None]
             if opened:
                 return opened[-1]
-            status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
+            status = await self._status(chat_id, tenant)
         return status.stream_id
+
+    async def _status(self, chat_id: str, tenant: str) -> ConversationStatus:
+        """The chat's status, read once for the resumes asking it together (a burst)."""
+        return await self._statuses(
+            (tenant, chat_id),
+            lambda: run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant),
+        )
 
     async def response(self, chat_id: str, tenant: str, after: str | None) -> Response:
         """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
@@ -114,8 +127,11 @@ class Resumes:
         prefix = (
             []
             if after is not None
-            else await run_in_threadpool(
-                lambda: self.store.reads.resume_prefix(chat_id, tenant=tenant)
+            else await self._prefixes(
+                (tenant, chat_id),
+                lambda: run_in_threadpool(
+                    lambda: self.store.reads.resume_prefix(chat_id, tenant=tenant)
+                ),
             )
         )
         follower = await self.store.reads.follow_async(
@@ -203,7 +219,9 @@ class Resumes:
         (the log), not the read models: a resume never waits for (or does)
         the projection of every other conversation.
         """
-        stored = await run_in_threadpool(self._messages, chat_id, tenant)
+        stored = await self._stored_messages(
+            (tenant, chat_id), lambda: run_in_threadpool(self._messages, chat_id, tenant)
+        )
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
         sent = resumed(item.chunk, message)
         return None if sent is None else dataclasses.replace(item, chunk=sent)

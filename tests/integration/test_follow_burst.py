@@ -78,14 +78,20 @@ async def _until(condition: Any) -> None:
 
 
 async def _burst(
-    store: ConversationStore, chat: str, followers: int, monkeypatch: pytest.MonkeyPatch
+    writer: ConversationStore,
+    store: ConversationStore,
+    chat: str,
+    followers: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> tuple[Counter[str], list[list[FollowedChunk]]]:
-    """``followers`` resume the open stream of ``chat`` at once, while more chunks arrive.
+    """``followers`` resume (on ``store``) the open stream of ``chat`` at once, while more chunks arrive.
 
-    Returns the reads and decodes of the log they made, and what each got.
+    The chunks are written by ``writer``, as by another process: a follower
+    has no writes of its own to commit first. Returns the reads and decodes
+    of the log the followers made, and what each got.
     """
-    _new_chat(store, chat)
-    stream = store.open_stream(chat)
+    _new_chat(writer, chat)
+    stream = writer.open_stream(chat)
     for chunk in [{"type": "start"}, {"type": "text-start", "id": "t"}]:
         stream.append(chunk)
     for i in range(EARLY):
@@ -120,9 +126,9 @@ async def test_a_burst_of_followers_reads_the_log_as_one_follower_does(
     And each still gets exactly the stored chunks in order, those that
     arrived during the burst too, with the cursors a lone follower gets.
     """
-    store = durable_backend.open()
-    alone, [lone] = await _burst(store, "alone", 1, monkeypatch)
-    burst, got = await _burst(store, "burst", 50, monkeypatch)
+    writer, store = durable_backend.open(), durable_backend.open()
+    alone, [lone] = await _burst(writer, store, "alone", 1, monkeypatch)
+    burst, got = await _burst(writer, store, "burst", 50, monkeypatch)
 
     assert burst == alone, f"50 followers: {dict(burst)}; one follower: {dict(alone)}"
     stored = list(store.follow("burst"))

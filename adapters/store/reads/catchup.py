@@ -35,6 +35,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from chatledger.adapters.store.reads.coalesce import Coalesced
 from chatledger.adapters.store.reads.follow import FollowedChunk, StreamReader, stream_reader
 from chatledger.adapters.store.reads.follow_pool import read_in_pool
 from chatledger.adapters.store.reads.news import LoopSubscription, News
@@ -179,11 +180,8 @@ class Catchups:
     def __init__(self, news: News) -> None:
         self.news = news
         self._streams: dict[tuple[UUID, str], Catchup] = {}
-        self._asked: dict[_Ask, asyncio.Future[StreamReader | None]] = {}
-        """Resolutions asked and not started yet: whoever asks the same joins."""
-        self._resolving: dict[_Ask, asyncio.Task[None]] = {}
-        self.resolutions = 0
-        """Resolutions read from the log, for the curious and the tests."""
+        self._resolutions: Coalesced[_Ask, StreamReader | None] = Coalesced()
+        """Which stream, from where: read once for the followers who ask it together."""
 
     async def resolve(
         self, log: ConversationLog, tenant: str, chat_id: str, after: str | None
@@ -192,35 +190,10 @@ class Catchups:
 
         The reader returned may be shared: start a ``Catchup`` on its ``fresh()`` copy.
         """
-        ask = (tenant, chat_id, after)
-        batch = self._asked.get(ask)
-        if batch is None:
-            batch = self._asked[ask] = asyncio.get_running_loop().create_future()
-            batch.add_done_callback(lambda done: done.cancelled() or done.exception())
-            before = self._resolving.get(ask)
-            task = asyncio.get_running_loop().create_task(self._resolve(log, ask, batch, before))
-            self._resolving[ask] = task
-        return await asyncio.shield(batch)
-
-    async def _resolve(
-        self,
-        log: ConversationLog,
-        ask: _Ask,
-        batch: asyncio.Future[StreamReader | None],
-        before: asyncio.Task[None] | None,
-    ) -> None:
-        if before is not None:
-            await asyncio.wait({before})  # one resolution at a time: the next starts after it
-        if self._asked.get(ask) is batch:
-            del self._asked[ask]  # started: those who ask from now on wait for the next one
-        try:
-            self.resolutions += 1
-            batch.set_result(await read_in_pool(stream_reader, log, *ask))
-        except BaseException as error:
-            batch.set_exception(error)
-        finally:
-            if self._resolving.get(ask) is asyncio.current_task():
-                del self._resolving[ask]
+        return await self._resolutions(
+            (tenant, chat_id, after),
+            lambda: read_in_pool(stream_reader, log, tenant, chat_id, after),
+        )
 
     def join(
         self,
