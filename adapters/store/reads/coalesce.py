@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["Coalesced"]
 
@@ -21,7 +21,7 @@ K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-def _retrieved(done: asyncio.Future[object]) -> None:
+def _retrieved(done: asyncio.Future[Any]) -> None:
     """Mark a run's failure as seen (each asker raises it; none left is not an error)."""
     if not done.cancelled():
         done.exception()
