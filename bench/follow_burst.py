@@ -13,8 +13,9 @@ its log, at one moment:
   again, one after the other, for ``--window`` seconds: its p50 / p99.
 
 Also reported: the followers' time to their first event (p50 / p99) and to
-the last delta A had when the burst began (caught up), the server's CPU over
-the window, and the machine's 1-minute load average before and after (the
+the last delta A had when the burst began (caught up), the server's CPU (all
+its threads) from the burst to the end of the window (the least noisy figure
+on a shared machine), and the machine's 1-minute load average before and after (the
 machine is shared: read the figures with it). Nothing passes or fails.
 
 ``--before DIR`` measures a checkout of another version too (e.g. a
@@ -57,6 +58,9 @@ class Burst:
     new_answer_first: float | None = None
     status_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    cpu_at_burst: float = 0.0
+    burst_cpu: float = 0.0
+    """Server CPU seconds (all its threads) from the burst to the end of the window."""
 
 
 async def _first_events(
@@ -129,13 +133,14 @@ def _post_body(chat: str) -> bytes:
     return json.dumps({"id": chat, "trigger": "submit-message", "messages": [message]}).encode()
 
 
-async def _burst(port: int, args: argparse.Namespace) -> Burst:
+async def _burst(port: int, args: argparse.Namespace, server_cpu: Any) -> Burst:
     result = Burst()
     first_answer = asyncio.create_task(
         _first_events(port, "POST", "/api/chat", _post_body("a"), time.monotonic() + 600, None)
     )
     stamp = await _last_delta(port, "a", args.before_burst)  # A has this many deltas by now
     marker = DELTA + stamp
+    result.cpu_at_burst = server_cpu()
     start = time.monotonic()
     until = start + args.window
     resumes = [
@@ -162,6 +167,7 @@ async def _burst(port: int, args: argparse.Namespace) -> Burst:
                     result.follower_first.append(ms[0])
                 if ms[1] is not None:
                     result.follower_caught_up.append(ms[1])
+    result.burst_cpu = server_cpu() - result.cpu_at_burst
     first_answer.cancel()
     return result
 
@@ -188,14 +194,23 @@ def measure(url: str, path: Path | None, args: argparse.Namespace, folder: Path)
     command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
     command += ["--responder", "live_responder:responder", "--log-level", "warning"]
     command += ["--no-auth", "--no-continuations"]
+    where = subprocess.run(
+        [sys.executable, "-c", "import chatledger.adapters.store.reads as r; print(r.__file__)"],
+        env=env, cwd=folder, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    print(f"  server code: {Path(where).parents[3]}", file=sys.stderr)
     log_file = open(folder / f"server-{port}.log", "wb")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(command, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+    server = (
+        subprocess.Popen(  # run in ``folder``: a chatledger/ in the current directory would win
+            command, env=env, stdout=log_file, stderr=subprocess.STDOUT, cwd=folder
+        )
+    )
     try:
         _wait_for(port, server)
         load_before = _loadavg()
         cpu_before = _cpu_seconds(_processes(server.pid))
         began = time.monotonic()
-        burst = asyncio.run(_burst(port, args))
+        burst = asyncio.run(_burst(port, args, lambda: _cpu_seconds(_processes(server.pid))))
         cpu = _cpu_seconds(_processes(server.pid)) - cpu_before
         took = time.monotonic() - began
         load_after = _loadavg()
@@ -218,6 +233,7 @@ def measure(url: str, path: Path | None, args: argparse.Namespace, folder: Path)
         "caught_up": len(burst.follower_caught_up),
         "errors": burst.errors[:3],
         "server_cpu": cpu / took * 100,
+        "burst_cpu_s": burst.burst_cpu,
         "load_before": load_before,
         "load_after": load_after,
     }
@@ -257,9 +273,9 @@ def main() -> int:
     print(
         "| backend | server | round | B first event ms | status p50 / p99 ms (reads) "
         "| followers first event p50 / p99 ms | caught up p50 / p99 ms (n) | server CPU % "
-        "| load before / after |"
+        "| server CPU s in the window | load before / after |"
     )
-    print("|" + "---|" * 9, flush=True)
+    print("|" + "---|" * 10, flush=True)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="chatledger-burst-") as tmp:
         folder = Path(tmp)
@@ -283,6 +299,7 @@ def main() -> int:
                         f"({r['status_reads']}) | {_ms(r['follower_first_p50_ms'])} / "
                         f"{_ms(r['follower_first_p99_ms'])} | {_ms(r['caught_up_p50_ms'])} / "
                         f"{_ms(r['caught_up_p99_ms'])} ({r['caught_up']}) | {r['server_cpu']:.0f} "
+                        f"| {r['burst_cpu_s']:.2f} "
                         f"| {r['load_before']:.1f} / {r['load_after']:.1f} |",
                         flush=True,
                     )
@@ -292,12 +309,18 @@ def main() -> int:
             mine = [r for r in results if r["backend"] == backend and r["server"] == name]
             figures = {
                 key: median([r[key] for r in mine if r[key] is not None])
-                for key in ("new_answer_first_ms", "status_p99_ms", "caught_up_p99_ms")
+                for key in (
+                    "new_answer_first_ms",
+                    "status_p99_ms",
+                    "caught_up_p99_ms",
+                    "burst_cpu_s",
+                )
             }
             print(
                 f"  {backend} {name}: B first event {_ms(figures['new_answer_first_ms'])} ms, "
                 f"status p99 {_ms(figures['status_p99_ms'])} ms, "
-                f"followers caught up p99 {_ms(figures['caught_up_p99_ms'])} ms"
+                f"followers caught up p99 {_ms(figures['caught_up_p99_ms'])} ms, "
+                f"server CPU in the window {figures['burst_cpu_s']:.2f} s"
             )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
