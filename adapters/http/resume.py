@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
@@ -36,12 +37,17 @@ from starlette.responses import Response, StreamingResponse
 from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS, sse_event
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.reads import AsyncFollower, FollowedChunk
+from chatledger.adapters.store.reads.coalesce import Coalesced
+from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.delivery import depends_on_message, resumed
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
 
 __all__ = ["Opening", "Resumes"]
 
 log = logging.getLogger("chatledger.http")
+
+_FRAMES = 4096
+"""Encoded SSE events kept for the other followers of a stream (the most recent ones)."""
 
 
 class Opening:
@@ -60,6 +66,13 @@ class Resumes:
         self.keepalive_seconds = keepalive_seconds
         self._opening: dict[tuple[str, str], list[Opening]] = {}
         """Requests of this process recording a turn (whose stream is about to open), by chat."""
+        self._statuses: Coalesced[tuple[str, str], ConversationStatus] = Coalesced()
+        self._prefixes: Coalesced[tuple[str, str], list[dict[str, Any]]] = Coalesced()
+        self._stored_messages: Coalesced[tuple[str, str], list[dict[str, Any]]] = Coalesced()
+        """Status, prefix and message reads of a chat, once for the resumes that ask them together."""
+        self._frames: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        """Chunks encoded as SSE, by cursor: the followers of a stream share its chunks, and so
+        their encoding (kept only for the very chunk encoded: a redacted reading is another)."""
 
     @contextlib.asynccontextmanager
     async def opening(self, tenant: str, chat_id: str) -> AsyncIterator[Opening]:
@@ -91,14 +104,21 @@ class Resumes:
         it is still the answer the client asked for, replayed from the log.
         """
         opening = list(self._opening.get((tenant, chat_id), ()))  # taken before the status
-        status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
+        status = await self._status(chat_id, tenant)
         if status.stream_id is None and opening:  # begun before the status was read: wait
             await asyncio.gather(*(each.done.wait() for each in opening))
             opened = [each.stream_id for each in opening if each.stream_id is not None]
             if opened:
                 return opened[-1]
-            status = await run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant)
+            status = await self._status(chat_id, tenant)
         return status.stream_id
+
+    async def _status(self, chat_id: str, tenant: str) -> ConversationStatus:
+        """The chat's status, read once for the resumes asking it together (a burst)."""
+        return await self._statuses(
+            (tenant, chat_id),
+            lambda: run_in_threadpool(self.store.reads.status, chat_id, tenant=tenant),
+        )
 
     async def response(self, chat_id: str, tenant: str, after: str | None) -> Response:
         """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
@@ -107,8 +127,11 @@ class Resumes:
         prefix = (
             []
             if after is not None
-            else await run_in_threadpool(
-                lambda: self.store.reads.resume_prefix(chat_id, tenant=tenant)
+            else await self._prefixes(
+                (tenant, chat_id),
+                lambda: run_in_threadpool(
+                    lambda: self.store.reads.resume_prefix(chat_id, tenant=tenant)
+                ),
             )
         )
         follower = await self.store.reads.follow_async(
@@ -134,10 +157,21 @@ class Resumes:
                 if item is KEEP_ALIVE:
                     yield KEEP_ALIVE
                 elif isinstance(item, list):  # what one read of the log found: one write
-                    yield "".join([sse_event(each.chunk, each.cursor) for each in item])
+                    yield "".join([self._frame(each) for each in item])
                 else:
                     yield sse_event({"type": "error", "errorText": str(item)})
         yield DONE
+
+    def _frame(self, item: FollowedChunk) -> str:
+        """``item`` as an SSE event with its cursor, encoded once for all the followers given it."""
+        kept = self._frames.get(item.cursor)
+        if kept is not None and kept[0] is item.chunk:
+            return kept[1]
+        frame = sse_event(item.chunk, item.cursor)
+        self._frames[item.cursor] = (item.chunk, frame)
+        if len(self._frames) > _FRAMES:
+            self._frames.popitem(last=False)
+        return frame
 
     async def followed(
         self, follower: AsyncFollower, chat_id: str, tenant: str
@@ -185,7 +219,9 @@ class Resumes:
         (the log), not the read models: a resume never waits for (or does)
         the projection of every other conversation.
         """
-        stored = await run_in_threadpool(self._messages, chat_id, tenant)
+        stored = await self._stored_messages(
+            (tenant, chat_id), lambda: run_in_threadpool(self._messages, chat_id, tenant)
+        )
         message = next((m for m in reversed(stored) if m["role"] == "assistant"), None)
         sent = resumed(item.chunk, message)
         return None if sent is None else dataclasses.replace(item, chunk=sent)

@@ -254,6 +254,7 @@ class StreamReader:
     ) -> None:
         self.log = log
         self.key = key
+        self._start = start
         self.stream_id = start.stream_id
         self.version = start.version
         self.skip_to = start.position
@@ -265,6 +266,20 @@ class StreamReader:
         """Whether the last read found news: any event but a writer's lease renewal."""
         self._redactions = redactions
         self._masks, self._message_id, self._seen = Masks(redactions), start.message_id, set[Any]()
+
+    def fresh(self) -> StreamReader:
+        """A reader of the same stream from the same start point, as yet unread."""
+        return StreamReader(self.log, self.key, self._start, self._redactions)
+
+    @property
+    def start_position(self) -> int:
+        """The position it started after: it reads the stream's chunks past it."""
+        return self._start.position
+
+    @property
+    def redaction_count(self) -> int:
+        """How many redactions its masks apply (those known at its start and those read since)."""
+        return len(self._redactions)
 
     def read(self) -> tuple[list[FollowedChunk], bool]:
         """The chunks recorded since the last read, and whether there is more to read right away."""

@@ -54,6 +54,11 @@ class Subscription:
         self.key = key
         self._pending = threading.Event()
 
+    @property
+    def weight(self) -> int:
+        """How many followers this wake-up serves (a shared catch-up serves several)."""
+        return 1
+
     def wait(self, seconds: float) -> bool:
         """Sleep until woken or ``seconds`` pass; True if woken. Read the log after it returns."""
         woken = self._pending.wait(seconds)
@@ -128,7 +133,7 @@ class News:
     def followers(self) -> int:
         """How many followers are subscribed now."""
         with self._lock:
-            return sum(len(subs) for subs in self._followers.values())
+            return sum(sub.weight for subs in self._followers.values() for sub in subs)
 
     def subscribe(self, key: UUID, subscription: Subscription | None = None) -> Subscription:
         """Wake-ups for conversation ``key`` from now on (into ``subscription``, or a new one).
