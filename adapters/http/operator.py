@@ -210,22 +210,7 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
                 "summary": "Operator: erase the conversation for good (crypto-shredding); "
                 "its audit timeline keeps kinds, actors and times",
                 "parameters": [chat_id],
-                "requestBody": {
-                    "required": True,
-                    "description": f"JSON, at most {limits.max_bytes} bytes",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "reason": {"type": "string", "minLength": 1},
-                                    "tenant": {"type": "string", "minLength": 1},
-                                },
-                                "required": ["reason"],
-                            }
-                        }
-                    },
-                },
+                "requestBody": _reason_body(limits),
                 "responses": {
                     "200": {
                         "description": "{erased: {chatId, tenant, events, erasedAt, actor, reason, removed}, "
@@ -244,26 +229,14 @@ def operator_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
                 "summary": "Operator: hide one tool call's input/output or one message's parts "
                 "from every view ([redacted]); the log keeps the original",
                 "parameters": [chat_id],
-                "requestBody": {
-                    "required": True,
-                    "description": f"JSON, at most {limits.max_bytes} bytes; exactly one of "
-                    "toolCallId (fields: input, output) and messageId (fields: part kinds)",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "reason": {"type": "string", "minLength": 1},
-                                    "tenant": {"type": "string", "minLength": 1},
-                                    "toolCallId": {"type": "string", "minLength": 1},
-                                    "messageId": {"type": "string", "minLength": 1},
-                                    "fields": {"type": "array", "items": {"type": "string"}},
-                                },
-                                "required": ["reason"],
-                            }
-                        }
-                    },
-                },
+                "requestBody": _reason_body(
+                    limits,
+                    "exactly one of toolCallId (fields: input, output) and messageId "
+                    "(fields: part kinds)",
+                    toolCallId={"type": "string", "minLength": 1},
+                    messageId={"type": "string", "minLength": 1},
+                    fields={"type": "array", "items": {"type": "string"}},
+                ),
                 "responses": {
                     "200": {
                         "description": "{redacted}: false when it already was",
@@ -337,23 +310,7 @@ def _subject_paths(
                 "summary": "Operator: erase every conversation of the tenant the user took part "
                 "in; the audit skeleton names a pseudonym instead of the user",
                 "parameters": [user],
-                "requestBody": {
-                    "required": True,
-                    "description": f"JSON, at most {limits.max_bytes} bytes; the reason must not "
-                    "contain the user id",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "reason": {"type": "string", "minLength": 1},
-                                    "tenant": {"type": "string", "minLength": 1},
-                                },
-                                "required": ["reason"],
-                            }
-                        }
-                    },
-                },
+                "requestBody": _reason_body(limits, "the reason must not contain the user id"),
                 "responses": {
                     "200": {
                         "description": "{subject, tenant, pseudonym, erased: [{chatId, events, "
@@ -365,6 +322,27 @@ def _subject_paths(
                     "413": error,
                     "415": error,
                 },
+            }
+        },
+    }
+
+
+def _reason_body(limits: BodyLimits, note: str = "", **more: dict[str, Any]) -> dict[str, Any]:
+    """A JSON request body with a required ``reason`` and an optional ``tenant`` (and ``more``)."""
+    return {
+        "required": True,
+        "description": f"JSON, at most {limits.max_bytes} bytes" + (f"; {note}" if note else ""),
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "reason": {"type": "string", "minLength": 1},
+                        "tenant": {"type": "string", "minLength": 1},
+                        **more,
+                    },
+                    "required": ["reason"],
+                }
             }
         },
     }
