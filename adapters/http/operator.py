@@ -64,8 +64,8 @@ class OperatorEndpoints:
             Route("/api/chat/{chat_id:path}/erase", self.erase, methods=["POST"]),
             Route("/api/chat/{chat_id:path}/redact", self.redact, methods=["POST"]),
             Route("/api/chat/{chat_id:path}/export", self.export, methods=["GET"]),
-            Route("/api/subjects/{subject:path}/conversations", self.subject, methods=["GET"]),
-            Route("/api/subjects/{subject:path}/erase", self.erase_subject, methods=["POST"]),
+            Route("/api/subjects/{user:path}/conversations", self.subject, methods=["GET"]),
+            Route("/api/subjects/{user:path}/erase", self.erase_subject, methods=["POST"]),
         ]
 
     def _tenant(self, given: str | None) -> str:
@@ -141,7 +141,7 @@ class OperatorEndpoints:
         """``GET /api/subjects/{user}/conversations``: what erasing the user would erase."""
         self.operator(request)
         tenant = self._tenant(request.query_params.get("tenant") or None)
-        subject = request.path_params["subject"]
+        subject = request.path_params["user"]
         found = await run_in_threadpool(
             lambda: self.store.operations.conversations_of(subject, tenant=tenant)
         )
@@ -162,7 +162,7 @@ class OperatorEndpoints:
         body = await read_body(request, self.limits)
         reason = string_field(body, "reason")
         tenant = self._tenant(string_field(body, "tenant", required=False))
-        subject = request.path_params["subject"]
+        subject = request.path_params["user"]
         report = await run_in_threadpool(
             lambda: self.store.operations.erase_subject(
                 subject, actor=who.actor, reason=reason or "", tenant=tenant

@@ -166,7 +166,7 @@ async def test_openapi_lists_every_route(sqlite_store: ConversationStore) -> Non
         (path, method.upper()) for path, item in document["paths"].items() for method in item
     }
     served = {
-        (route.path.replace("{chat_id:path}", "{id}"), method)
+        (route.path.replace("{chat_id:path}", "{id}").replace(":path}", "}"), method)
         for route in routes
         for method in route.methods or ()
         if method != "HEAD"
