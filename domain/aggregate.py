@@ -58,17 +58,22 @@ __all__ = [
 _NAMESPACE = uuid5(NAMESPACE_URL, "https://chatledger.invalid/conversations")
 
 
-@lru_cache(maxsize=4096)  # asked several times per turn (commit, cache, flusher, chain)
 def conversation_id(tenant: str, chat_id: str) -> UUID:
     """The aggregate id of ``(tenant, chat_id)``: a UUID 5, stable, and distinct per tenant.
 
     Computed as ``uuid5`` does, but tolerant of ids that are not valid UTF-8
     (such a chat can never have been stored, so lookups simply find nothing).
-    A tenant or chat id that is not a string is refused (InvalidInputError).
+    A tenant or chat id that is not a string is refused (InvalidInputError),
+    before the memo, which could not even hash a list.
     """
     for what, given in (("tenant", tenant), ("chat id", chat_id)):
         if not isinstance(given, str):
             raise InvalidInputError(f"{what} must be a string, not {type(given).__name__}")
+    return _conversation_id(tenant, chat_id)
+
+
+@lru_cache(maxsize=4096)  # asked several times per turn (commit, cache, flusher, chain)
+def _conversation_id(tenant: str, chat_id: str) -> UUID:
     name = f"{len(tenant)}:{tenant}/{chat_id}".encode("utf-8", "surrogatepass")
     return UUID(bytes=hashlib.sha1(_NAMESPACE.bytes + name).digest()[:16], version=5)
 
