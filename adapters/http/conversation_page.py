@@ -118,12 +118,6 @@ def conversation_page(
         for entry in history[:version]
         if entry.kind == "approval-responded"
     }
-    rows = group(
-        entry
-        for entry in history
-        if (kind is None or entry.kind == kind) and (actor is None or entry.actor == actor)
-    )
-    number, pages = _page_of(rows, version, page)
     live = current is not None and (
         current.status == "streaming" or current.continuation_request is not None
     )
@@ -140,17 +134,9 @@ def conversation_page(
         folded=readable.note,
         changed=changed,
         cut=cut,
-        event=history[version - 1] if history else None,
-        timeline=rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
-        actors=sorted({entry.actor for entry in history if entry.actor}),
-        kind=kind,
-        actor=actor,
         decisions=decisions,
-        lead=[row for row in group(history) if is_decision(row)],
-        page=number,
-        pages=pages,
-        pinned=page is not None,
         retracted=retracted_chunks(history),
+        **_audit(history, version, kind, actor, page),
     )
 
 
@@ -164,8 +150,6 @@ def _erased_page(
     page: int | None,
 ) -> ConversationPage:
     """An erased conversation: no messages, its audit skeleton (kinds, actors, times) as ``history`` keeps it."""
-    rows = group(e for e in history if kind in (None, e.kind) and actor in (None, e.actor))
-    number, pages = _page_of(rows, version, page)
     return ConversationPage(
         chat_id=chat_id,
         title=chat_id,
@@ -178,17 +162,37 @@ def _erased_page(
         messages=[],
         changed=set(),
         cut=[],
-        event=history[version - 1] if history else None,
-        timeline=rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
-        actors=sorted({entry.actor for entry in history if entry.actor}),
-        kind=kind,
-        actor=actor,
-        lead=[row for row in group(history) if is_decision(row)],
-        page=number,
-        pages=pages,
-        pinned=page is not None,
         erased=erased,
+        **_audit(history, version, kind, actor, page),
     )
+
+
+def _audit(
+    history: list[TimelineEntry],
+    version: int,
+    kind: str | None,
+    actor: str | None,
+    page: int | None,
+) -> dict[str, Any]:
+    """The page's audit fields: the selected event, one page of the filtered rows, the decisions.
+
+    The history is grouped once; a filter (``kind``, ``actor``) groups what it keeps.
+    """
+    every = group(history)
+    kept = [e for e in history if kind in (None, e.kind) and actor in (None, e.actor)]
+    rows = every if len(kept) == len(history) else group(kept)
+    number, pages = _page_of(rows, version, page)
+    return {
+        "event": history[version - 1] if history else None,
+        "timeline": rows[(number - 1) * PAGE_ROWS : number * PAGE_ROWS],
+        "actors": sorted({entry.actor for entry in history if entry.actor}),
+        "kind": kind,
+        "actor": actor,
+        "lead": [row for row in every if is_decision(row)],
+        "page": number,
+        "pages": pages,
+        "pinned": page is not None,
+    }
 
 
 def _page_of(rows: list[TimelineRow], version: int, page: int | None) -> tuple[int, int]:
