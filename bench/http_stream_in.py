@@ -156,6 +156,11 @@ def measure(url: str, rounds: int, turns: int, deltas: int) -> dict[str, list[fl
     return result
 
 
+def spread(values: list[float], form: str) -> str:
+    """``median (min-max)`` of the rounds' values."""
+    return f"{median(values):{form}} ({min(values):{form}}-{max(values):{form}})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["all", *BACKENDS], default="all")
@@ -173,22 +178,25 @@ def main() -> int:
     print(
         f"{args.rounds} rounds x {args.turns} answers each way, {len(answer(args.deltas))} chunks"
     )
+    print("medians over the rounds, (min-max) beside them; ratios are per round, then medians")
     print(
-        "| backend | POST /api/chat chunks/s | stream-in chunks/s | ratio "
-        "| /api/chat server CPU µs/chunk | stream-in server CPU µs/chunk "
+        "| backend | POST /api/chat chunks/s | stream-in chunks/s | ratio (rate) "
+        "| /api/chat server CPU µs/chunk | stream-in server CPU µs/chunk | ratio (CPU) "
         "| stream-in setup ms/turn (start + append) "
         "| stream-in, body in one write: chunks/s | its CPU µs/chunk |"
     )
-    print("|---|---|---|---|---|---|---|---|---|", flush=True)
+    print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
     for backend in backends:
         with fresh_db(backend, args.postgres_url) as db:
             got = measure(db.url, args.rounds, args.turns, args.deltas)
-        chat_rate, in_rate = median(got["chat_rate"]), median(got["in_rate"])
+        rates = [i / c for i, c in zip(got["in_rate"], got["chat_rate"], strict=True)]
+        cpus = [i / c for i, c in zip(got["in_cpu"], got["chat_cpu"], strict=True)]
         print(
-            f"| {backend} | {chat_rate:,.0f} | {in_rate:,.0f} | {in_rate / chat_rate:.2f} "
-            f"| {median(got['chat_cpu']):.0f} | {median(got['in_cpu']):.0f} "
-            f"| {median(got['setup_ms']):.1f} | {median(got['whole_rate']):,.0f} "
-            f"| {median(got['whole_cpu']):.0f} |",
+            f"| {backend} | {spread(got['chat_rate'], ',.0f')} | {spread(got['in_rate'], ',.0f')} "
+            f"| {spread(rates, '.2f')} | {spread(got['chat_cpu'], '.0f')} "
+            f"| {spread(got['in_cpu'], '.0f')} | {spread(cpus, '.2f')} "
+            f"| {spread(got['setup_ms'], '.1f')} | {spread(got['whole_rate'], ',.0f')} "
+            f"| {spread(got['whole_cpu'], '.0f')} |",
             flush=True,
         )
     load = os.getloadavg()
