@@ -179,6 +179,8 @@ class StreamModelV7(StreamModel):
         alive = {p.get("toolCallId") for p in message["parts"]}
         for call_id in [c for c in self.calls if c not in alive]:
             del self.calls[call_id]
+        # A surviving call is as the fold left it: a retracted approval request (or input) is gone.
+        self.seed_from_message(message, current=True)
         for call in self.calls.values():
             call.step = NOT_YET  # partial tool calls are forgotten
         self.open_text.clear()
