@@ -162,8 +162,8 @@ class ToolCallActions:
     def _final_input(self, call: Call) -> Any:
         if call.encoding == "text":
             return call.text
-        try:
-            parsed = json.loads(call.text)
+        try:  # JSON as JavaScript reads it: no NaN or Infinity, which Python's json accepts
+            parsed = json.loads(call.text, parse_constant=_not_json)
         except ValueError:
             return self.draw(json_values())
         return parsed if self.draw(st.integers(0, 3)) > 0 else self.draw(json_values())
@@ -219,3 +219,8 @@ class ToolCallActions:
                     **self.maybe("signature", short_texts),
                 }
             )
+
+
+def _not_json(constant: str) -> Any:
+    """``NaN``, ``Infinity``, ``-Infinity``: Python's json reads them, JSON (and the SDK) do not."""
+    raise ValueError(f"{constant} is not JSON")
