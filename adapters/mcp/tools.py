@@ -82,8 +82,11 @@ class StoreTools:
             }
         policy: Literal["omit", "refuse"] = "omit" if unanswered == "omit" else "refuse"
         converted = self.store.reads.model_messages(
-            chat_id, format, tenant=caller.tenant, unanswered=policy
-        )  # type: ignore[arg-type]
+            chat_id,
+            format,  # type: ignore[arg-type]  # checked against TRANSCRIPT_FORMATS above
+            tenant=caller.tenant,
+            unanswered=policy,
+        )
         if isinstance(converted, dict):  # anthropic's {system, messages}
             return {"format": format, **converted}
         return {"format": format, "messages": converted}
