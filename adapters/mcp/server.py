@@ -48,6 +48,13 @@ INSTRUCTIONS = (
     "or its audit, see which tool calls wait for a human, and verify a conversation's log."
 )
 
+READ_TRANSCRIPT = (
+    "A conversation's messages: format 'ui' (AI SDK UIMessages, with tool calls, approvals and "
+    f"results) or a model API's format; the formats: {', '.join(TRANSCRIPT_FORMATS)}. "
+    "unanswered: 'omit' leaves out tool calls still waiting for a result, 'refuse' fails on them "
+    "(model formats only)."
+)
+
 CallerOf = Callable[[Context], Caller]
 """Who makes a tool call (its tenant and actor), from the call's context."""
 
@@ -86,20 +93,14 @@ def build_server(
         who = caller(ctx)
         return await run(lambda: tools.list_conversations(who, query=query, limit=limit))
 
-    @server.tool()
+    @server.tool(description=READ_TRANSCRIPT)
     async def read_transcript(
         ctx: Context, chat_id: str, format: str = "ui", unanswered: str = "omit"
     ) -> dict[str, Any]:
-        """A conversation's messages: format 'ui' (AI SDK UIMessages, with tool calls, approvals
-        and results) or a model API's format. unanswered: 'omit' leaves out tool calls still
-        waiting for a result, 'refuse' fails on them (model formats only)."""
         who = caller(ctx)
         return await run(
             lambda: tools.transcript(who, chat_id, format=format, unanswered=unanswered)
         )
-
-    read_transcript_doc = f"{read_transcript.__doc__}\n\nFormats: {', '.join(TRANSCRIPT_FORMATS)}."
-    read_transcript.__doc__ = read_transcript_doc
 
     @server.tool()
     async def read_audit(

@@ -88,8 +88,9 @@ async def test_an_mcp_client_reads_conversations_approvals_and_audit(
     url = durable_backend.url
     seed(url)
     async with mcp_client(url) as client:
-        names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == READ_TOOLS  # read only: no approve or deny without the operator's flag
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == READ_TOOLS  # read only: no approve or deny without the operator's flag
+        assert "openai-responses" in (tools["read_transcript"].description or "")
 
         listed = await call(client, "list_conversations")
         assert {c["id"] for c in listed["conversations"]} == {"paused", "weather"}
