@@ -28,6 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from chatledger import ConversationStore
 from chatledger.adapters.cli.commands import main
+from chatledger.adapters.cli.common import CommandError, load_responder
 from chatledger.adapters.cli.worker import run_worker
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.langgraph import (
@@ -217,3 +218,13 @@ def test_checkpoints_of_a_sqlite_store_live_beside_it(tmp_path: Path) -> None:
     saver.conn.close()
     assert (tmp_path / "chat.db.langgraph").exists()
     assert not (tmp_path / "chat.db").exists()
+
+
+def test_responder_names_a_compiled_graph_directly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(langgraph_agent.CHECKPOINTS_ENV, f"sqlite:///{tmp_path / 'chat.db'}")
+    loaded = load_responder("tests.support.langgraph_agent:graph", 0)
+    assert isinstance(loaded, LangGraphResponder) and loaded.actor == "agent:langgraph"
+    with pytest.raises(CommandError, match="compiled with a checkpointer"):
+        load_responder("tests.support.langgraph_agent:bare_graph", 0)

@@ -134,3 +134,13 @@ def build_graph(checkpointer: Any) -> Any:
 def responder() -> LangGraphResponder:
     """The responder ``serve`` and ``worker`` load: checkpoints where the environment says."""
     return LangGraphResponder(build_graph(checkpointer_for(os.environ[CHECKPOINTS_ENV])))
+
+
+def __getattr__(name: str) -> Any:
+    """``graph`` (checkpointed where the environment says) and ``bare_graph`` (no checkpointer),
+    for ``--responder tests.support.langgraph_agent:graph``; built when asked for."""
+    if name == "graph":
+        return build_graph(checkpointer_for(os.environ[CHECKPOINTS_ENV]))
+    if name == "bare_graph":
+        return build_graph(None)
+    raise AttributeError(name)
