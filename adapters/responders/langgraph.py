@@ -124,8 +124,11 @@ class LangGraphResponder:
     author of the streams it writes. ``inputs`` builds the graph's input for a
     new turn from the converted history (default: ``{"messages": history}``);
     ``config`` is merged into every run's config (``recursion_limit``, ...;
-    ``configurable`` keys too, besides ``thread_id``). Every request is kept in
-    ``requests``.
+    ``configurable`` keys too, besides ``thread_id``). An answer that ends
+    without a pending interrupt has its thread deleted from the checkpointer:
+    chatledger's log holds what it said, and the checkpointer only paused
+    answers (``keep_threads=True`` keeps every thread, for LangGraph's own
+    history and time travel). Every request is kept in ``requests``.
     """
 
     def __init__(
@@ -135,6 +138,7 @@ class LangGraphResponder:
         actor: str = "agent:langgraph",
         inputs: Callable[[list[BaseMessage], ResponderRequest], Any] | None = None,
         config: Mapping[str, Any] | None = None,
+        keep_threads: bool = False,
     ) -> None:
         if not getattr(graph, "checkpointer", None):
             raise ValueError(
@@ -148,6 +152,8 @@ class LangGraphResponder:
         """Recorded as the author of the streams this responder writes."""
         self.inputs = inputs or (lambda history, _request: {"messages": history})
         self.config: dict[str, Any] = dict(config or {})
+        self.keep_threads = keep_threads
+        """Keep an answer's checkpoints once it ends unpaused (default: deleted, see the class)."""
         self.requests: list[ResponderRequest] = []
         """Every request answered, in order."""
 
@@ -170,6 +176,8 @@ class LangGraphResponder:
             graph_input = self.inputs(to_langchain_messages(request.messages), request)
         yield {"type": "start", "messageId": request.message_id}
         yield from stream_chunks(self.graph, graph_input, config, denied=denied)
+        if not self.keep_threads and not self.graph.get_state(config).interrupts:
+            self.graph.checkpointer.delete_thread(thread_id(request))
 
     def _resume(self, request: ResponderRequest, config: dict[str, Any], denied: set[str]) -> Any:
         """The ``Command`` resuming the paused run with the human's decisions."""

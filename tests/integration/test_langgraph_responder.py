@@ -141,21 +141,30 @@ def test_a_paused_graph_resumes_in_another_process_after_a_cli_approval(
         assert _text(messages[-1]) == f"Done: deleted {PATH}"
         (decision,) = store.history("ops", kinds=["approval-responded"])
         assert decision.actor == "user:ann"
+    # The answer ended: its LangGraph thread is gone; chatledger's log holds what it said.
+    thread = {"configurable": {"thread_id": f"chatledger:default:ops:{messages[-1]['id']}"}}
+    assert checkpointer_for(url).get_tuple(thread) is None
 
 
+@pytest.mark.parametrize("ai_sdk", [6, 7])
 def test_a_denial_resumes_the_graph_without_running_the_tool(
-    durable_backend: Backend, agent_env: Path
+    durable_backend: Backend, agent_env: Path, ai_sdk: int
 ) -> None:
     url = durable_backend.url
     reason = "those logs are needed for the audit"
 
     async def turn() -> list[dict[str, Any]]:
-        with ConversationStore.open(url) as store:
+        with ConversationStore.open(url, ai_sdk=ai_sdk) as store:
             app = create_app(store, responder=langgraph_agent.responder(), run_continuations=False)
             async with client_of(app) as client:
                 return sse_events(await client.post("/api/chat", json=send_body("d", [QUESTION])))
 
     assert [c["type"] for c in asyncio.run(turn())] == PAUSED
+    with ConversationStore.open(url) as store:
+        assert store.ai_sdk_of("d") == ai_sdk
+        paused_id = store.messages("d")[-1]["id"]
+    thread = {"configurable": {"thread_id": f"chatledger:default:d:{paused_id}"}}
+    assert checkpointer_for(url).get_tuple(thread) is not None  # kept while it waits
 
     async def resume() -> int:
         with ConversationStore.open(url) as store:
