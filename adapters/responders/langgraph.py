@@ -128,7 +128,10 @@ class LangGraphResponder:
     without a pending interrupt has its thread deleted from the checkpointer:
     chatledger's log holds what it said, and the checkpointer only paused
     answers (``keep_threads=True`` keeps every thread, for LangGraph's own
-    history and time travel). Every request is kept in ``requests``.
+    history and time travel). ``resume_with`` turns a decision
+    (``{"approved", "reason", "toolCallId"}``) into what the ``interrupt()``
+    returns, for graphs that expect another shape (default: ``{"approved",
+    "reason"}``). Every request is kept in ``requests``.
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class LangGraphResponder:
         inputs: Callable[[list[BaseMessage], ResponderRequest], Any] | None = None,
         config: Mapping[str, Any] | None = None,
         keep_threads: bool = False,
+        resume_with: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         if not getattr(graph, "checkpointer", None):
             raise ValueError(
@@ -153,6 +157,8 @@ class LangGraphResponder:
         self.inputs = inputs or (lambda history, _request: {"messages": history})
         self.config: dict[str, Any] = dict(config or {})
         self.keep_threads = keep_threads
+        self.resume_with = resume_with or _decision
+        """What an ``interrupt()`` returns for a decision (default: ``{"approved", "reason"}``)."""
         """Keep an answer's checkpoints once it ends unpaused (default: deleted, see the class)."""
         self.requests: list[ResponderRequest] = []
         """Every request answered, in order."""
@@ -197,10 +203,15 @@ class LangGraphResponder:
                     f"chat {request.chat_id!r}: the paused run waits for interrupt {waiting.id!r} "
                     f"(tool call {interrupt_call_id(waiting.value)!r}), which has no answer"
                 )
-            resume[waiting.id] = {"approved": decision["approved"], "reason": decision["reason"]}
+            resume[waiting.id] = self.resume_with(decision)
             if not decision["approved"]:
                 denied.add(str(decision["toolCallId"]))
         return Command(resume=resume)
+
+
+def _decision(decision: dict[str, Any]) -> dict[str, Any]:
+    """What ``interrupt()`` returns by default: ``{"approved": bool, "reason": str | None}``."""
+    return {"approved": decision["approved"], "reason": decision["reason"]}
 
 
 def stream_chunks(

@@ -237,3 +237,43 @@ def test_responder_names_a_compiled_graph_directly(
     assert isinstance(loaded, LangGraphResponder) and loaded.actor == "agent:langgraph"
     with pytest.raises(CommandError, match="compiled with a checkpointer"):
         load_responder("tests.support.langgraph_agent:bare_graph", 0)
+
+
+def test_resume_with_gives_the_interrupt_what_the_graph_expects() -> None:
+    """A graph whose tool expects a plain bool from ``interrupt()``; one process, a memory saver."""
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from langgraph.types import interrupt
+
+    @tool
+    def delete_file(path: str) -> str:
+        """Delete a file."""
+        return f"deleted {path}" if interrupt(f"delete {path}?") is True else "kept"
+
+    model = langgraph_agent.OpsModel()
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", lambda state: {"messages": [model.invoke(state["messages"])]})
+    builder.add_node("tools", ToolNode([delete_file]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    responder = LangGraphResponder(
+        builder.compile(checkpointer=InMemorySaver()),
+        resume_with=lambda decision: decision["approved"],
+    )
+    first = list(responder.respond(ResponderRequest("c", "t", [QUESTION], "submit-message", "m")))
+    (asked,) = [c for c in first if c["type"] == "tool-approval-request"]
+    assert asked["toolCallId"] == CALL_ID  # the one waiting call: the interrupt names none
+    answered = {
+        "id": "m",
+        "role": "assistant",
+        "parts": [
+            {"type": "tool-delete_file", "toolCallId": CALL_ID, "state": "approval-responded",
+             "input": {"path": PATH}, "approval": {"id": asked["approvalId"], "approved": True}},
+        ],
+    }  # fmt: skip
+    resumed = ResponderRequest("c", "t", [QUESTION, answered], "continuation", "m")
+    chunks = list(responder.respond(resumed))
+    outputs = [c["output"] for c in chunks if c["type"] == "tool-output-available"]
+    assert outputs == [f"deleted {PATH}"]
