@@ -5,7 +5,9 @@ and hands every item to a ``ChunkMapper``, which returns the chunks it
 stands for:
 
 * ``messages``: the model's ``AIMessageChunk`` tokens. Text becomes
-  ``text-start`` / ``text-delta``; tool call chunks become ``tool-input-start``
+  ``text-start`` / ``text-delta``, reasoning (a provider's thinking, read from
+  LangChain's standard content blocks) ``reasoning-start`` /
+  ``reasoning-delta``; tool call chunks become ``tool-input-start``
   (once the call's id and name are known) and ``tool-input-delta``. A new
   model message opens a step (``start-step``), closing the one before.
 * ``updates``: what each node wrote. A finished ``AIMessage`` closes its
@@ -62,8 +64,9 @@ class ChunkMapper:
         self.step_open = False
         self.step_has_model = False
         self.message_id: str | None = None
-        self.text_id: str | None = None
-        self.texts = 0
+        self.open_part: tuple[str, str] | None = None
+        """The text or reasoning part being streamed: (kind, id)."""
+        self.parts: dict[str, int] = {"text": 0, "reasoning": 0}
         self.streamed_text: set[str] = set()
         self.calls_by_index: dict[int, str] = {}
         self.started: set[str] = set()
@@ -77,13 +80,8 @@ class ChunkMapper:
         if not isinstance(chunk, AIMessageChunk):
             return []
         out = self._model_message(chunk.id)
-        text = chunk.text
-        if text:
-            if self.text_id is None:
-                self.texts += 1
-                self.text_id = f"text-{self.texts}"
-                out.append({"type": "text-start", "id": self.text_id})
-            out.append({"type": "text-delta", "id": self.text_id, "delta": text})
+        for kind, delta in _contents(chunk):
+            out += self._delta(kind, delta)
             self.streamed_text.add(str(chunk.id))
         for call in chunk.tool_call_chunks:
             index = call.get("index") or 0
@@ -155,16 +153,9 @@ class ChunkMapper:
 
     def _model_answer(self, message: AIMessage) -> list[Chunk]:
         out = self._model_message(message.id)
-        text = message.text
-        if text and str(message.id) not in self.streamed_text:
-            out += self._end_text()
-            self.texts += 1
-            text_id = f"text-{self.texts}"
-            out += [
-                {"type": "text-start", "id": text_id},
-                {"type": "text-delta", "id": text_id, "delta": text},
-                {"type": "text-end", "id": text_id},
-            ]
+        if str(message.id) not in self.streamed_text:
+            for kind, content in _contents(message):
+                out += self._end_text() + self._delta(kind, content) + self._end_text()
         out += self._end_text()
         for call in message.tool_calls:
             call_id = str(call["id"])
@@ -222,11 +213,42 @@ class ChunkMapper:
         self.step_open, self.step_has_model = True, False
         return [{"type": "start-step"}]
 
+    def _delta(self, kind: str, delta: str) -> list[Chunk]:
+        """``delta`` of a text or reasoning part: the part is started (another one ended) first."""
+        out: list[Chunk] = []
+        if self.open_part is not None and self.open_part[0] != kind:
+            out += self._end_text()
+        if self.open_part is None:
+            self.parts[kind] += 1
+            self.open_part = (kind, f"{kind}-{self.parts[kind]}")
+            out.append({"type": f"{kind}-start", "id": self.open_part[1]})
+        out.append({"type": f"{kind}-delta", "id": self.open_part[1], "delta": delta})
+        return out
+
     def _end_text(self) -> list[Chunk]:
-        if self.text_id is None:
+        """End the text or reasoning part being streamed, if any."""
+        if self.open_part is None:
             return []
-        text_id, self.text_id = self.text_id, None
-        return [{"type": "text-end", "id": text_id}]
+        (kind, part_id), self.open_part = self.open_part, None
+        return [{"type": f"{kind}-end", "id": part_id}]
+
+
+def _contents(message: AIMessage | AIMessageChunk) -> list[tuple[str, str]]:
+    """A model message's text and reasoning, in order: ``("text" | "reasoning", content)``.
+
+    Read from LangChain's standard ``content_blocks`` (each provider's thinking
+    blocks are ``reasoning`` there); tool call blocks are streamed apart.
+    """
+    if isinstance(message.content, str):
+        return [("text", message.content)] if message.content else []
+    found: list[tuple[str, str]] = []
+    for block in message.content_blocks:
+        kind = block.get("type")
+        if kind == "text" and block.get("text"):
+            found.append(("text", str(block["text"])))
+        elif kind == "reasoning" and block.get("reasoning"):
+            found.append(("reasoning", str(block["reasoning"])))
+    return found
 
 
 def _messages_of(written: Any) -> list[BaseMessage]:

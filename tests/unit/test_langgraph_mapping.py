@@ -14,6 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, ToolMessage
 from langgraph.types import Interrupt
 
+from chatledger import ConversationStore
 from chatledger.adapters.responders.langgraph import decisions_of
 from chatledger.adapters.responders.langgraph_chunks import ChunkMapper, UnmatchedInterruptError
 from chatledger.adapters.responders.langgraph_messages import to_langchain_messages
@@ -143,3 +144,51 @@ def test_decisions_are_read_by_approval_id() -> None:
     }
     assert decisions_of(message) == {"i1": {"approved": True, "reason": None, "toolCallId": "c1"}}
     assert to_langchain_messages([{"role": "user", "parts": []}]) == [HumanMessage(content="")]
+
+
+def test_reasoning_streams_as_reasoning_parts_and_the_store_keeps_them() -> None:
+    mapper = ChunkMapper()
+    thinking = [{"type": "reasoning", "reasoning": "Disk is full; ", "index": 0}]
+    out = mapper.token(AIMessageChunk(content=thinking, id="m1"))
+    more = [{"type": "reasoning", "reasoning": "check first.", "index": 0}]
+    out += mapper.token(AIMessageChunk(content=more, id="m1"))
+    out += mapper.token(
+        AIMessageChunk(content=[{"type": "text", "text": "Checking.", "index": 1}], id="m1")
+    )
+    out += mapper.update({"agent": {"messages": [AIMessage(content="Checking.", id="m1")]}})
+    # A model that did not stream (Anthropic's thinking blocks, as LangChain normalizes them):
+    whole = AIMessage(
+        content=[
+            {"type": "thinking", "thinking": "Still full."},
+            {"type": "text", "text": "Done."},
+        ],
+        response_metadata={"model_provider": "anthropic"},
+        id="m2",
+    )
+    out += mapper.update({"agent": {"messages": [whole]}})
+    out += mapper.finish()
+    assert [c["type"] for c in out] == [
+        "start-step",
+        "reasoning-start", "reasoning-delta", "reasoning-delta", "reasoning-end",
+        "text-start", "text-delta", "text-end",
+        "finish-step",
+        "start-step",
+        "reasoning-start", "reasoning-delta", "reasoning-end",
+        "text-start", "text-delta", "text-end",
+        "finish-step",
+        "finish",
+    ]  # fmt: skip
+    with ConversationStore.open("memory://") as store:
+        store.start_conversation("r")
+        store.append_message(
+            "r", {"id": "u", "role": "user", "parts": [{"type": "text", "text": "?"}]}
+        )
+        store.ingest("r", [{"type": "start", "messageId": "a"}, *out], actor="agent:langgraph")
+        parts = store.messages("r")[-1]["parts"]
+        shown = [(p["type"], p.get("text")) for p in parts if p["type"] != "step-start"]
+        assert shown == [
+            ("reasoning", "Disk is full; check first."),
+            ("text", "Checking."),
+            ("reasoning", "Still full."),
+            ("text", "Done."),
+        ]
