@@ -171,3 +171,45 @@ async def test_decisions_through_mcp_are_recorded_under_the_configured_actor(
         assert event.actor == ACTOR
         (request,) = store.pending_continuations()
         assert request.chat_id == "paused"
+
+
+@pytest.mark.timeout(120)
+async def test_a_langgraph_turn_approved_over_mcp_resumes_in_a_worker(
+    durable_backend: Backend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The approval comes from an MCP client; the graph resumes where the continuation is claimed."""
+    from chatledger.adapters.cli.worker import run_worker
+    from tests.support import langgraph_agent
+
+    url = durable_backend.url
+    monkeypatch.setenv(langgraph_agent.CHECKPOINTS_ENV, url)
+    monkeypatch.setenv(langgraph_agent.TOOL_LOG_ENV, str(tmp_path / "deleted.log"))
+    question = {
+        "id": "lg-u1",
+        "role": "user",
+        "parts": [{"type": "text", "text": "Please delete /tmp/build."}],
+    }
+    with ConversationStore.open(url) as store:
+        store.start_conversation("lg")
+        turn = store.turns.open(
+            "lg", actor="agent:langgraph", trigger="submit-message", user_message=question
+        )
+        responder = langgraph_agent.responder()
+        with turn.writer:
+            for chunk in responder.respond(turn.request):
+                turn.writer.append(chunk)
+    async with mcp_client(url, "--allow-decisions", "--actor", ACTOR) as client:
+        (waiting,) = (await call(client, "list_pending_approvals"))["approvals"]
+        assert waiting["toolName"] == "delete_file" and waiting["input"] == {"path": "/tmp/build"}
+        await call(client, "approve", chat_id="lg", tool_call_id=waiting["toolCallId"])
+    with ConversationStore.open(url) as store:
+        ran = await run_worker(
+            store, langgraph_agent.responder(), tenants=[store.tenant], grace_seconds=0, once=True
+        )
+        assert ran == 1
+        parts = store.messages("lg")[-1]["parts"]
+        (tool,) = [p for p in parts if p["type"] == "tool-delete_file"]
+        assert (tool["state"], tool["output"]) == ("output-available", "deleted /tmp/build")
+        assert parts[-1] == {"type": "text", "text": "Done: deleted /tmp/build", "state": "done"}
+        (decision,) = store.history("lg", kinds=["approval-responded"])
+        assert decision.actor == ACTOR
