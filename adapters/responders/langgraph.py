@@ -19,8 +19,11 @@ every view shows them. Each answer runs in a LangGraph thread of its own,
 only what a paused answer needs to resume.
 
 **What it streams.** The run's ``messages`` and ``updates`` streams become UI
-message chunks (``langgraph_chunks.ChunkMapper``): text, tool inputs, tool
-results, one step per model call.
+message chunks (``langgraph_chunks.ChunkMapper``): text, reasoning, tool
+inputs, tool results, one step per model call. Every chat model call a node
+makes streams into the answer; tag a model whose output is not the answer (a
+router, a summarizer) with ``nostream`` (``model.with_config(tags=["nostream"])``)
+and LangGraph leaves its tokens out.
 
 **Approvals.** A tool that asks a human calls ``interrupt()`` (or
 ``request_approval(tool_call_id, ...)``, which names the call for it): the run
