@@ -27,6 +27,7 @@ from chatledger.domain._timeline_text import (
     _tool,
     _who,
 )
+from chatledger.domain.branch_events import BranchSwitched
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -205,6 +206,16 @@ def _owner_set(event: OwnerSet, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _switched(event: BranchSwitched, before: ConversationState) -> _Described:
+    summary = f"{_who(event)} switched to the branch ending at {_id(event.leaf)}"
+    if event.previous_leaf is not None:
+        summary += f" (from {_id(event.previous_leaf)})"
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    details = {"leaf": event.leaf, "previousLeaf": event.previous_leaf, "reason": event.reason}
+    return summary, details, ()
+
+
 def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
     summary = (
         f"{_who(event)} retired continuation {_id(event.request_id)}: {_quote(event.reason, 80)}"
@@ -330,6 +341,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (Redacted, "redacted", _redacted),
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
+    (BranchSwitched, "branch-switched", _switched),
 )
 
 

@@ -232,6 +232,26 @@ class Chats:
             reason=reason, actor=actor, limits=self._limits,
         )  # fmt: skip
 
+    def switch_branch(
+        self,
+        chat_id: str,
+        to: str,
+        *,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> str | None:
+        """Show the branch of message ``to`` (an id or branch key, ``reads.branches``): an audited switch.
+
+        The view goes down that branch's latest path to its leaf; the branch
+        left stays in the tree, and the next turn follows the new path.
+        Returns the new leaf's key, or None when that branch is already shown.
+        """
+        self._limits.check_value("reason", reason)
+        decide = lambda c: c.switch_branch(to, reason=reason, actor=actor)  # noqa: E731
+        leaf: str | None = self._uow.act(tenant or self.tenant, chat_id, decide)[2]
+        return leaf
+
     def transact(
         self,
         chat_id: str,
