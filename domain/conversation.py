@@ -75,6 +75,8 @@ class ConversationState:
     """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
     branches: BranchTree | None = None
     """The tree of every message shown (``chatledger.domain.branches``); None until the first cut."""
+    forked_from: dict[str, Any] | None = None
+    """A fork's origin (tenant, chatId, version, leaf: ``ConversationForked``); None: not a fork."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
     dialect: Dialect = field(init=False, repr=False, compare=False)
@@ -347,6 +349,7 @@ class ConversationState:
             **({"answers": self.answers} if self.answers else {}),
             **({"owner": self.owner} if self.owner is not None else {}),
             **({"branches": self.branches.to_json()} if self.branches is not None else {}),
+            **({"forkedFrom": self.forked_from} if self.forked_from is not None else {}),
         }
 
     @classmethod
@@ -371,6 +374,7 @@ class ConversationState:
         state.redactions = list(data.get("redactions") or [])
         state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
         state.owner = data.get("owner")
+        state.forked_from = data.get("forkedFrom")
         if data.get("branches") is not None:
             state.branches = BranchTree.from_json(data["branches"])
         if state.continuation is not None and "owner" not in state.continuation:

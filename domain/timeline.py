@@ -59,6 +59,8 @@ KINDS: Final = (
     "continuation-retired",
     "conversation-erased",
     "branch-switched",
+    "conversation-forked",
+    "fork-made",
 )
 """Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
 ``erasure.py`` and ``branch_events.py``)."""

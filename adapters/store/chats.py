@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store import actions
+from chatledger.adapters.store import actions, forks
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
@@ -251,6 +251,30 @@ class Chats:
         decide = lambda c: c.switch_branch(to, reason=reason, actor=actor)  # noqa: E731
         leaf: str | None = self._uow.act(tenant or self.tenant, chat_id, decide)[2]
         return leaf
+
+    def fork(
+        self,
+        chat_id: str,
+        new_chat_id: str,
+        *,
+        leaf: str | None = None,
+        at_version: int | None = None,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> str | None:
+        """Start ``new_chat_id`` from this conversation's path up to ``leaf`` (default: the active leaf).
+
+        The fork shares those messages by reference (its log names the origin,
+        the version and the leaf; ``at_version`` forks the conversation as it
+        stood then); the origin's audit records the fork. Forks can be forked.
+        Erasing the origin erases its forks. Returns the last shared message's key.
+        """
+        self._limits.check_value("reason", reason)
+        return forks.fork(
+            self._uow, tenant or self.tenant, chat_id, new_chat_id,
+            leaf=leaf, at_version=at_version, actor=actor, reason=reason,
+        )  # fmt: skip
 
     def transact(
         self,

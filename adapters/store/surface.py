@@ -128,6 +128,7 @@ class ChatSurface:
     cut = forward("chats", Chats.cut)
     edit = forward("chats", Chats.edit)
     switch_branch = forward("chats", Chats.switch_branch)
+    fork = forward("chats", Chats.fork)
     transact = forward("chats", Chats.transact)
     set_title = forward("chats", Chats.set_title)
     set_metadata = forward("chats", Chats.set_metadata)
