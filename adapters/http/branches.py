@@ -22,14 +22,39 @@ from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import BodyLimits, int_param, read_body, string_field
 from chatledger.adapters.store import ConversationStore
 from chatledger.domain.branches import siblings_in_view
+from chatledger.domain.conversation import ConversationState
 
-__all__ = ["BranchEndpoints", "branch_paths", "view_branches"]
+__all__ = ["BranchEndpoints", "branch_navs", "branch_paths", "view_branches"]
 
 
 def view_branches(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:
     """Each message of the active path with its siblings, as ``GET .../branches`` answers them."""
     state = store.reads.conversation(chat_id, tenant=tenant).state
     return [s.to_json() for s in siblings_in_view(state.branches, state.messages)]
+
+
+def branch_navs(state: ConversationState) -> dict[str, dict[str, Any]]:
+    """Message id -> ``{index, total, prev, next}`` for each message of the view that has siblings.
+
+    ``prev`` and ``next`` are the keys of the neighbouring siblings (None at either end):
+    what the pages' ``< 2/3 >`` buttons switch to.
+    """
+    tree = state.branches
+    if tree is None:
+        return {}
+    navs: dict[str, dict[str, Any]] = {}
+    for key, message in zip(tree.path, state.messages, strict=True):
+        siblings = tree.siblings(key)
+        if siblings.total < 2:
+            continue
+        keys, at = [branch.key for branch in siblings.branches], siblings.index - 1
+        navs[message["id"]] = {
+            "index": siblings.index,
+            "total": siblings.total,
+            "prev": keys[at - 1] if at > 0 else None,
+            "next": keys[at + 1] if at + 1 < len(keys) else None,
+        }
+    return navs
 
 
 class BranchEndpoints:
