@@ -19,11 +19,14 @@ from tests.browser.conftest import Served, start_server
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
 CHAT = "branched"
+CHAT_UI = "branched-chat"
+"""Seeded alike: one for the conversation page, one for the chat page (the real useChat)."""
+QUESTION = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Name a colour"}]}
 
 
-def _answer(store: ConversationStore, message_id: str, text: str) -> None:
+def _answer(store: ConversationStore, chat: str, message_id: str, text: str) -> None:
     store.ingest(
-        CHAT,
+        chat,
         [
             {"type": "start", "messageId": message_id},
             {"type": "text-start", "id": "t"},
@@ -41,17 +44,13 @@ def served(
 ) -> Iterator[Served]:
     name, url = backend_url
     with ConversationStore.open(url, tenant="acme") as store:
-        store.start_conversation(CHAT, actor="user:alice")
-        question = {
-            "id": "u1",
-            "role": "user",
-            "parts": [{"type": "text", "text": "Name a colour"}],
-        }
-        store.append_message(CHAT, question, actor="user:alice")
-        for n, colour in enumerate(["Red", "Green", "Blue"], start=1):
-            if n > 1:
-                store.regenerate(CHAT, actor="user:alice")
-            _answer(store, f"a{n}", colour)
+        for chat in (CHAT, CHAT_UI):
+            store.start_conversation(chat, actor="user:alice", ai_sdk=7)
+            store.append_message(chat, QUESTION, actor="user:alice")
+            for n, colour in enumerate(["Red", "Green", "Blue"], start=1):
+                if n > 1:
+                    store.regenerate(chat, actor="user:alice")
+                _answer(store, chat, f"a{n}", colour)
     folder = tmp_path_factory.mktemp(f"serve-branches-{name}")
     server = start_server(name, url, folder / "serve.log", folder / "gates")
     try:
@@ -136,3 +135,44 @@ def test_a_past_version_shows_the_counts_but_does_not_switch(page: Any, served: 
     )
     shown = _answer_shown(page)
     assert (shown["of"], shown["prev"], shown["next"]) == ("3/3", False, False)
+
+
+def _chat_answer(page: Any) -> dict[str, Any]:
+    page.wait_for_selector("#messages article.role-assistant .branch-nav")
+    return page.evaluate(
+        """() => { const a = document.querySelector('#messages article.role-assistant');
+            return { id: a.dataset.messageId, text: a.querySelector('.part.text').textContent,
+                     of: a.querySelector('.branch-of').textContent }; }"""
+    )
+
+
+def test_the_chat_page_switches_branches_through_use_chat(page: Any, served: Served) -> None:
+    """The real useChat is given the new path's messages; a reload reads the same active path."""
+    page.goto(served.base + f"/chat?id={CHAT_UI}")  # the tab keeps its token
+    assert _chat_answer(page) == {"id": "a3", "text": "Blue", "of": "3/3"}
+    served.screenshot(page, "chat-branches-3-of-3")
+    page.click("#messages article.role-assistant .branch-prev")
+    page.wait_for_function(
+        "() => document.querySelector('#messages article.role-assistant .branch-of')?.textContent === '2/3'"
+    )
+    assert _chat_answer(page) == {"id": "a2", "text": "Green", "of": "2/3"}
+    served.screenshot(page, "chat-branches-2-of-3")
+    page.reload()
+    assert _chat_answer(page) == {"id": "a2", "text": "Green", "of": "2/3"}
+    with ConversationStore.open(served.url, tenant="acme") as store:
+        switched = store.history(CHAT_UI, kinds=["branch-switched"])
+        assert [(e.actor, e.details["leaf"]) for e in switched] == [("user:alice", "a2")]
+
+    # The next turn: useChat posts the path it holds, the server answers on the active path.
+    page.fill("#prompt", "The CI disk is full: delete the old build logs?")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "t => document.querySelector('#messages').textContent.includes(t)",
+        arg="I can free up space by removing the archived build logs.",
+    )
+    with ConversationStore.open(served.url, tenant="acme") as store:
+        shown = store.messages(CHAT_UI)
+        assert [m["id"] for m in shown[:2]] == ["u1", "a2"]
+        assert [m["role"] for m in shown[2:]] == ["user", "assistant"]
+        assert store.branches(CHAT_UI, "a2").total == 3
+    served.screenshot(page, "chat-branches-next-turn")
