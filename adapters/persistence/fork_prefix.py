@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.branch_events import ConversationForked
-from chatledger.domain.errors import ConversationErasedError, ConversationNotFoundError
+from chatledger.domain.errors import (
+    ConversationErasedError,
+    ConversationNotFoundError,
+    StoredDataError,
+)
 from chatledger.domain.forks import fork_prefix
 
 if TYPE_CHECKING:
@@ -31,7 +35,12 @@ def resolve_fork(log: ConversationLog, event: Any) -> Any:
     tenant, chat_id = event.origin_tenant, event.origin_chat_id
     try:
         origin = log.load(conversation_id(tenant, chat_id), tenant, chat_id, event.origin_version)
-    except (ConversationErasedError, ConversationNotFoundError):
+    except ConversationErasedError:
         return event.model_copy(update={"prefix": []})
+    except ConversationNotFoundError:
+        raise StoredDataError(
+            f"the fork's origin {chat_id!r} is not in this store (a fork lives in its origin's "
+            "database)"
+        ) from None
     prefix = fork_prefix(origin.state, event.leaf)[1] if event.leaf is not None else []
     return event.model_copy(update={"prefix": prefix})

@@ -371,21 +371,23 @@ class Chats:
         versions), model conversions, the timeline, followed streams and the
         read models show ``[redacted]`` instead. The original events stay in
         the log unchanged, so the chain still verifies and an operator holding
-        the store's key can still read them (see docs/audit.md).
+        the store's key can still read them (see docs/audit.md). Forks that
+        share the target get the same redaction (recorded on each).
         """
         self._limits.check_value("reason", reason)
         wanted = list(fields) if isinstance(fields, list | tuple) else fields
-        return self._changed(
-            tenant,
-            chat_id,
-            lambda c: c.redact(
-                tool_call_id=tool_call_id,
-                message_id=message_id,
-                fields=wanted,
-                reason=reason,
-                actor=actor,
-            ),
-        )
+
+        def redact(why: str) -> Callable[[Conversation], Any]:
+            return lambda c: c.redact(
+                tool_call_id=tool_call_id, message_id=message_id, fields=wanted,
+                reason=why, actor=actor,
+            )  # fmt: skip
+
+        changed = self._changed(tenant, chat_id, redact(reason))
+        forks.redact_forks(
+            self._uow, tenant or self.tenant, chat_id, redact, reason
+        )  # they share it
+        return changed
 
     def _changed(
         self, tenant: str | None, chat_id: str, decide: Callable[[Conversation], Any]

@@ -117,3 +117,22 @@ def test_erasing_an_origin_erases_its_forks(durable_backend: Backend) -> None:
     assert erased[-1].actor == "operator:olga"
     assert store.messages("other") == []
     assert store.operations.verify().ok
+
+
+def test_a_redaction_of_the_origin_reaches_its_forks(store: ConversationStore) -> None:
+    _origin(store, "origin", 7)
+    store.fork("origin", "fork", leaf="a1")
+    store.fork("fork", "grandchild")
+    store.fork("origin", "early", leaf="u1")
+    store.redact("origin", message_id="a2", reason="leaked key", actor="operator:olga")
+    assert "answer two" not in str(store.messages("origin", leaf="a2"))
+    assert store.history("fork", kinds=["redacted"]) == []  # a2 is not in the fork
+    store.redact("origin", message_id="a1", reason="leaked key", actor="operator:olga")
+    for chat in ("origin", "fork", "grandchild"):
+        shown = store.messages(chat, leaf="a1") if chat == "origin" else store.messages(chat)
+        assert "answer one" not in str(shown), chat
+    cascaded = store.history("grandchild", kinds=["redacted"])
+    assert [(e.actor, e.details["reason"]) for e in cascaded] == [
+        ("operator:olga", "leaked key (redacted in its origin 'fork')")
+    ]
+    assert store.history("early", kinds=["redacted"]) == []

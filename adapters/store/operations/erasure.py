@@ -52,7 +52,7 @@ from chatledger.adapters.persistence.compaction import (
 )
 from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys, Erasure
 from chatledger.adapters.persistence.purge import LogPurge
-from chatledger.adapters.store.operations.fork_erasure import forks_of
+from chatledger.adapters.store.forks import forks_of
 from chatledger.adapters.store.unit_of_work import attempts
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.chain import content_digest
