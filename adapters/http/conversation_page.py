@@ -77,6 +77,8 @@ class ConversationPage:
     folded: str | None = None
     """What of a framework plug-in's bookkeeping the messages leave out (None: nothing)."""
     branches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forked_from: dict[str, Any] | None = None
+    """A fork's origin: tenant, chatId, version and leaf (``ConversationForked``); None: not a fork."""
     """Message id -> its ``< index/total >`` and the sibling keys either side (``branch_navs``)."""
 
 
@@ -140,6 +142,7 @@ def conversation_page(
         decisions=decisions,
         retracted=retracted_chunks(history),
         branches=branch_navs(state),
+        forked_from=state.forked_from,
         **_audit(history, version, kind, actor, page),
     )
 

@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 CHAT = "branched"
 CHAT_UI = "branched-chat"
 """Seeded alike: one for the conversation page, one for the chat page (the real useChat)."""
+FORK = "branched-fork"
 QUESTION = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Name a colour"}]}
 
 
@@ -51,6 +52,7 @@ def served(
                 if n > 1:
                     store.regenerate(chat, actor="user:alice")
                 _answer(store, chat, f"a{n}", colour)
+        store.fork(CHAT, FORK, leaf="a1", actor="user:alice", reason="try red")
     folder = tmp_path_factory.mktemp(f"serve-branches-{name}")
     server = start_server(name, url, folder / "serve.log", folder / "gates")
     try:
@@ -176,3 +178,19 @@ def test_the_chat_page_switches_branches_through_use_chat(page: Any, served: Ser
         assert [m["role"] for m in shown[2:]] == ["user", "assistant"]
         assert store.branches(CHAT_UI, "a2").total == 3
     served.screenshot(page, "chat-branches-next-turn")
+
+
+def test_a_fork_shows_its_origin_and_the_shared_messages(page: Any, served: Served) -> None:
+    page.goto(served.base + f"/conversation?id={FORK}")
+    page.wait_for_selector("#forked-from")
+    assert "Forked from branched at version 13, up to a1" in " ".join(
+        page.inner_text("#forked-from").split()
+    )
+    page.wait_for_selector("#messages article.role-assistant")
+    texts = page.eval_on_selector_all("#messages .part.text", "ps => ps.map(p => p.textContent)")
+    assert texts == ["Name a colour", "Red"]
+    assert "forked this conversation from" in page.inner_text(".timeline")
+    served.screenshot(page, "fork-page")
+    page.click("#forked-from a")
+    page.wait_for_selector("#messages article.role-assistant .branch-nav")
+    assert page.inner_text(".timeline").count("forked it into") == 1

@@ -83,3 +83,9 @@ async def test_branches_over_http(durable_backend: Backend, ai_sdk: int) -> None
         ]
         again = await client.post(f"/api/chats/{chat}/forks", json={"chatId": "c/2"})
         error_of(again, 409, "ConversationExistsError")
+
+        # While an answer streams, the path cannot change under it.
+        store.append_message(chat, user("u3", "again"))
+        store.open_stream(chat, message_id="a9")
+        busy = await client.post(f"/api/chats/{chat}/branches", json={"to": "a2"})
+        error_of(busy, 409, "StreamAlreadyOpenError")
