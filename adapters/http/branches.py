@@ -23,13 +23,16 @@ from chatledger.adapters.http.requests import BodyLimits, int_param, read_body, 
 from chatledger.adapters.store import ConversationStore
 from chatledger.domain.branches import siblings_in_view
 from chatledger.domain.conversation import ConversationState
+from chatledger.domain.errors import ConversationNotFoundError
 
 __all__ = ["BranchEndpoints", "branch_navs", "branch_paths", "view_branches"]
 
 
 def view_branches(store: ConversationStore, chat_id: str, tenant: str) -> list[dict[str, Any]]:
     """Each message of the active path with its siblings, as ``GET .../branches`` answers them."""
-    state = store.reads.conversation(chat_id, tenant=tenant).state
+    state = store.reads.stored_state(chat_id, tenant=tenant)  # read your writes
+    if state is None:
+        raise ConversationNotFoundError(tenant, chat_id)
     return [s.to_json() for s in siblings_in_view(state.branches, state.messages)]
 
 

@@ -107,6 +107,8 @@ class Reader:
         if at_version is not None:
             check_position("at_version", at_version)
         if at_version is not None or leaf is not None:
+            if at_version is None:
+                self._settle(tenant, chat_id)  # a path of now: read your writes
             state = self._uow.load(tenant, chat_id, at_version).state
             past = (
                 state.messages
@@ -165,7 +167,9 @@ class Reader:
         """
         if at_version is not None:
             check_position("at_version", at_version)
-        state = self._uow.load(tenant or self.tenant, chat_id, at_version).state
+        tenant = tenant or self.tenant
+        self._settle(tenant, chat_id)  # read your writes
+        state = self._uow.load(tenant, chat_id, at_version).state
         return siblings_of(state.branches, state.messages, message)
 
     def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
