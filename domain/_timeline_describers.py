@@ -27,6 +27,7 @@ from chatledger.domain._timeline_text import (
     _tool,
     _who,
 )
+from chatledger.domain.concurrency_events import MidAnswerMessage
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -205,6 +206,20 @@ def _owner_set(event: OwnerSet, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _mid_answer(event: MidAnswerMessage, before: ConversationState) -> _Described:
+    ids = ", ".join(_id(m) for m in event.message_ids)
+    summary = (
+        f"{_who(event)}: message {ids} sent mid-answer, policy {event.policy}: {event.outcome}"
+    )
+    details = {
+        "policy": event.policy,
+        "outcome": event.outcome,
+        "streamId": event.stream_id,
+        "messageIds": list(event.message_ids),
+    }
+    return summary, details, ("refused",) if event.outcome == "dropped" else ()
+
+
 def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
     summary = (
         f"{_who(event)} retired continuation {_id(event.request_id)}: {_quote(event.reason, 80)}"
@@ -330,6 +345,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (Redacted, "redacted", _redacted),
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
+    (MidAnswerMessage, "mid-answer-message", _mid_answer),
 )
 
 

@@ -58,9 +58,10 @@ KINDS: Final = (
     "owner-set",
     "continuation-retired",
     "conversation-erased",
+    "mid-answer-message",
 )
-"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``
-and ``erasure.py``)."""
+"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
+``erasure.py`` and ``concurrency_events.py``); a new kind goes last (the read models store the index)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""
