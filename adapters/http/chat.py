@@ -14,6 +14,7 @@ import functools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio.from_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -91,11 +92,18 @@ class ChatSends:
             take = functools.partial(
                 self.store.turns.take, chat_id, plan, tenant=who.tenant, actor=who.actor,
                 responder_actor=self.runner.actor, body=body, owner=self.runner.owner,
+                stop_running=self._stop_running,
             )  # fmt: skip
             turn = await run_in_threadpool(take)
             if not isinstance(turn, Steered):  # its stream is open now
                 opening.stream_id = turn.writer.stream_id
         return turn
+
+    def _stop_running(self, stream_id: str, actor: str, reason: str) -> bool:
+        """From the turn's worker thread: stop the answer this app writes on ``stream_id`` (policy
+        ``latest``); False when another process writes it."""
+        stopped: bool = anyio.from_thread.run(self.runner.stop, stream_id, actor, reason)
+        return stopped
 
     async def answer_of(self, steered: Steered) -> Turn | None:
         """The turn of a steering message's own answer once the running one ended (None: none)."""
