@@ -37,8 +37,10 @@ __all__ = [
     "Lifted",
     "blob_digest",
     "lift",
+    "linked",
     "placeholder",
     "restore",
+    "unlinked",
 ]
 
 BLOBS_KEY = "_blobs"
@@ -209,3 +211,48 @@ def _put(node: Any, path: list[Any], value: Any) -> None:
     for step in path[:-1]:
         node = node[step]
     node[path[-1]] = value
+
+
+Link = Callable[[str, str], str]
+"""The URL of a blob, given its digest and its part's media type."""
+
+
+def linked(messages: list[dict[str, Any]], link: Link, policy: LiftPolicy = DEFAULT_LIFT) -> None:
+    """Give each file part kept as a blob (by ``policy``) the URL ``link`` answers, in place.
+
+    For clients that fetch files from the server (``?attachments=url``) rather
+    than receive them inline. Only a data URL that ``unlinked`` rebuilds exactly
+    (``data:<the part's mediaType>;base64,`` and canonical base64) is linked.
+    """
+    for message in messages:
+        for part in message.get("parts") or ():
+            url = part.get("url") if isinstance(part, dict) else None
+            if (
+                part.get("type") == "file"
+                and isinstance(url, str)
+                and url.startswith("data:")
+                and 0 < policy.data_url_bytes <= len(url)
+            ):
+                entry, data = _entry("url", url)
+                media = str(part.get("mediaType") or "application/octet-stream")
+                if entry == [_B64, f"data:{media};base64,"]:  # rebuilt exactly by ``unlinked``
+                    part["url"] = link(blob_digest(data), media)
+
+
+def unlinked(
+    messages: list[dict[str, Any]],
+    digest_of: Callable[[str], str | None],
+    fetch: Callable[[str], bytes],
+) -> None:
+    """Put back, in place, the data URL of each file part whose URL ``digest_of`` recognises as a link.
+
+    Undoes ``linked`` on the messages a client sends back (its copy holds the
+    links); the data URL is rebuilt from the blob and the part's media type.
+    """
+    for message in messages:
+        for part in message.get("parts") or ():
+            url = part.get("url") if isinstance(part, dict) else None
+            digest = digest_of(url) if part.get("type") == "file" and isinstance(url, str) else None
+            if digest is not None:
+                media = str(part.get("mediaType") or "application/octet-stream")
+                part["url"] = f"data:{media};base64,{base64.b64encode(fetch(digest)).decode()}"

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from chatledger.adapters.http.attachments import AttachmentRoutes, has_links
 from chatledger.adapters.http.auth import Identity
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import BodyLimits, read_body, string_field
@@ -67,6 +68,9 @@ class ChatSends:
             for m in messages
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
+        if has_links(messages):  # a client given attachments as links
+            unlink = AttachmentRoutes(self.store, self.identify).unlink
+            await run_in_threadpool(unlink, who.tenant, chat_id, messages)
         turn = await self.take(who, chat_id, messages, trigger, message_id, body)
         if isinstance(turn, Steered):
             return sse_response(self._steered(turn))
