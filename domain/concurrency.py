@@ -1,7 +1,8 @@
 """What to do with a user message sent while an answer streams: the policy, and its decision.
 
 Five policies, per server (``chatledger serve --message-concurrency``) or per
-conversation (its metadata's ``messageConcurrency``, which wins):
+conversation (``messageConcurrency`` in the metadata set with ``set_metadata``,
+which wins; metadata given at creation is not part of the state):
 
 * ``queue`` (the default, as before): an AI SDK 7 conversation queues the
   message as steering (the running answer may take it; else it is answered
