@@ -174,7 +174,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError(str(error)) from None
     with open_store(args) as store:
         if concurrency is not None:
-            store.turns.mid_answer.default = concurrency
+            for one in getattr(store, "shards", None) or [store]:  # a sharded store: each
+                one.turns.mid_answer.default = concurrency
         where = store.config.display
         base = f"http://{args.host}:{args.port}"
         tenants = ", ".join(tokens.tenants) if tokens is not None else args.tenant

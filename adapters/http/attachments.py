@@ -92,7 +92,7 @@ class AttachmentRoutes:
 
     def _read(self, tenant: str, chat_id: str, digest: str) -> bytes | None:
         self.store.reads.status(chat_id, tenant=tenant)  # not found / erased: its 404 / 410
-        blobs = self._blobs()
+        blobs = self._blobs(tenant, chat_id)
         if blobs is None:
             return None
         try:
@@ -101,22 +101,31 @@ class AttachmentRoutes:
             return None
         return data
 
-    def _blobs(self) -> Any:
-        return getattr(self.store.log.mapper, "blobs", None)
+    def _mapper(self, tenant: str, chat_id: str) -> Any:
+        """The log mapper of the database holding the conversation (a sharded store: its shard's)."""
+        shard = getattr(self.store, "shard", None)
+        store = shard(chat_id, tenant) if shard is not None else self.store
+        return store.log.mapper
 
-    def link(self, chat_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _blobs(self, tenant: str, chat_id: str) -> Any:
+        return getattr(self._mapper(tenant, chat_id), "blobs", None)
+
+    def link(
+        self, tenant: str, chat_id: str, messages: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         """``messages`` with their inline files as links to the route (in place; memory stores: as they are)."""
-        if self._blobs() is not None:
+        mapper = self._mapper(tenant, chat_id)
+        if getattr(mapper, "blobs", None) is not None:
             linked(
                 messages,
                 lambda digest, media: attachment_path(chat_id, digest, media),
-                getattr(self.store.log.mapper, "lift_policy", None) or DEFAULT_LIFT,
+                getattr(mapper, "lift_policy", None) or DEFAULT_LIFT,
             )
         return messages
 
     def unlink(self, tenant: str, chat_id: str, messages: list[Any]) -> None:
         """Turn the links to this chat's attachments in a client's messages back into data URLs (in place)."""
-        blobs = self._blobs()
+        blobs = self._blobs(tenant, chat_id)
         if blobs is None:
             return
         key = conversation_id(tenant, chat_id)

@@ -50,7 +50,7 @@ class ReadEndpoints:
         if mode not in ("inline", "url"):
             raise invalid(f"'attachments' must be inline or url, not {mode!r}")
         if mode == "url":
-            found = AttachmentRoutes(self.store, self.identify).link(chat_id, found)
+            found = AttachmentRoutes(self.store, self.identify).link(tenant, chat_id, found)
         return JSONResponse({"id": chat_id, "messages": found})
 
     async def status(self, request: Request) -> Response:

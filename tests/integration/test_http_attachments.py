@@ -14,6 +14,8 @@ from chatledger.adapters.responders.scripted import ScriptedResponder
 from chatledger.domain.attachments import blob_digest
 from tests.integration.conftest import Backend
 from tests.integration.http_support import client_of, error_of, send_body, text_turn, user
+from tests.integration.test_shards import _one_chat_per_shard
+from tests.integration.test_shards import three_databases as three_databases  # the fixture
 
 pytestmark = pytest.mark.anyio
 
@@ -65,3 +67,27 @@ async def test_links_the_route_answers_to_its_tenant_only(durable_backend: Backe
     stored = store.messages("pics/1", tenant="t1")
     assert [m["id"] for m in stored][:2] == ["u1", "u2"] and stored[0]["parts"][1]["url"] == URL
     assert store.history("pics/1", tenant="t1", kinds=["messages-cut"]) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("three_databases")
+async def test_a_sharded_store_links_and_serves_each_chat_from_its_shard(
+    request: pytest.FixtureRequest,
+) -> None:
+    from chatledger import ConversationStore
+
+    store = ConversationStore.open(request.getfixturevalue("three_databases"))
+    chats = _one_chat_per_shard("default", 3)
+    for chat in chats:
+        store.start_conversation(chat)
+        store.append_message(chat, PICTURE)
+    app = create_app(store, responder=ScriptedResponder([]))
+    try:
+        async with client_of(app) as client:
+            for chat in chats:
+                found = await client.get(f"/api/chats/{chat}/messages?attachments=url")
+                link = found.json()["messages"][0]["parts"][1]["url"]
+                assert link.startswith(f"/api/chats/{chat}/attachments/")
+                assert (await client.get(link)).content == PNG
+    finally:
+        store.close()
