@@ -41,6 +41,7 @@ __all__ = [
     "placeholder",
     "restore",
     "unlinked",
+    "worth_a_look",
 ]
 
 BLOBS_KEY = "_blobs"
@@ -98,6 +99,18 @@ def blob_digest(data: bytes) -> str:
 def placeholder(digest: str) -> str:
     """What a lifted value reads as in the stored JSON."""
     return f"blob:sha256:{digest}"
+
+
+def worth_a_look(text: str | bytes, policy: LiftPolicy = DEFAULT_LIFT) -> bool:
+    """Whether a state's JSON text may hold a value to lift: a scan far cheaper than ``lift``'s walk.
+
+    False means ``lift`` would find nothing (a data URL holds ``data:``; a tool
+    output is under an ``"output"`` key).
+    """
+    data, output = (b"data:", b'"output"') if isinstance(text, bytes) else ("data:", '"output"')
+    return (
+        0 < policy.data_url_bytes <= len(text) and data in text  # type: ignore[operator]
+    ) or (0 < policy.tool_output_bytes <= len(text) and output in text)  # type: ignore[operator]
 
 
 def lift(state: dict[str, Any], policy: LiftPolicy = DEFAULT_LIFT) -> Lifted:

@@ -20,7 +20,14 @@ from pydantic import BaseModel
 
 from chatledger.adapters.persistence.chain import DigestedStoredEvent, split_link
 from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys
-from chatledger.domain.attachments import BLOBS_KEY, DEFAULT_LIFT, LiftPolicy, lift, restore
+from chatledger.domain.attachments import (
+    BLOBS_KEY,
+    DEFAULT_LIFT,
+    LiftPolicy,
+    lift,
+    restore,
+    worth_a_look,
+)
 from chatledger.domain.chain import content_digest
 from chatledger.domain.erasure import ConversationErased, Tombstone, is_tombstone, read_tombstone
 from chatledger.domain.errors import ConversationErasedError, StoredDataError
@@ -83,7 +90,7 @@ class PydanticMapper(Mapper[UUID]):
         except (TypeError, ValueError):  # a raw value pydantic alone can serialise
             state = _state(domain_event, class_version, raw=())
             data = _encode(state)
-        if self.blobs is not None and len(data) >= self.lift_policy.smallest > 0:
+        if self.blobs is not None and worth_a_look(data, self.lift_policy):
             data = self._lift(domain_event.originator_id, state, data)  # type: ignore[attr-defined]
         # The hash chain commits to the plain JSON of events (snapshots are not chained).
         digest = b"" if isinstance(domain_event, ConversationSnapshot) else content_digest(data)

@@ -40,7 +40,9 @@ async def test_drop_answers_409_and_the_audit_shows_it(
         sent = await client.post("/api/chat", json=send_body("c", [*seen, user("u2", "x")]))
         assert "'drop'" in error_of(sent, 409, "MessageDroppedError")
         history = await client.get("/api/chats/c/history")
+        page = await client.get("/ui/conversation", params={"id": "c"})
     stream.close()
+    assert page.status_code == 200 and "policy drop: dropped" in page.text  # the audit on the page
     assert [m["id"] for m in store.messages("c")] == ["u1", "a1"]
     [entry] = store.history("c", kinds=["mid-answer-message"])
     assert entry.details["outcome"] == "dropped" and entry.actor.startswith("http-client:")

@@ -20,6 +20,7 @@ from chatledger.domain.attachments import (
     lift,
     placeholder,
     restore,
+    worth_a_look,
 )
 from chatledger.domain.errors import StoreConfigurationError
 
@@ -157,6 +158,10 @@ def test_every_state_comes_back_exactly(
     extra.pop(BLOBS_KEY, None)
     state = {**extra, "message": {"id": "m", "role": "user", "parts": parts}}
     given_state = copy.deepcopy(state)
+    if not worth_a_look(pydantic_core.to_json(state), policy):  # the scan never skips a lift
+        assert lift(state, policy).blobs == ()
+    if not worth_a_look(json.dumps(state, separators=(",", ":")), policy):
+        assert lift(state, policy).blobs == ()
     back = _round_trip(state, policy)
     assert back == given_state
     assert json.dumps(back, sort_keys=True) == json.dumps(given_state, sort_keys=True)

@@ -15,7 +15,7 @@ import json
 from typing import Any
 from uuid import UUID
 
-from chatledger.domain.attachments import BLOBS_KEY, lift, restore
+from chatledger.domain.attachments import BLOBS_KEY, lift, restore, worth_a_look
 
 __all__ = ["ReadModelBlobs"]
 
@@ -29,9 +29,16 @@ class ReadModelBlobs:
         self.policy = policy
         """The log's lift policy (``LiftPolicy``)."""
 
-    def lift(self, c: Any, conversation: str, value: dict[str, Any]) -> dict[str, Any]:
-        """``value`` with its large values referenced, if all their blobs are stored; else ``value``."""
+    def lift(
+        self, c: Any, conversation: str, value: dict[str, Any], text: str | None = None
+    ) -> dict[str, Any]:
+        """``value`` with its large values referenced, if all their blobs are stored; else ``value``.
+
+        ``text``: the value's JSON text, if at hand (a cheap scan skips most values).
+        """
         if self.blobs is None or self.policy is None or not self.policy.enabled:
+            return value
+        if text is not None and not worth_a_look(text, self.policy):
             return value
         lifted = lift(value, self.policy)
         if not lifted.blobs:

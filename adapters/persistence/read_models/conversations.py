@@ -100,7 +100,7 @@ class ConversationTables:
                 text = json_text(message)
                 digest = seal.digest(text)
                 if rewrite or stored.get(position) != digest:
-                    kept = self.attached.lift(c, key, message)
+                    kept = self.attached.lift(c, key, message, text)
                     if kept is not message:
                         text = json_text(kept)
                     changed.append((key, position, digest, pack_plain(seal, text)))

@@ -122,7 +122,7 @@ class TimelineTable:
 
     def _rows(self, c: Any, timelines: Timelines) -> list[tuple[Any, ...]]:
         """Timeline rows as stored (content sealed with the store key, if any; attachments referenced)."""
-        seal, lift = self._key, self.attached.lift
+        seal = self._key
         return [
             (
                 str(key),
@@ -130,18 +130,21 @@ class TimelineTable:
                 micros(entry.time),
                 seal.seal(entry.actor),
                 KIND_NUMBERS[entry.kind],
-                pack(
-                    seal,
-                    _entry_body(
-                        safe_text(entry.summary),
-                        lift(c, str(key), entry.details),
-                        list(entry.marks),
-                    ),
-                ),
+                pack(seal, self._body(c, str(key), entry)),
             )
             for key, timeline in timelines.items()
             for entry in timeline
         ]
+
+    def _body(self, c: Any, key: str, entry: TimelineEntry) -> str:
+        """The entry's text, its attachments referenced (``attached``)."""
+        summary, marks = safe_text(entry.summary), list(entry.marks)
+        body = _entry_body(summary, entry.details, marks)
+        if isinstance(entry.details, dict):
+            details = self.attached.lift(c, key, entry.details, body)
+            if details is not entry.details:
+                body = _entry_body(summary, details, marks)
+        return body
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
