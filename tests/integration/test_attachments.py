@@ -166,3 +166,19 @@ def test_erase_shreds_the_files(durable_backend: Backend, keyed: bool) -> None:
     assert len(_blob_rows(durable_backend)) == 3  # the kept conversation's
     assert store.messages("kept")[0]["parts"][1]["url"].startswith("data:image/png;base64,Q0FO")
     assert store.operations.verify().ok
+
+
+def test_a_changed_attachment_is_named_by_verify(durable_backend: Backend) -> None:
+    store = durable_backend.open()
+    image = a_file("V", 5000)
+    store.start_conversation("c", actor="user:alice")
+    parts = [{"type": "file", "mediaType": "image/png", "url": data_url(image)}]
+    store.append_message("c", {"id": "u1", "role": "user", "parts": parts}, actor="user:alice")
+    store.close()
+    Tamperer(durable_backend.url).run(
+        "UPDATE chatledger_blobs SET body = ?", b"\x00" + os.urandom(len(image))
+    )
+    fresh = durable_backend.open()
+    report = fresh.operations.verify()
+    assert not report.ok
+    assert any("does not match its SHA-256" in str(problem) for problem in report.problems)
