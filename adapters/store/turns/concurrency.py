@@ -150,6 +150,8 @@ class MidAnswer:
             tail += 1
         ids = [str(m.get("id")) for m in context[len(context) - tail :]]
         policy = arrival.policy.policy
+        with self._lock:
+            self._last.pop((tenant, chat_id), None)  # answered: the next message starts afresh
         outcome = "merged" if policy == "merge" else "answered-after-quiet"
         self._chats.record_mid_answer(
             chat_id, tenant=tenant, actor=actor, policy=policy, outcome=outcome,
