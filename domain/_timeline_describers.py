@@ -28,6 +28,7 @@ from chatledger.domain._timeline_text import (
     _who,
 )
 from chatledger.domain.branch_events import BranchSwitched, ConversationForked, ForkMade
+from chatledger.domain.concurrency_events import MidAnswerMessage
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -233,6 +234,18 @@ def _fork_made(event: ForkMade, before: ConversationState) -> _Described:
     if event.reason:
         summary += f": {_quote(event.reason, 80)}"
     return summary, raw_details(event), ()
+def _mid_answer(event: MidAnswerMessage, before: ConversationState) -> _Described:
+    ids = ", ".join(_id(m) for m in event.message_ids)
+    summary = (
+        f"{_who(event)}: message {ids} sent mid-answer, policy {event.policy}: {event.outcome}"
+    )
+    details = {
+        "policy": event.policy,
+        "outcome": event.outcome,
+        "streamId": event.stream_id,
+        "messageIds": list(event.message_ids),
+    }
+    return summary, details, ("refused",) if event.outcome == "dropped" else ()
 
 
 def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
@@ -363,6 +376,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (BranchSwitched, "branch-switched", _switched),
     (ConversationForked, "conversation-forked", _forked),
     (ForkMade, "fork-made", _fork_made),
+    (MidAnswerMessage, "mid-answer-message", _mid_answer),
 )
 
 

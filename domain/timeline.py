@@ -61,9 +61,11 @@ KINDS: Final = (
     "branch-switched",
     "conversation-forked",
     "fork-made",
+    "mid-answer-message",
 )
 """Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
-``erasure.py`` and ``branch_events.py``)."""
+``erasure.py``, ``branch_events.py`` and ``concurrency_events.py``); a new kind goes last (the read
+models store the index)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from chatledger.adapters.cli import common
 from chatledger.adapters.cli.common import (
@@ -105,6 +106,7 @@ def add(commands: Commands) -> None:
         ),
         STREAM_LEASE_SECONDS,
         SEAL_KEY_FILE,  # the verify page checks the newest seal with it
+        MESSAGE_CONCURRENCY,
         help="serve the store over HTTP for AI SDK useChat clients (and JSON endpoints)",
         description="Run the HTTP server until interrupted: POST /api/chat streams answers the "
         "way the AI SDK's useChat expects (Server-Sent Events) while storing every chunk; GET "
@@ -115,6 +117,35 @@ def add(commands: Commands) -> None:
         epilog="Example: chatledger serve --port 8000 --token-file tokens.txt "
         "--responder myapp.bot:agent",
     )
+
+
+MESSAGE_CONCURRENCY = option(
+    "--message-concurrency",
+    metavar="POLICY",
+    help="what a user message sent while an answer streams does: queue (the default: AI SDK 7 "
+    "steering, AI SDK 6 refuses), latest (stop the answer, answer the newest), merge (the "
+    "queued messages answered as one turn), drop (refused: 409) or debounce[:SECONDS] (wait "
+    "until the user stops sending); a conversation's metadata 'messageConcurrency' overrides "
+    "it (default: $CHATLEDGER_MESSAGE_CONCURRENCY, else queue)",
+)
+
+
+def message_concurrency(args: argparse.Namespace) -> Any:
+    """``--message-concurrency`` checked (CommandError naming it), or None; workers get it as
+    ``$CHATLEDGER_MESSAGE_CONCURRENCY``."""
+    from chatledger.adapters.store.turns.concurrency import ENV_SETTING
+    from chatledger.domain.concurrency import parse_concurrency
+    from chatledger.domain.errors import InvalidInputError
+
+    if args.message_concurrency is None:
+        return None
+    try:
+        policy = parse_concurrency(args.message_concurrency, "--message-concurrency")
+    except InvalidInputError as error:
+        raise CommandError(str(error)) from None
+    if args.workers > 1:
+        os.environ[ENV_SETTING] = str(policy)  # the worker processes inherit it
+    return policy
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -131,6 +162,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         )
     if args.workers < 1:
         raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
+    concurrency = message_concurrency(args)
     responder = load_responder(args.responder, args.delay)
     seal_key = common.seal_key(args, required=False)  # the verify page checks seals with it
     _check_port(args.host, args.port)  # before a token file or a database file is created
@@ -141,6 +173,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except TokenError as error:
         raise CommandError(str(error)) from None
     with open_store(args) as store:
+        if concurrency is not None:
+            for one in getattr(store, "shards", None) or [store]:  # a sharded store: each
+                one.turns.mid_answer.default = concurrency
         where = store.config.display
         base = f"http://{args.host}:{args.port}"
         tenants = ", ".join(tokens.tenants) if tokens is not None else args.tenant

@@ -52,6 +52,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.answers import AnswerEndpoints
+from chatledger.adapters.http.attachments import AttachmentRoutes
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.branches import BranchEndpoints
 from chatledger.adapters.http.chat import ChatSends
@@ -292,6 +293,11 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
             ).serve,
         ),
         Route(f"{chats}/messages", reads.messages, methods=["GET"]),
+        Route(
+            f"{chats}/attachments/{{digest}}",
+            AttachmentRoutes(chat.store, chat.identity).get,
+            methods=["GET"],
+        ),
         Route(f"{chats}/status", reads.status, methods=["GET"]),
         Route(f"{chats}/history", reads.history, methods=["GET"]),
         Route(f"{chats}/model-messages", reads.model_messages, methods=["GET"]),

@@ -14,10 +14,12 @@ import functools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import anyio.from_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from chatledger.adapters.http.attachments import AttachmentRoutes, has_links
 from chatledger.adapters.http.auth import Identity
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import BodyLimits, read_body, string_field
@@ -66,6 +68,9 @@ class ChatSends:
             for m in messages
         ):
             raise invalid("'messages' must be a list of UI messages, each with an id and a role")
+        if has_links(messages):  # a client given attachments as links
+            unlink = AttachmentRoutes(self.store, self.identify).unlink
+            await run_in_threadpool(unlink, who.tenant, chat_id, messages)
         turn = await self.take(who, chat_id, messages, trigger, message_id, body)
         if isinstance(turn, Steered):
             return sse_response(self._steered(turn))
@@ -91,11 +96,18 @@ class ChatSends:
             take = functools.partial(
                 self.store.turns.take, chat_id, plan, tenant=who.tenant, actor=who.actor,
                 responder_actor=self.runner.actor, body=body, owner=self.runner.owner,
+                stop_running=self._stop_running,
             )  # fmt: skip
             turn = await run_in_threadpool(take)
             if not isinstance(turn, Steered):  # its stream is open now
                 opening.stream_id = turn.writer.stream_id
         return turn
+
+    def _stop_running(self, stream_id: str, actor: str, reason: str) -> bool:
+        """From the turn's worker thread: stop the answer this app writes on ``stream_id`` (policy
+        ``latest``); False when another process writes it."""
+        stopped: bool = anyio.from_thread.run(self.runner.stop, stream_id, actor, reason)
+        return stopped
 
     async def answer_of(self, steered: Steered) -> Turn | None:
         """The turn of a steering message's own answer once the running one ended (None: none)."""

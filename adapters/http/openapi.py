@@ -205,8 +205,30 @@ def openapi_document(
                     "parameters": [
                         chat_id,
                         _query("atVersion", "as it stood at this version", _INTEGER),
+                        _query(
+                            "attachments",
+                            "inline (default): files as data URLs; url: files kept once as "
+                            "links to /api/chats/{id}/attachments/{sha256}",
+                            {"type": "string", "enum": ["inline", "url"], "default": "inline"},
+                        ),
                     ],
                     "responses": {"200": _ok("{id, messages}"), **errors},
+                }
+            },
+            "/api/chats/{id}/attachments/{sha256}": {
+                "get": {
+                    "summary": "One attachment of the conversation (a file kept once), its bytes",
+                    "parameters": [
+                        chat_id,
+                        {
+                            "name": "sha256",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                        },
+                        _query("type", "the media type to answer with (safe ones only)"),
+                    ],
+                    "responses": {"200": {"description": "the bytes"}, **errors},
                 }
             },
             "/api/chats/{id}/status": {

@@ -12,6 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from chatledger.adapters.http.attachments import AttachmentRoutes
 from chatledger.adapters.http.auth import Identity
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import bool_param, int_param
@@ -33,7 +34,13 @@ class ReadEndpoints:
         self.identify = identify
 
     async def messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/messages[?atVersion=N&leaf=KEY]``: the UIMessages (of the path to ``leaf``)."""
+        """``GET /api/chats/{id}/messages[?atVersion=N&leaf=KEY&attachments=url]``: the UIMessages.
+
+        ``leaf``: the messages of the path to that branch leaf (default: the active path).
+
+        ``attachments=url``: inline files kept once come as links to
+        ``/api/chats/{id}/attachments/{sha256}`` (``chatledger.adapters.http.attachments``).
+        """
         who = self.identify(request)
         tenant = who.tenant
         chat_id = request.path_params["chat_id"]
@@ -44,6 +51,11 @@ class ReadEndpoints:
                 chat_id, tenant=tenant, at_version=at_version, leaf=leaf
             )
         )
+        mode = request.query_params.get("attachments", "inline")
+        if mode not in ("inline", "url"):
+            raise invalid(f"'attachments' must be inline or url, not {mode!r}")
+        if mode == "url":
+            found = AttachmentRoutes(self.store, self.identify).link(tenant, chat_id, found)
         return JSONResponse({"id": chat_id, "messages": found})
 
     async def status(self, request: Request) -> Response:

@@ -21,6 +21,14 @@ from pydantic import BaseModel
 
 from chatledger.adapters.persistence.chain import DigestedStoredEvent, split_link
 from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys
+from chatledger.domain.attachments import (
+    BLOBS_KEY,
+    DEFAULT_LIFT,
+    LiftPolicy,
+    lift,
+    restore,
+    worth_a_look,
+)
 from chatledger.domain.chain import content_digest
 from chatledger.domain.erasure import ConversationErased, Tombstone, is_tombstone, read_tombstone
 from chatledger.domain.errors import ConversationErasedError, StoredDataError
@@ -70,15 +78,23 @@ class PydanticMapper(Mapper[UUID]):
         """The store's data keys (None: events are written with the store's cipher alone)."""
         self.resolve: Callable[[Any], Any] | None = None
         """Completes a decoded event that refers to another conversation (a fork's shared messages)."""
+        self.blobs: Any = None
+        """The store's blob table (``blobs.BlobStore``; None: nothing is lifted out of events)."""
+        self.lift_policy: LiftPolicy = DEFAULT_LIFT
+        """Which values of an event are kept as blobs (``chatledger.domain.attachments``)."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Serialise with pydantic; defaults are left out to keep rows small."""
         assert isinstance(domain_event, BaseModel), domain_event
         class_version = getattr(type(domain_event), "class_version", 1)
         try:
-            data = _encode(_state(domain_event, class_version, raw=_RAW_JSON))
+            state = _state(domain_event, class_version, raw=_RAW_JSON)
+            data = _encode(state)
         except (TypeError, ValueError):  # a raw value pydantic alone can serialise
-            data = _encode(_state(domain_event, class_version, raw=()))
+            state = _state(domain_event, class_version, raw=())
+            data = _encode(state)
+        if self.blobs is not None and worth_a_look(data, self.lift_policy):
+            data = self._lift(domain_event.originator_id, state, data)  # type: ignore[attr-defined]
         # The hash chain commits to the plain JSON of events (snapshots are not chained).
         digest = b"" if isinstance(domain_event, ConversationSnapshot) else content_digest(data)
         if self.compressor:
@@ -97,6 +113,14 @@ class PydanticMapper(Mapper[UUID]):
             state=data,
             digest=digest,
         )
+
+    def _lift(self, conversation: UUID, state: dict[str, Any], data: bytes) -> bytes:
+        """``data`` with its inline files and large tool outputs kept as blobs (stored now)."""
+        lifted = lift(state, self.lift_policy)
+        if not lifted.blobs:
+            return data
+        self.blobs.put(conversation, lifted.blobs)
+        return _encode(lifted.state)
 
     def content(self, state: bytes, conversation: UUID | None = None) -> bytes:
         """A stored event's plain JSON bytes (link stripped, decrypted, decompressed): what its digest covers."""
@@ -170,6 +194,12 @@ class PydanticMapper(Mapper[UUID]):
                 "(damaged, or moved from another conversation)"
             ) from None
 
+    def _blob(self, conversation: UUID, digest: str) -> bytes:
+        if self.blobs is None:
+            raise StoredDataError("the event refers to attachments, and this store keeps none")
+        data: bytes = self.blobs.get(conversation, digest)
+        return data
+
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         """Decode, upcast old schema versions, and validate with the event's model.
 
@@ -194,6 +224,8 @@ class PydanticMapper(Mapper[UUID]):
         key = originator if isinstance(originator, UUID) else UUID(str(originator))
         data = self.content(stored_event.state, key)
         state: dict[str, Any] = _decode(data)
+        if BLOBS_KEY in state:
+            restore(state, lambda digest: self._blob(key, digest))
         from_version = state.pop("class_version", 1)
         while from_version < getattr(cls, "class_version", 1):
             getattr(cls, f"upcast_v{from_version}_v{from_version + 1}")(state)

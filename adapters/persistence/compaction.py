@@ -40,6 +40,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from chatledger.adapters.persistence.blobs import BLOBS_TABLE
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import ERASURES_TABLE, KEYS_TABLE
 from chatledger.adapters.persistence.read_models.dialect import QUARANTINE, SEARCH_TABLE, TABLES
@@ -59,9 +60,10 @@ __all__ = [
 PURGED_TABLES = (*TABLES.values(), QUARANTINE, KEYS_TABLE)
 """PostgreSQL tables whose dead rows hold readable content after an erasure: the read models
 (sealed with the store key at most) and the data keys (each would decrypt its conversation)."""
-LOG_TABLES = ("chatledger_events", "chatledger_snapshots")
-"""The log's tables: their dead rows are readable only when not under a data key (a store without
-a cipher key, or events from before data keys); under one, the destroyed key shreds them."""
+LOG_TABLES = ("chatledger_events", "chatledger_snapshots", BLOBS_TABLE)
+"""The log's tables (and its attachments): their dead rows are readable only when not under a data
+key (a store without a cipher key, or events from before data keys); under one, the destroyed key
+shreds them."""
 
 
 DEFAULT_WAIT_SECONDS = 5.0

@@ -10,6 +10,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import IntegrityError, Mapper, StoredEvent
 from eventsourcing.utils import get_topic, resolve_topic
 
+from chatledger.adapters.persistence.blobs import BlobStore, lift_policy
 from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import DataKeys
@@ -75,6 +76,9 @@ class ConversationLog(Application[UUID]):
             data_keys=self.data_keys,
         )
         mapper.resolve = partial(resolve_fork, self)
+        if self.datastore is not None and self.config.backend in ("sqlite", "postgres"):
+            mapper.blobs = BlobStore(self.datastore, self.config.backend, self.data_keys)
+            mapper.lift_policy = lift_policy(self.env)
         return mapper
 
     # -- the reader port: what followers and listeners need ---------------------

@@ -27,6 +27,7 @@ from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import sql
 
+from chatledger.adapters.persistence.blobs import postgres_blob_ddl, sqlite_blob_ddl
 from chatledger.adapters.persistence.chain import (
     PREFIX_BYTES,
     HeadCache,
@@ -96,7 +97,12 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
     def construct_create_table_statements(self) -> list[str]:
         """eventsourcing's events table, then the chain and seal tables."""
         statements = super().construct_create_table_statements()
-        return [*statements, *sqlite_chain_ddl(self.events_table_name), *sqlite_data_key_ddl()]
+        return [
+            *statements,
+            *sqlite_chain_ddl(self.events_table_name),
+            *sqlite_data_key_ddl(),
+            *sqlite_blob_ddl(),
+        ]
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
         ids = super()._insert_events(c, stored_events, **kwargs)
@@ -142,6 +148,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
         self.sql_create_statements.extend(postgres_data_key_ddl(datastore.schema))
+        self.sql_create_statements.extend(postgres_blob_ddl(datastore.schema))
         self._previous = sql.SQL(
             f"SELECT substring(state from 1 for {PREFIX_BYTES}) AS prefix FROM {{}} "
             "WHERE originator_id = %s AND originator_version = %s"

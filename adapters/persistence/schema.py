@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from chatledger.adapters.persistence.blobs import BLOBS_TABLE
 from chatledger.adapters.persistence.chain import TABLES as CHAIN_TABLES
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import TABLES as DATA_KEY_TABLES
@@ -48,6 +49,7 @@ STORE_TABLES = (
     SETTINGS,
     *CHAIN_TABLES,
     *DATA_KEY_TABLES,
+    BLOBS_TABLE,
 )
 """Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings, chain)."""
 

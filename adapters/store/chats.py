@@ -17,6 +17,7 @@ from chatledger.adapters.store import actions, forks
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.concurrency_events import MidAnswerMessage
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
@@ -292,6 +293,28 @@ class Chats:
         frameworks, whose one save is several actions.
         """
         return transact(self._uow, tenant or self.tenant, chat_id, decide, limits=self._limits)
+
+    def record_mid_answer(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str,
+        policy: str,
+        outcome: str,
+        stream_id: str | None,
+        message_ids: list[str],
+    ) -> None:
+        """Record what the policy for messages sent mid-answer did (``MidAnswerMessage``, audit only)."""
+        check_names(actor=actor)
+
+        def decide(c: Conversation) -> None:
+            c.trigger_event(
+                MidAnswerMessage, policy=policy, outcome=outcome, stream_id=stream_id,
+                message_ids=message_ids, actor=actor,
+            )  # fmt: skip
+
+        self._uow.act(tenant or self.tenant, chat_id, decide)
 
     def set_title(
         self, chat_id: str, title: str | None, *, tenant: str | None = None, actor: str = "system"

@@ -73,6 +73,9 @@ def open_read_models(
         view = PostgresReadModels(log.datastore, key)
     else:
         view = memory_read_models(key)
+    blobs = getattr(log.mapper, "blobs", None)
+    if blobs is not None:
+        view.attach_blobs(blobs, log.mapper.lift_policy)  # type: ignore[attr-defined]
     if backend != "memory" and create:
         view.create_table()
     older = check_store_key(view, key, log)

@@ -15,6 +15,7 @@ from uuid import UUID
 
 from chatledger.adapters.persistence.keys import ColumnKey
 from chatledger.adapters.persistence.packing import pack_plain, unpack
+from chatledger.adapters.persistence.read_models.attached import ReadModelBlobs
 from chatledger.adapters.persistence.read_models.columns import iso_time, json_text, readable
 from chatledger.adapters.persistence.read_models.dialect import Dialect
 from chatledger.projections.read_models import ConversationRow, ConversationView
@@ -58,6 +59,8 @@ class ConversationTables:
     def __init__(self, dialect: Dialect, key: ColumnKey) -> None:
         self._dialect = dialect
         self._key = key
+        self.attached = ReadModelBlobs()
+        """Attachments kept as references to their blobs (set by ``ReadModels.attach_blobs``)."""
 
     def purge(self, c: Any, key: str) -> None:
         """In transaction ``c``: delete the conversation's rows."""
@@ -97,6 +100,9 @@ class ConversationTables:
                 text = json_text(message)
                 digest = seal.digest(text)
                 if rewrite or stored.get(position) != digest:
+                    kept = self.attached.lift(c, key, message, text)
+                    if kept is not message:
+                        text = json_text(kept)
                     changed.append((key, position, digest, pack_plain(seal, text)))
             if len(stored) > len(row.messages):
                 trimmed.append((key, len(row.messages)))
@@ -125,6 +131,11 @@ class ConversationTables:
             rows = c.fetchall()
         if not rows:
             return None
-        messages = readable("messages", lambda: self._messages(rows))
+        messages = readable(
+            "messages",
+            lambda: [
+                self.attached.restore_text(conversation_id, text) for text in self._messages(rows)
+            ],
+        )
         first = rows[0]
         return ConversationView(first["version"], f"[{','.join(messages)}]", first["status"])

@@ -18,6 +18,7 @@ from eventsourcing.persistence import IntegrityError
 
 from chatledger.adapters.persistence.keys import ColumnKey
 from chatledger.adapters.persistence.packing import pack, unpack
+from chatledger.adapters.persistence.read_models.attached import ReadModelBlobs
 from chatledger.adapters.persistence.read_models.columns import (
     KIND_NUMBERS,
     from_micros,
@@ -63,10 +64,12 @@ class TimelineTable:
     def __init__(self, dialect: Dialect, key: ColumnKey) -> None:
         self._dialect = dialect
         self._key = key
+        self.attached = ReadModelBlobs()
+        """Attachments kept as references to their blobs (set by ``ReadModels.attach_blobs``)."""
 
     def write(self, c: Any, timelines: Timelines, *, after: int, overwrite: bool) -> None:
         """In transaction ``c``: add the entries; RowsAheadError if some are there (unless ``overwrite``)."""
-        entries = self._rows(timelines)
+        entries = self._rows(c, timelines)
         if not entries:
             return
         statement = self._dialect.statement(_OVERWRITE_ENTRY if overwrite else _INSERT_ENTRY)
@@ -79,7 +82,7 @@ class TimelineTable:
 
     def rewrite(self, c: Any, timelines: Timelines) -> bool:
         """In transaction ``c``: write entries recorded before again; whether there were any."""
-        entries = self._rows(timelines)
+        entries = self._rows(c, timelines)
         if entries:
             c.executemany(self._dialect.statement(_OVERWRITE_ENTRY), entries)
         return bool(entries)
@@ -117,8 +120,8 @@ class TimelineTable:
         for position in mine:
             c.execute(self._dialect.statement(update), (self._key.seal(name), key, position))
 
-    def _rows(self, timelines: Timelines) -> list[tuple[Any, ...]]:
-        """Timeline rows as stored (content sealed with the store key, if any)."""
+    def _rows(self, c: Any, timelines: Timelines) -> list[tuple[Any, ...]]:
+        """Timeline rows as stored (content sealed with the store key, if any; attachments referenced)."""
         seal = self._key
         return [
             (
@@ -127,11 +130,21 @@ class TimelineTable:
                 micros(entry.time),
                 seal.seal(entry.actor),
                 KIND_NUMBERS[entry.kind],
-                pack(seal, _entry_body(safe_text(entry.summary), entry.details, list(entry.marks))),
+                pack(seal, self._body(c, str(key), entry)),
             )
             for key, timeline in timelines.items()
             for entry in timeline
         ]
+
+    def _body(self, c: Any, key: str, entry: TimelineEntry) -> str:
+        """The entry's text, its attachments referenced (``attached``)."""
+        summary, marks = safe_text(entry.summary), list(entry.marks)
+        body = _entry_body(summary, entry.details, marks)
+        if isinstance(entry.details, dict):
+            details = self.attached.lift(c, key, entry.details, body)
+            if details is not entry.details:
+                body = _entry_body(summary, details, marks)
+        return body
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""
@@ -163,15 +176,15 @@ class TimelineTable:
         with self._dialect.transaction(commit=False) as c:
             c.execute(self._dialect.statement(statement), params)
             rows = c.fetchall()
-        entries = [self._entry(row) for row in rows]
+        entries = [self._entry(row, conversation_id) for row in rows]
         if sealed and query.actor is not None:
             entries = [entry for entry in entries if entry.actor == query.actor][: query.limit]
         return entries
 
-    def _entry(self, row: Any) -> TimelineEntry:
-        return readable("audit timeline", lambda: self._decoded(row))
+    def _entry(self, row: Any, conversation_id: UUID) -> TimelineEntry:
+        return readable("audit timeline", lambda: self._decoded(row, conversation_id))
 
-    def _decoded(self, row: Any) -> TimelineEntry:
+    def _decoded(self, row: Any, conversation_id: UUID) -> TimelineEntry:
         summary, details, *marks = json.loads(unpack(self._key, row["body"]))
         return TimelineEntry(
             position=row["position"],
@@ -179,6 +192,6 @@ class TimelineTable:
             actor=self._key.unseal(row["actor"]),
             kind=KINDS[row["kind"]],
             summary=summary,
-            details=details,
+            details=self.attached.restore(conversation_id, details),
             marks=tuple(marks[0]) if marks else (),
         )

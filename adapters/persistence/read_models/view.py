@@ -16,6 +16,7 @@ from uuid import UUID
 from eventsourcing.persistence import Tracking
 
 from chatledger.adapters.persistence.keys import ColumnKey
+from chatledger.adapters.persistence.read_models.attached import ReadModelBlobs
 from chatledger.adapters.persistence.read_models.bookkeeping import (
     QuarantineTable,
     SettingsTable,
@@ -70,6 +71,10 @@ class ReadModels(ReadModelView):
         self._list = ConversationListTable(dialect, sealed, index)
         self._quarantine = QuarantineTable(dialect, sealed)
         self._settings = SettingsTable(dialect)
+
+    def attach_blobs(self, blobs: Any, policy: Any) -> None:
+        """Keep attachments in the messages and timeline as references to ``blobs`` (the log's)."""
+        self._conversations.attached = self._timeline.attached = ReadModelBlobs(blobs, policy)
 
     # -- tables and tracking ------------------------------------------------------------
 

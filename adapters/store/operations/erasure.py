@@ -6,7 +6,7 @@ unreadable everywhere at once:
 1. each stored event is replaced by its tombstone (its chain link, the
    digest the link commits to, and the kind, actor and time of its audit
    entry: ``chatledger.domain.erasure``);
-2. its snapshots are deleted;
+2. its snapshots and its attachments (``blobs``) are deleted;
 3. its data key is deleted (crypto-shredding: any other copy of its
    ciphertext can no longer be decrypted) and the erasure is registered;
 4. its read-model rows are deleted, and its timeline rows lose their
@@ -182,6 +182,7 @@ class Eraser:
                 "reason must say why the conversation is erased (a request or ticket, a rule)"
             )
         tables, data_keys = self._parts()
+        blobs = getattr(self._log.mapper, "blobs", None)
         tenant, chat_id = names if names is not None else (None, None)
         for fork in forks_of(self._log, key):  # first: they hold its messages by reference
             with suppress(ConversationErasedError):
@@ -217,6 +218,8 @@ class Eraser:
                 try:
                     self._purge.replace(c, key, plan.states)
                     self._purge.drop_snapshots(c, key)
+                    if blobs is not None:
+                        blobs.purge(c, key)
                     data_keys.record_erasure(c, record)
                     self._view.purge(c, key)
                     if rename is not None:
@@ -232,6 +235,8 @@ class Eraser:
         else:
             raise ConcurrentWriteError(chat_id or str(key))
         data_keys.forget(key)
+        if blobs is not None:
+            blobs.forget(key)
         self._forget(key)
         self._projector.catch_up()
         return ErasureReport(
@@ -369,6 +374,7 @@ def _removed(events: int, keyed: bool) -> tuple[str, ...]:
         f"the content of {events} event(s): tombstones keep each one's kind, actor, time and "
         "chain digest",
         "its snapshots",
+        "its attachments (the files and large tool outputs kept once)",
         *(["its data key (crypto-shredding: every copy of its ciphertext is unreadable)"] * keyed),
         "its read-model rows (messages, conversation list and search, approvals, continuations); "
         "its timeline keeps kinds, actors and times",

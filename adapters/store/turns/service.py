@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from chatledger.adapters.store.reads.shown import shown_messages
+from chatledger.adapters.store.turns.concurrency import Arrival, MidAnswer, StopRunning
 from chatledger.adapters.store.turns.responder import ResponderRequest
 from chatledger.domain.commands import (
     Action,
@@ -80,6 +82,8 @@ class Steered:
     """The stream that was open when it arrived."""
     body: dict[str, Any]
     """The request's body (passed to the responder if the message gets its own answer)."""
+    arrival: Arrival | None = None
+    """The mid-answer policy it was queued under, and when (``turns.concurrency``)."""
 
 
 class Turns:
@@ -90,6 +94,8 @@ class Turns:
     ) -> None:
         self.tenant = tenant
         self._chats, self._reader, self._streams, self._limits = chats, reader, streams, limits
+        self.mid_answer = MidAnswer(chats, streams)
+        """The policy for user messages sent while an answer streams (default, clock)."""
 
     def take(
         self,
@@ -101,6 +107,7 @@ class Turns:
         responder_actor: str,
         body: dict[str, Any] | None = None,
         owner: str = ANY,
+        stop_running: StopRunning | None = None,
     ) -> Turn | Steered:
         """Record what a request adds (as ``actor``) and open the stream of its answer.
 
@@ -110,6 +117,9 @@ class Turns:
         (``StreamAlreadyOpenError``). A continuation the conversation cannot
         make now raises ``NothingToContinueError``. A conversation the request
         starts is owned by ``owner`` (the runtime that will continue it).
+        The conversation's mid-answer policy (``mid_answer``) may instead stop
+        the running answer first (``latest``: through ``stop_running`` when
+        this process writes it) or refuse the message (``drop``).
         """
         tenant, body = tenant or self.tenant, body or {}
         state = self._reader.stored_state(chat_id, tenant=tenant)
@@ -126,7 +136,15 @@ class Turns:
         # Compared with what the client was shown: redacted parts read "[redacted]" there too.
         decided = plan([] if state is None else shown_messages(state))
         if state is not None and state.stream is not None:
-            return self._steer(state, decided, chat_id, tenant, actor, body)
+            arrival = self.mid_answer.arrive(state, decided, chat_id, tenant, actor, stop_running)
+            if arrival is not None:  # queued: only merge and debounce answer it their own way
+                kept = arrival if arrival.policy.policy in ("merge", "debounce") else None
+                return self._steer(state, decided, chat_id, tenant, actor, body, kept)
+            state = self._reader.stored_state(chat_id, tenant=tenant)  # its answer stopped
+            assert state is not None
+            if state.stream is not None:
+                raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
+            decided = plan(shown_messages(state))
         if state is None:
             self._check_first_actions(decided)
             self._chats.start_conversation(
@@ -268,13 +286,20 @@ class Turns:
         if last["id"] != steered.message_id or last["role"] != "user":
             return None
         with contextlib.suppress(StreamAlreadyOpenError):  # another request answers it
-            return self.open(
+            turn = self.open(
                 steered.chat_id,
                 tenant=steered.tenant,
                 actor=responder_actor,
                 trigger="submit-message",
                 body=steered.body,
             )
+            context = self.mid_answer.answered(
+                state, steered.arrival, steered.chat_id, steered.tenant, responder_actor,
+                turn.writer.stream_id, turn.request.messages,
+            )  # fmt: skip
+            if context is not turn.request.messages:
+                turn.request = dataclasses.replace(turn.request, messages=context)
+            return turn
         return None
 
     def _steer(
@@ -285,6 +310,7 @@ class Turns:
         tenant: str,
         actor: str,
         body: dict[str, Any],
+        arrival: Arrival | None = None,
     ) -> Steered:
         """Record the request's user message as a steering message; anything else waits (409).
 
@@ -298,7 +324,7 @@ class Turns:
             raise StreamAlreadyOpenError(chat_id, state.stream.stream_id)
         if message not in state.steering:
             self._chats.append_message(chat_id, message, tenant=tenant, actor=actor)
-        return Steered(chat_id, tenant, str(message["id"]), state.stream.stream_id, body)
+        return Steered(chat_id, tenant, str(message["id"]), state.stream.stream_id, body, arrival)
 
     def _continuable(self, chat_id: str, tenant: str) -> str | None:
         """The continuation request a continuing answer fulfils; NothingToContinueError if it cannot."""

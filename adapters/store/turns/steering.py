@@ -50,6 +50,12 @@ async def steered_answer(
             yield None
     finally:
         stop.set()
+    # A debounced message waits, once the running answer ended, for the user to stop typing.
+    while (
+        left := turns.mid_answer.quiet_left(steered.chat_id, steered.tenant, steered.arrival)
+    ) > 0:
+        await asyncio.sleep(min(left, tick))
+        yield None
     turn = await asyncio.to_thread(turns.answer_steered, steered, responder_actor=responder_actor)
     if turn is not None:
         yield turn
