@@ -27,6 +27,7 @@ from chatledger.domain._timeline_text import (
     _tool,
     _who,
 )
+from chatledger.domain.compaction import MessagesCompacted
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -308,6 +309,24 @@ def raw_details(event: ConversationEvent) -> dict[str, Any]:
         return {}
 
 
+def _compacted(event: MessagesCompacted, before: ConversationState) -> _Described:
+    noun = "message" if event.count == 1 else "messages"
+    summary = (
+        f"{_who(event)} compacted {event.count} {noun} ({_id(event.from_message_id)} .. "
+        f"{_id(event.to_message_id)}) into a summary for the model"
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    details = {
+        "fromMessageId": event.from_message_id,
+        "toMessageId": event.to_message_id,
+        "count": event.count,
+        "summary": event.summary,
+        "reason": event.reason,
+    }
+    return summary, details, ()
+
+
 def _fallback(event: Any, before: ConversationState) -> _Described:
     return f"{type(event).__name__} event", raw_details(event), ()
 
@@ -330,6 +349,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (Redacted, "redacted", _redacted),
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
+    (MessagesCompacted, "messages-compacted", _compacted),
 )
 
 

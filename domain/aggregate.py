@@ -14,6 +14,7 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
+from chatledger.domain.compaction import MessagesCompacted, decide_compaction
 from chatledger.domain.continuation import claimable
 from chatledger.domain.dialects import IMPLICIT_MAJOR, dialect_for
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
@@ -304,6 +305,32 @@ class Conversation(StreamCommands):
             from_message_id=from_message_id,
             count=count,
             trigger=trigger,
+            reason=reason,
+            actor=actor,
+        )
+        return count
+
+    def compact(
+        self,
+        from_message_id: str,
+        to_message_id: str,
+        *,
+        summary: str,
+        reason: str | None,
+        actor: str,
+    ) -> int:
+        """Let ``summary`` stand in for a range of messages in model input (``domain.compaction``)."""
+        check_name("actor", actor)
+        check_text("reason", reason)
+        if self.state.stream is not None:
+            raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
+        count = decide_compaction(self.state, from_message_id, to_message_id, summary)
+        self.trigger_event(
+            MessagesCompacted,
+            from_message_id=from_message_id,
+            to_message_id=to_message_id,
+            count=count,
+            summary=summary,
             reason=reason,
             actor=actor,
         )

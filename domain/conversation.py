@@ -70,6 +70,8 @@ class ConversationState:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Answer key -> ``{"streamId", "messageId", "outcome"?, "reason"?}`` of each answer opened
     with a key (``StreamOpened.answer_key``): how a retried write is recognised."""
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    """Summaries that stand in for ranges of messages in model input (``chatledger.domain.compaction``)."""
     owner: str | None = None
     """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
     _tool_index: dict[str, tuple[int, int]] | None = None
@@ -327,6 +329,7 @@ class ConversationState:
             **({"redactions": self.redactions} if self.redactions else {}),
             **({"answers": self.answers} if self.answers else {}),
             **({"owner": self.owner} if self.owner is not None else {}),
+            **({"compactions": self.compactions} if self.compactions else {}),
         }
 
     @classmethod
@@ -351,6 +354,7 @@ class ConversationState:
         state.redactions = list(data.get("redactions") or [])
         state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
         state.owner = data.get("owner")
+        state.compactions = list(data.get("compactions") or [])
         if state.continuation is not None and "owner" not in state.continuation:
             # a snapshot from before owners: the request is addressed as it would be now
             state.continuation = {**state.continuation, "owner": owner_of(state)}

@@ -133,6 +133,7 @@ class ChatSurface:
     redact = forward("chats", Chats.redact)
     set_owner = forward("chats", Chats.set_owner)
     retire_continuation = forward("chats", Chats.retire_continuation)
+    compact = forward("chats", Chats.compact)
 
     # -- a model's answer -------------------------------------------------------------------
     open_stream = forward("streams", Streams.open_stream)
@@ -151,6 +152,7 @@ class ChatSurface:
     follow_async = forward("reads", Reader.follow_async)
     version = forward("reads", Reader.version)
     conversation = forward("reads", Reader.conversation)
+    compactions = forward("reads", Reader.compactions)
 
     # -- across conversations ------------------------------------------------------------------
     pending_approvals = forward("inbox", Inbox.pending_approvals)

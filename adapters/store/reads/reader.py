@@ -14,30 +14,29 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.reads.compacted import compactions_at
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
+from chatledger.adapters.store.reads.kinds import wanted_kinds
 from chatledger.adapters.store.reads.rows import MessageRows
 from chatledger.adapters.store.reads.shown import masks_of, shown, shown_messages
 from chatledger.adapters.store.reads.timeline_page import timeline_page
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.compaction import compacted_messages
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
-from chatledger.domain.errors import (
-    ConversationErasedError,
-    ConversationNotFoundError,
-    InvalidInputError,
-)
+from chatledger.domain.errors import ConversationErasedError, ConversationNotFoundError
 from chatledger.domain.limits import check_position
 from chatledger.domain.message_replay import replay_chunks
 from chatledger.domain.owners import ClaimWatch, wall_clock_watch
 from chatledger.domain.redaction import Masks
-from chatledger.domain.timeline import KINDS, TimelineEntry
+from chatledger.domain.timeline import TimelineEntry
 from chatledger.domain.timeline_groups import TimelinePage
 from chatledger.projections.projector import full_timeline
 from chatledger.projections.read_models import HistoryQuery
@@ -131,15 +130,34 @@ class Reader:
         (``{"system": ..., "messages": [...]}``), ``"openai-chat"`` (Chat
         Completions messages) or ``"openai-responses"`` (Responses ``input``
         items). See ``chatledger.domain.convert.to_model_messages`` for the options.
+        A compaction's summary stands in for its range (``compactions``).
         """
         messages = self.messages(chat_id, tenant=tenant, at_version=at_version, at_time=at_time)
+        compactions = self.compactions(
+            chat_id, tenant=tenant, at_version=at_version, at_time=at_time
+        )
         return to_model_messages(
-            messages,
+            compacted_messages(messages, compactions) if compactions else messages,
             format,
             ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
             unanswered=unanswered,
             ai_sdk=self.ai_sdk_of(chat_id, tenant=tenant),
         )
+
+    def compactions(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+        at_time: datetime | None = None,
+    ) -> list[dict[str, Any]]:
+        """The conversation's compactions (now, or at a version or time), in order: ``from``, ``to``,
+        ``count``, ``summary``, ``reason``, ``actor``, ``time``, ``version``, and ``messageIds`` (the
+        messages its summary stands in for in model input; none when it no longer applies)."""
+        tenant = tenant or self.tenant
+        self._settle(tenant, chat_id)
+        return compactions_at(self._uow, tenant, chat_id, at_version, at_time)
 
     def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The AI SDK major the conversation speaks (6 for conversations started before v7)."""
@@ -173,13 +191,7 @@ class Reader:
         the log. Raises ConversationNotFoundError for an unknown chat.
         """
         tenant = tenant or self.tenant
-        wanted = _kinds(kinds)
-        unknown = sorted(set(wanted or ()) - set(KINDS))
-        if unknown:
-            raise InvalidInputError(
-                f"unknown timeline kind(s) {[kind[:40] for kind in unknown]}; the kinds are "
-                f"{', '.join(KINDS)}"
-            )
+        wanted = wanted_kinds(kinds)
         key = self._settle(tenant, chat_id)
         self._projector.catch_up()
         if self._view.conversation(key) is None:
@@ -384,16 +396,3 @@ class Reader:
             return self._expire(tenant, chat_id, stream_id)
 
         return expire
-
-
-def _kinds(kinds: object) -> list[str] | None:
-    """The timeline kinds asked for (one kind, or an iterable of them); InvalidInputError otherwise."""
-    if kinds is None:
-        return None
-    items = [kinds] if isinstance(kinds, str) else kinds
-    if isinstance(items, Mapping | bytes) or not isinstance(items, Iterable):
-        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
-    wanted = list(items)
-    if not all(isinstance(kind, str) for kind in wanted):
-        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
-    return wanted
