@@ -50,6 +50,7 @@ from chatledger.domain.events import (
 from chatledger.domain.owner_events import ContinuationRetired, OwnerSet
 from chatledger.domain.owners import ANY, owner_of
 from chatledger.domain.tool_outputs import DEFAULT_DENIAL_TEXT
+from chatledger.domain.usage import UsageRecorded
 
 __all__ = ["Describer", "describer_of", "raw_details"]
 
@@ -327,6 +328,22 @@ def _compacted(event: MessagesCompacted, before: ConversationState) -> _Describe
     return summary, details, ()
 
 
+def _usage(event: UsageRecorded, before: ConversationState) -> _Described:
+    tokens = event.tokens
+    what = f"step {event.step}" if event.step is not None else "turn"
+    summary = f"{_who(event)} recorded the usage of a {what}: {tokens.known_total:,} tokens"
+    if event.model:
+        summary += f" ({_id(event.model)})"
+    details = {
+        "messageId": event.message_id,
+        "model": event.model,
+        "step": event.step,
+        "source": event.source,
+        **tokens.to_json(),
+    }
+    return summary, details, ()
+
+
 def _fallback(event: Any, before: ConversationState) -> _Described:
     return f"{type(event).__name__} event", raw_details(event), ()
 
@@ -350,6 +367,7 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
     (MessagesCompacted, "messages-compacted", _compacted),
+    (UsageRecorded, "usage-recorded", _usage),
 )
 
 

@@ -59,9 +59,10 @@ KINDS: Final = (
     "continuation-retired",
     "conversation-erased",
     "messages-compacted",
+    "usage-recorded",
 )
 """Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
-``erasure.py`` and ``compaction.py``)."""
+``erasure.py``, ``compaction.py`` and ``usage.py``)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

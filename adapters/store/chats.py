@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.adapters.store import actions
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.records import ChatRecords
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import (
@@ -36,7 +37,7 @@ ExpireLapsed = Callable[[Conversation, str], None]
 """A decision step: close the conversation's stream if its writer's lease ran out (``noticed_by``)."""
 
 
-class Chats:
+class Chats(ChatRecords):
     """The write use cases of one store's conversations (everything but streams)."""
 
     def __init__(
@@ -342,37 +343,6 @@ class Chats:
                 actor=actor,
             ),
         )
-
-    def compact(
-        self,
-        chat_id: str,
-        *,
-        from_message_id: str,
-        to_message_id: str,
-        summary: str,
-        actor: str,
-        reason: str | None = None,
-        tenant: str | None = None,
-    ) -> int:
-        """Let ``summary`` stand in for the messages ``from_message_id``..``to_message_id`` in model input.
-
-        Records a ``MessagesCompacted`` event (who, when, why): from then on
-        ``model_messages()`` in every format shows one system message holding
-        the summary where the range was; ``messages()``, the pages and the
-        timeline keep every original (``compactions()`` says which are
-        compacted), and reads at earlier versions are unchanged. The range must
-        leave the latest message out. Returns how many messages it covers.
-        """
-        self._limits.check_value("summary", summary)
-        self._limits.check_value("reason", reason)
-        count: int = self._uow.act(
-            tenant or self.tenant,
-            chat_id,
-            lambda c: c.compact(
-                from_message_id, to_message_id, summary=summary, reason=reason, actor=actor
-            ),
-        )[2]
-        return count
 
     def _changed(
         self, tenant: str | None, chat_id: str, decide: Callable[[Conversation], Any]

@@ -134,6 +134,7 @@ class ChatSurface:
     set_owner = forward("chats", Chats.set_owner)
     retire_continuation = forward("chats", Chats.retire_continuation)
     compact = forward("chats", Chats.compact)
+    record_usage = forward("chats", Chats.record_usage)
 
     # -- a model's answer -------------------------------------------------------------------
     open_stream = forward("streams", Streams.open_stream)
