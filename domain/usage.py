@@ -32,10 +32,13 @@ from chatledger.domain.metadata import MetadataMergeError, merge_metadata
 
 __all__ = [
     "COUNTS",
+    "PYDANTIC_AI_KEY",
     "SOURCES",
     "Tokens",
     "UsageRecorded",
     "check_tokens",
+    "metadata_usage",
+    "pydantic_ai_usage",
     "stream_usage",
     "tokens_of",
     "usage_tokens",
@@ -45,6 +48,8 @@ COUNTS: Final = ("input", "output", "total", "reasoning", "cached_input")
 """The token counts a usage holds (each may be unknown)."""
 SOURCES: Final = ("ai-sdk", "openai-agents", "pydantic-ai", "app")
 """Where a usage came from."""
+PYDANTIC_AI_KEY: Final = "pydanticAi"
+"""The metadata key under which the Pydantic AI store keeps an entry's JSON."""
 _METADATA_CHUNKS: Final = frozenset({"start", "finish", "message-metadata"})
 
 
@@ -184,6 +189,35 @@ def metadata_usage(metadata: Any) -> tuple[Tokens, str | None] | None:
     if tokens is None:
         return None
     model = metadata.get("model", metadata.get("modelId"))
+    return tokens, model if isinstance(model, str) and model else None
+
+
+def pydantic_ai_usage(metadata: Any) -> tuple[Tokens, str | None] | None:
+    """The usage and model of a Pydantic AI ``ModelResponse`` a message's metadata keeps, or None.
+
+    The Pydantic AI store keeps each entry's JSON under ``pydanticAi.message``
+    (``chatledger.adapters.frameworks.pydantic_ai_mapping``); a response's
+    ``usage`` is one model call's (a step).
+    """
+    kept = _get(_get(metadata, PYDANTIC_AI_KEY), "message")
+    if not isinstance(kept, Mapping) or kept.get("kind") != "response":
+        return None
+    usage = kept.get("usage")
+    if not isinstance(usage, Mapping):
+        return None
+    reasoning = _count(usage.get("output_reasoning_tokens")) or _count(
+        _get(usage.get("details"), "reasoning_tokens")
+    )
+    tokens = Tokens(
+        _count(usage.get("input_tokens")),
+        _count(usage.get("output_tokens")),
+        None,
+        reasoning or None,
+        _count(usage.get("cache_read_tokens")) or None,
+    )
+    if not tokens.input and not tokens.output:
+        return None  # a response with no usage reported (a test model, a replay)
+    model = kept.get("model_name")
     return tokens, model if isinstance(model, str) and model else None
 
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.timeline import TimelineEntry
-from chatledger.domain.usage import Tokens, stream_usage
+from chatledger.domain.usage import Tokens, metadata_usage, pydantic_ai_usage, stream_usage
 
 __all__ = [
     "GROUPS",
@@ -182,12 +182,18 @@ def ledger_of(tenant: str, chat_id: str, entries: Iterable[TimelineEntry]) -> li
     last: dict[str, TimelineEntry] = {}
     messages: dict[str, str | None] = {}
     users: dict[str, str | None] = {}
+    seen: set[str | None] = set()
     for entry in entries:
         details = entry.details
         if entry.kind == "conversation-started" or (
             entry.kind == "message-appended" and details.get("role") == "user"
         ):
             user = entry.actor
+        elif entry.kind == "message-appended" and details.get("role") == "assistant":
+            appended = _appended(tenant, chat_id, entry, user)
+            if appended is not None and appended.message_id not in seen:
+                seen.add(appended.message_id)  # a framework re-appends a kept message: once
+                found.append(appended)
         elif entry.kind == "chunks":
             stream = str(details.get("streamId"))
             rows = details.get("chunks") or []
@@ -284,6 +290,23 @@ def _recorded(tenant: str, chat_id: str, entry: TimelineEntry, user: str | None)
     return UsageEntry(
         tenant, chat_id, entry.time, user, d.get("model"), d.get("messageId"), tokens,
         str(d.get("source")), step=d.get("step"), position=entry.position,
+    )  # fmt: skip
+
+
+def _appended(
+    tenant: str, chat_id: str, entry: TimelineEntry, user: str | None
+) -> UsageEntry | None:
+    """The usage a whole assistant message states: a Pydantic AI response's (a step), or its metadata's."""
+    message = entry.details.get("message")
+    metadata = message.get("metadata") if isinstance(message, dict) else None
+    found, source, step = pydantic_ai_usage(metadata), "pydantic-ai", None
+    if found is None:
+        found, source, step = metadata_usage(metadata), "app", None
+    if found is None:
+        return None
+    return UsageEntry(
+        tenant, chat_id, entry.time, user, found[1], entry.details.get("messageId"), found[0],
+        source, step=step, position=entry.position,
     )  # fmt: skip
 
 
