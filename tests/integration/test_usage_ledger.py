@@ -164,7 +164,9 @@ def test_chatledger_stats_shows_the_usage_priced(tmp_path: Path) -> None:
     )
     at = lines.index("usage per model:")
     assert lines[at + 1].split()[:2] == ["gpt-4o", "1,100"]
-    assert lines[at + 2].split()[:2] == ["o-mini", "55"] and lines[at + 2].endswith("cost - (1 unpriced)")
+    assert lines[at + 2].split()[:2] == ["o-mini", "55"] and lines[at + 2].endswith(
+        "cost - (1 unpriced)"
+    )
     assert "usage per user:" in lines
     data = json.loads(run("--usage", "--json").stdout)
     assert data["usage"]["total"]["totalTokens"] == 1155 and data["usage"]["priced"] is False
