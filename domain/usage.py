@@ -136,10 +136,14 @@ def usage_tokens(usage: Tokens | Mapping[str, Any]) -> Tokens:
         return usage
     if isinstance(usage, Mapping):
         for key, value in usage.items():
-            if key.endswith("Tokens") and value is not None and not isinstance(value, int | float):
+            if not str(key).endswith("Tokens") or value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InvalidInputError(
                     f"{key} must be a number of tokens, not {type(value).__name__}"
                 )
+            if not 0 <= value < float("inf"):
+                raise InvalidInputError(f"{key} must not be negative (got {value})")
     tokens = tokens_of(usage)
     if tokens is None:
         raise InvalidInputError(
