@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatledger.adapters.http.conversation_ledger import ledger_fields
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
@@ -75,6 +76,14 @@ class ConversationPage:
     """When, by whom and why the conversation was erased (only its audit skeleton is left)."""
     folded: str | None = None
     """What of a framework plug-in's bookkeeping the messages leave out (None: nothing)."""
+    compacted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Message id -> the compaction whose summary the model reads instead (at ``version``)."""
+    compaction_starts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """First message id of each compacted range -> its compaction (the page marks it there)."""
+    usage: list[Any] = field(default_factory=list)
+    """The usage ledger's entries up to ``version`` (``UsageEntry``)."""
+    usage_total: Any = None
+    """Their total (``UsageRow``), or None without usage."""
 
 
 def conversation_page(
@@ -137,6 +146,7 @@ def conversation_page(
         decisions=decisions,
         retracted=retracted_chunks(history),
         **_audit(history, version, kind, actor, page),
+        **ledger_fields(reads, tenant, chat_id, version, state),
     )
 
 
