@@ -31,8 +31,8 @@ def record_run_usage(session: ChatLedgerSession, result: Any, *, model: str | No
     if model is None:
         named = getattr(getattr(result, "last_agent", None), "model", None)
         model = named if isinstance(named, str) else None
-    steps = [_tokens(entry) for entry in getattr(usage, "request_usage_entries", None) or []]
-    steps = [tokens for tokens in steps if tokens is not None]
+    listed = [_tokens(entry) for entry in getattr(usage, "request_usage_entries", None) or []]
+    steps = [tokens for tokens in listed if tokens is not None]
     whole = _tokens(usage)
     if not steps and whole is None:
         return 0

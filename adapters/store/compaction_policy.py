@@ -45,18 +45,19 @@ def compact_if_needed(
     """
     if policy is None:
         return None
-    model_input = store.model_messages(chat_id, policy.format, tenant=tenant, unanswered="omit")
+    reads = store.reads
+    model_input = reads.model_messages(chat_id, policy.format, tenant=tenant, unanswered="omit")
     tokens = count_tokens(model_input, policy.tokenizer)
     if tokens <= policy.max_tokens:
         return None
-    messages = store.messages(chat_id, tenant=tenant)
-    compactions = store.compactions(chat_id, tenant=tenant)
+    messages = reads.messages(chat_id, tenant=tenant)
+    compactions = reads.compactions(chat_id, tenant=tenant)
     chosen = range_to_compact(messages, compactions, policy.keep_last)
     if chosen is None:
         return None
     first, last = chosen
     summary = policy.summarize(compacted_messages(messages[: last + 1], compactions))
-    store.compact(
+    store.chats.compact(
         chat_id,
         from_message_id=messages[first]["id"],
         to_message_id=messages[last]["id"],
@@ -65,7 +66,8 @@ def compact_if_needed(
         reason=f"auto: model input of {tokens:,} tokens over {policy.max_tokens:,}",
         tenant=tenant,
     )
-    return store.compactions(chat_id, tenant=tenant)[-1]
+    made: dict[str, Any] = reads.compactions(chat_id, tenant=tenant)[-1]
+    return made
 
 
 def summarizer_of(
@@ -82,9 +84,8 @@ def summarizer_of(
         request = ResponderRequest(
             chat_id, "", [*messages, ask], "submit-message", "compaction-summary", ai_sdk=ai_sdk
         )
-        chunks = responder.respond(request)
-        if isinstance(chunks, AsyncIterator):
-            chunks = asyncio.run(_collect(chunks))
+        answer = responder.respond(request)
+        chunks = asyncio.run(_collect(answer)) if isinstance(answer, AsyncIterator) else answer
         return "".join(_deltas(chunks))
 
     return summarize
