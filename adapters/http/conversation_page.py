@@ -84,6 +84,8 @@ class ConversationPage:
     """The usage ledger's entries up to ``version`` (``UsageEntry``)."""
     usage_total: Any = None
     """Their total (``UsageRow``), or None without usage."""
+    usage_pending: bool = False
+    """True while an answer streams: the usage is read once it ends."""
 
 
 def conversation_page(
@@ -146,7 +148,7 @@ def conversation_page(
         decisions=decisions,
         retracted=retracted_chunks(history),
         **_audit(history, version, kind, actor, page),
-        **ledger_fields(reads, tenant, chat_id, version, state),
+        **ledger_fields(reads, tenant, chat_id, version, state, latest=latest, live=live),
     )
 
 
