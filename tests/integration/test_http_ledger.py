@@ -7,7 +7,7 @@ import pytest
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.scripted import ScriptedResponder
-from tests.integration.http_support import client_of
+from tests.integration.http_support import client_of, send_body
 from tests.integration.test_compaction import _talk
 
 pytestmark = pytest.mark.anyio
@@ -60,3 +60,28 @@ async def test_compact_and_read_usage_over_http(store: ConversationStore) -> Non
             refused = await client.post("/api/chats/c/usage", json=body)
             assert refused.status_code == 422 and says in refused.text, refused.text
         assert (await client.get("/api/chats/nope/usage")).status_code == 404
+
+
+async def test_the_responder_of_a_use_chat_turn_reads_the_summary(store: ConversationStore) -> None:
+    """POST /api/chat after a compaction: the responder is asked with the summary in place."""
+    _talk(store, "c", 7)
+    store.compact("c", from_message_id="u1", to_message_id="a2", summary="S", actor="user:alice")
+    responder = ScriptedResponder([[
+        {"type": "start"}, {"type": "text-start", "id": "t"},
+        {"type": "text-delta", "id": "t", "delta": "ok"}, {"type": "text-end", "id": "t"},
+        {"type": "finish"},
+    ]])  # fmt: skip
+    app = create_app(store, responder=responder, tokens={"t": "default"})
+    ask = {"id": "u4", "role": "user", "parts": [{"type": "text", "text": "And Madrid?"}]}
+    async with client_of(app, "t") as client:
+        sent = await client.post("/api/chat", json=send_body("c", [*store.messages("c"), ask]))
+        assert sent.status_code == 200, sent.text
+    [request] = responder.requests
+    assert [m["id"] for m in request.messages] == [
+        f"compaction-{store.compactions('c')[0]['version']}",
+        "u3",
+        "a3",
+        "u4",
+    ]
+    assert request.messages[0]["parts"] == [{"type": "text", "text": "S"}]
+    assert [m["id"] for m in store.messages("c")][:4] == ["u1", "a1", "u2", "a2"]
