@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from chatledger.adapters.cli import (
     approvals,
+    compaction,
     conversation,
     demo,
     erasure,
@@ -59,6 +60,7 @@ MODULES = (
     stats,  # stats
     otel,  # export-otel
     redaction,  # redact
+    compaction,  # compact
     erasure,  # erase, retain, finish-erasure
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
@@ -87,6 +89,7 @@ LISTED = (
     "verify-export",
     "export-otel",
     "redact",
+    "compact",
     "erase",
     "retain",
     "finish-erasure",

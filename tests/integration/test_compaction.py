@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chatledger import ConversationStore
+from chatledger.adapters.cli.commands import main
 from chatledger.domain.convert import FORMATS
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
 from tests.integration.conftest import Backend
@@ -132,3 +135,26 @@ def test_compaction_survives_a_reopened_store(backend: Backend) -> None:
     other = backend.other_store(store)
     assert other.model_messages("c", "openai-chat")[0] == {"role": "system", "content": SUMMARY}
     assert other.conversation("c").state.compactions == store.conversation("c").state.compactions
+
+
+def test_chatledger_compact_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``chatledger compact`` records it (summary from a file); a bad range is one error line."""
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    with ConversationStore.open(url) as store:
+        _talk(store, "c", 6)
+    summary = tmp_path / "summary.txt"
+    summary.write_text(SUMMARY, encoding="utf-8")
+    base = ["compact", "c", "--url", url, "--from", "u1", "--actor", "user:alice"]
+    assert main([*base, "--to", "a2", "--summary-file", str(summary), "--reason", "long"]) == 0
+    assert "compacted 4 message(s)" in capsys.readouterr().out
+    assert main([*base, "--to", "a3", "--summary", "x"]) != 0
+    assert "leave the latest message" in capsys.readouterr().err
+    with ConversationStore.open(url) as store:
+        [record] = store.compactions("c")
+        assert (record["summary"], record["actor"], record["reason"]) == (
+            SUMMARY,
+            "user:alice",
+            "long",
+        )
