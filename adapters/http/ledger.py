@@ -153,6 +153,8 @@ def ledger_paths(
 
     text = {"type": "string", "minLength": 1}
     count = {"type": "integer", "minimum": 0}
+    summary_limits = limits.get("messages") or BodyLimits(4_064_000)
+    usage_limits = limits.get("approvals") or BodyLimits(64_000)
     return {
         "/api/chats/{id}/compactions": {
             "get": {
@@ -187,7 +189,7 @@ def ledger_paths(
                         "reason": {"type": "string"},
                     },
                     ["fromMessageId", "toMessageId", "summary"],
-                    limits["messages"],
+                    summary_limits,
                 ),
                 "responses": {"201": ok("{id, count, compaction}"), **errors},
             },
@@ -210,7 +212,7 @@ def ledger_paths(
                         "source": {"type": "string", "enum": list(SOURCES)},
                     },
                     [],
-                    limits["approvals"],
+                    usage_limits,
                 ),
                 "responses": {"201": ok("{id, recorded: true}"), **errors},
             },
