@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from chatledger.domain._timeline_chunks import _chunks, _parts_digest
+from chatledger.domain._timeline_ledger import MessagesCompacted, UsageRecorded, _compacted, _usage
 from chatledger.domain._timeline_text import (
     _call,
     _Described,
@@ -27,7 +28,7 @@ from chatledger.domain._timeline_text import (
     _tool,
     _who,
 )
-from chatledger.domain.compaction import MessagesCompacted
+from chatledger.domain.branch_events import BranchSwitched, ConversationForked, ForkMade
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -50,7 +51,6 @@ from chatledger.domain.events import (
 from chatledger.domain.owner_events import ContinuationRetired, OwnerSet
 from chatledger.domain.owners import ANY, owner_of
 from chatledger.domain.tool_outputs import DEFAULT_DENIAL_TEXT
-from chatledger.domain.usage import UsageRecorded
 
 __all__ = ["Describer", "describer_of", "raw_details"]
 
@@ -207,6 +207,35 @@ def _owner_set(event: OwnerSet, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _switched(event: BranchSwitched, before: ConversationState) -> _Described:
+    summary = f"{_who(event)} switched to the branch ending at {_id(event.leaf)}"
+    if event.previous_leaf is not None:
+        summary += f" (from {_id(event.previous_leaf)})"
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    details = {"leaf": event.leaf, "previousLeaf": event.previous_leaf, "reason": event.reason}
+    return summary, details, ()
+
+
+def _forked(event: ConversationForked, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} forked this conversation from {_id(event.origin_chat_id)} at version "
+        f"{event.origin_version}" + (f", up to {_id(event.leaf)}" if event.leaf else "")
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    return summary, raw_details(event), ()
+
+
+def _fork_made(event: ForkMade, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} forked it into {_id(event.fork_chat_id)} at version {event.at_version}"
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    return summary, raw_details(event), ()
+
+
 def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
     summary = (
         f"{_who(event)} retired continuation {_id(event.request_id)}: {_quote(event.reason, 80)}"
@@ -310,40 +339,6 @@ def raw_details(event: ConversationEvent) -> dict[str, Any]:
         return {}
 
 
-def _compacted(event: MessagesCompacted, before: ConversationState) -> _Described:
-    noun = "message" if event.count == 1 else "messages"
-    summary = (
-        f"{_who(event)} compacted {event.count} {noun} ({_id(event.from_message_id)} .. "
-        f"{_id(event.to_message_id)}) into a summary for the model"
-    )
-    if event.reason:
-        summary += f": {_quote(event.reason, 80)}"
-    details = {
-        "fromMessageId": event.from_message_id,
-        "toMessageId": event.to_message_id,
-        "count": event.count,
-        "summary": event.summary,
-        "reason": event.reason,
-    }
-    return summary, details, ()
-
-
-def _usage(event: UsageRecorded, before: ConversationState) -> _Described:
-    tokens = event.tokens
-    what = f"step {event.step}" if event.step is not None else "turn"
-    summary = f"{_who(event)} recorded the usage of a {what}: {tokens.known_total:,} tokens"
-    if event.model:
-        summary += f" ({_id(event.model)})"
-    details = {
-        "messageId": event.message_id,
-        "model": event.model,
-        "step": event.step,
-        "source": event.source,
-        **tokens.to_json(),
-    }
-    return summary, details, ()
-
-
 def _fallback(event: Any, before: ConversationState) -> _Described:
     return f"{type(event).__name__} event", raw_details(event), ()
 
@@ -368,6 +363,9 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (ContinuationRetired, "continuation-retired", _retired),
     (MessagesCompacted, "messages-compacted", _compacted),
     (UsageRecorded, "usage-recorded", _usage),
+    (BranchSwitched, "branch-switched", _switched),
+    (ConversationForked, "conversation-forked", _forked),
+    (ForkMade, "fork-made", _fork_made),
 )
 
 

@@ -14,7 +14,9 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
-from chatledger.domain.compaction import MessagesCompacted, decide_compaction
+from chatledger.domain.branch_events import BranchSwitched
+from chatledger.domain.branches import decide_switch
+from chatledger.domain.compaction import record_compaction
 from chatledger.domain.continuation import claimable
 from chatledger.domain.dialects import IMPLICIT_MAJOR, dialect_for
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
@@ -310,31 +312,25 @@ class Conversation(StreamCommands):
         )
         return count
 
-    def compact(
-        self,
-        from_message_id: str,
-        to_message_id: str,
-        *,
-        summary: str,
-        reason: str | None,
-        actor: str,
-    ) -> int:
-        """Let ``summary`` stand in for a range of messages in model input (``domain.compaction``)."""
-        check_name("actor", actor)
+    def compact(self, from_message_id: str, to_message_id: str, **given: Any) -> int:
+        """Let a summary stand in for a range of messages in model input (``record_compaction``)."""
+        return record_compaction(self, from_message_id, to_message_id, **given)
+
+    def switch_branch(self, to: str, *, reason: str | None, actor: str) -> str | None:
+        """Show the branch of message ``to`` (down its latest path); its new leaf, None if already shown."""
+        check_names(message_id=to)
         check_text("reason", reason)
+        check_name("actor", actor)
         if self.state.stream is not None:
             raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
-        count = decide_compaction(self.state, from_message_id, to_message_id, summary)
+        decision = decide_switch(self.state.branches, to)
+        if decision is None:
+            return None
+        leaf, previous = decision
         self.trigger_event(
-            MessagesCompacted,
-            from_message_id=from_message_id,
-            to_message_id=to_message_id,
-            count=count,
-            summary=summary,
-            reason=reason,
-            actor=actor,
+            BranchSwitched, leaf=leaf, previous_leaf=previous, reason=reason, actor=actor
         )
-        return count
+        return leaf
 
     def set_title(self, title: str | None, *, actor: str) -> bool:
         """Name the conversation (None: untitled again); False when it already has that title."""

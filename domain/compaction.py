@@ -28,9 +28,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from chatledger.domain.conversation import ConversationState
-from chatledger.domain.errors import InvalidInputError, InvalidMessageError
+from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
 from chatledger.domain.events import ConversationEvent
-from chatledger.domain.limits import check_names, check_text
+from chatledger.domain.limits import check_name, check_names, check_text
 
 __all__ = [
     "SUMMARY_ID_PREFIX",
@@ -39,6 +39,7 @@ __all__ = [
     "compaction_marks",
     "decide_compaction",
     "effective_compactions",
+    "record_compaction",
 ]
 
 SUMMARY_ID_PREFIX: Final = "compaction-"
@@ -115,6 +116,37 @@ def decide_compaction(
                 "cover it whole or leave it out"
             )
     return last - first + 1
+
+
+def record_compaction(
+    conversation: Any,
+    from_message_id: str,
+    to_message_id: str,
+    *,
+    summary: str,
+    reason: str | None,
+    actor: str,
+) -> int:
+    """The ``Conversation.compact`` command: check it, record ``MessagesCompacted``; the messages covered.
+
+    Refused while a stream is open (StreamAlreadyOpenError), and as ``decide_compaction`` says.
+    """
+    check_name("actor", actor)
+    check_text("reason", reason)
+    state: ConversationState = conversation.state
+    if state.stream is not None:
+        raise StreamAlreadyOpenError(state.chat_id, state.stream.stream_id)
+    count = decide_compaction(state, from_message_id, to_message_id, summary)
+    conversation.trigger_event(
+        MessagesCompacted,
+        from_message_id=from_message_id,
+        to_message_id=to_message_id,
+        count=count,
+        summary=summary,
+        reason=reason,
+        actor=actor,
+    )
+    return count
 
 
 def effective_compactions(

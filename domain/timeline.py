@@ -58,11 +58,14 @@ KINDS: Final = (
     "owner-set",
     "continuation-retired",
     "conversation-erased",
+    "branch-switched",
+    "conversation-forked",
+    "fork-made",
     "messages-compacted",
     "usage-recorded",
 )
 """Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
-``erasure.py``, ``compaction.py`` and ``usage.py``)."""
+``erasure.py``, ``branch_events.py``, ``compaction.py`` and ``usage.py``)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

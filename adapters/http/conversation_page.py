@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatledger.adapters.http.conversation_ledger import ledger_fields
+from chatledger.adapters.http.branches import branch_navs
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
@@ -86,6 +87,10 @@ class ConversationPage:
     """Their total (``UsageRow``), or None without usage."""
     usage_pending: bool = False
     """True while an answer streams: the usage is read once it ends."""
+    branches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forked_from: dict[str, Any] | None = None
+    """A fork's origin: tenant, chatId, version and leaf (``ConversationForked``); None: not a fork."""
+    """Message id -> its ``< index/total >`` and the sibling keys either side (``branch_navs``)."""
 
 
 def conversation_page(
@@ -147,6 +152,8 @@ def conversation_page(
         cut=cut,
         decisions=decisions,
         retracted=retracted_chunks(history),
+        branches=branch_navs(state),
+        forked_from=state.forked_from,
         **_audit(history, version, kind, actor, page),
         **ledger_fields(reads, tenant, chat_id, version, state, latest=latest, live=live),
     )
