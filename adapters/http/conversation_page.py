@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatledger.adapters.http.conversation_ledger import ledger_fields
 from chatledger.adapters.http.branches import branch_navs
+from chatledger.adapters.http.conversation_ledger import ledger_fields
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
