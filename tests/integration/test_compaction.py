@@ -158,3 +158,16 @@ def test_chatledger_compact_on_the_command_line(
             "user:alice",
             "long",
         )
+
+
+def test_a_branch_switch_lifts_a_compaction_off_its_path_and_back(store: ConversationStore) -> None:
+    """A compaction applies on the paths holding its range: switch away and back."""
+    _talk(store, "c", 7)
+    store.compact("c", from_message_id="u2", to_message_id="a2", summary="S", actor="system")
+    store.edit("c", "u2", _user("u2b", "And Madrid?"), actor="user:alice")  # a sibling branch
+    _answer(store, "c", "a2b", "Madrid has the Prado.")
+    assert "S" not in [m.get("content") for m in store.model_messages("c", "openai-chat")]
+    store.switch_branch("c", "u2", actor="user:alice")
+    model = store.model_messages("c", "openai-chat")
+    assert [m["role"] for m in model] == ["user", "assistant", "system", "user", "assistant"]
+    assert model[2] == {"role": "system", "content": "S"}
