@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from chatledger.domain._timeline_chunks import _chunks, _parts_digest
+from chatledger.domain._timeline_ledger import MessagesCompacted, UsageRecorded, _compacted, _usage
 from chatledger.domain._timeline_text import (
     _call,
     _Described,
@@ -373,6 +374,8 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (Redacted, "redacted", _redacted),
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
+    (MessagesCompacted, "messages-compacted", _compacted),
+    (UsageRecorded, "usage-recorded", _usage),
     (BranchSwitched, "branch-switched", _switched),
     (ConversationForked, "conversation-forked", _forked),
     (ForkMade, "fork-made", _fork_made),

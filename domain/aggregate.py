@@ -16,6 +16,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
 from chatledger.domain.branch_events import BranchSwitched
 from chatledger.domain.branches import decide_switch
+from chatledger.domain.compaction import record_compaction
 from chatledger.domain.continuation import claimable
 from chatledger.domain.dialects import IMPLICIT_MAJOR, dialect_for
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
@@ -310,6 +311,10 @@ class Conversation(StreamCommands):
             actor=actor,
         )
         return count
+
+    def compact(self, from_message_id: str, to_message_id: str, **given: Any) -> int:
+        """Let a summary stand in for a range of messages in model input (``record_compaction``)."""
+        return record_compaction(self, from_message_id, to_message_id, **given)
 
     def switch_branch(self, to: str, *, reason: str | None, actor: str) -> str | None:
         """Show the branch of message ``to`` (down its latest path); its new leaf, None if already shown."""

@@ -71,6 +71,8 @@ class ConversationState:
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Answer key -> ``{"streamId", "messageId", "outcome"?, "reason"?}`` of each answer opened
     with a key (``StreamOpened.answer_key``): how a retried write is recognised."""
+    compactions: list[dict[str, Any]] = field(default_factory=list)
+    """Summaries that stand in for ranges of messages in model input (``chatledger.domain.compaction``)."""
     owner: str | None = None
     """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
     branches: BranchTree | None = None
@@ -348,6 +350,7 @@ class ConversationState:
             **({"redactions": self.redactions} if self.redactions else {}),
             **({"answers": self.answers} if self.answers else {}),
             **({"owner": self.owner} if self.owner is not None else {}),
+            **({"compactions": self.compactions} if self.compactions else {}),
             **({"branches": self.branches.to_json()} if self.branches is not None else {}),
             **({"forkedFrom": self.forked_from} if self.forked_from is not None else {}),
         }
@@ -374,6 +377,7 @@ class ConversationState:
         state.redactions = list(data.get("redactions") or [])
         state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
         state.owner = data.get("owner")
+        state.compactions = list(data.get("compactions") or [])
         state.forked_from = data.get("forkedFrom")
         if data.get("branches") is not None:
             state.branches = BranchTree.from_json(data["branches"])

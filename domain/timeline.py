@@ -62,10 +62,12 @@ KINDS: Final = (
     "conversation-forked",
     "fork-made",
     "mid-answer-message",
+    "messages-compacted",
+    "usage-recorded",
 )
 """Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
-``erasure.py``, ``branch_events.py`` and ``concurrency_events.py``); a new kind goes last (the read
-models store the index)."""
+``erasure.py``, ``branch_events.py``, ``concurrency_events.py``, ``compaction.py`` and ``usage.py``);
+a new kind goes last (the read models store the index)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

@@ -7,6 +7,10 @@ it, from the event where the call appeared to the one that settled it
 (output, error or denial), with ``gen_ai.tool.call.id`` and, when asked,
 ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``. Approvals and
 tool outputs given by people are span events carrying the actor and reason.
+A stream whose message metadata states its usage (``chatledger.domain.usage``)
+carries ``gen_ai.usage.input_tokens`` / ``output_tokens`` and
+``gen_ai.response.model``; a recorded usage (``UsageRecorded``) is a ``chat``
+span of its own at its time, with the same attributes.
 
 Ids come from event positions alone: a span's id is the first 8 bytes of
 ``SHA-256(conversation id || version of the event that opened it [|| tool call id])``,
@@ -26,6 +30,7 @@ from typing import Any
 from uuid import UUID
 
 from chatledger.domain.events import (
+    ChunksReceived,
     ConversationEvent,
     ConversationStarted,
     StreamClosed,
@@ -35,6 +40,7 @@ from chatledger.domain.events import (
 )
 from chatledger.domain.redaction import Masks
 from chatledger.domain.tool_parts import is_tool_part, tool_name
+from chatledger.domain.usage import Tokens, UsageRecorded, stream_usage
 
 __all__ = ["SpanEvent", "SpanPlan", "plan_spans"]
 
@@ -95,6 +101,7 @@ def plan_spans(
     aggregate: Any = None
     chat = tenant = ""
     stream: SpanPlan | None = None
+    applied: list[Any] = []  # the open stream's applied chunks, for the usage they state
     tools: dict[str, SpanPlan] = {}
     finished: list[SpanPlan] = []
     trace = conversation.int
@@ -122,6 +129,10 @@ def plan_spans(
                     "chatledger.continuation": event.continuation,
                 },
             )
+            applied = []
+        elif isinstance(event, ChunksReceived):
+            refused = {index for index, _ in event.refusals} | set(event.replays)
+            applied += [c for i, c in enumerate(event.chunks) if i not in refused]
         elif isinstance(event, StreamClosed) and stream is not None:
             stream.end = event.timestamp
             stream.finished_at = version
@@ -129,7 +140,12 @@ def plan_spans(
             stream.error = event.outcome == "errored"
             if event.reason:
                 stream.attributes["chatledger.reason"] = event.reason
+            usage = stream_usage(applied)
+            if usage is not None:
+                stream.attributes |= _usage_attributes(*usage)
             finished.append(stream)
+        elif isinstance(event, UsageRecorded):
+            finished.append(_recorded_span(conversation, event, chat, tenant))
         if isinstance(event, ToolApprovalResponded) and event.tool_call_id in tools:
             attributes = {"chatledger.actor": event.actor, "chatledger.approved": event.approved}
             if event.reason:
@@ -147,6 +163,41 @@ def plan_spans(
             )
         _follow_tools(conversation, event, state, stream, tools, finished, chat, content, masks)
     return finished
+
+
+def _usage_attributes(tokens: Tokens, model: str | None) -> dict[str, Any]:
+    """The GenAI usage attributes (``gen_ai.usage.*``) and the model, of what is known."""
+    found: dict[str, Any] = {}
+    for key, value in (
+        ("gen_ai.usage.input_tokens", tokens.input),
+        ("gen_ai.usage.output_tokens", tokens.output),
+        ("gen_ai.usage.cache_read.input_tokens", tokens.cached_input),
+        ("gen_ai.usage.reasoning.output_tokens", tokens.reasoning),
+        ("gen_ai.response.model", model),
+    ):
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def _recorded_span(conversation: UUID, event: UsageRecorded, chat: str, tenant: str) -> SpanPlan:
+    """A ``chat`` span for a usage a framework or the app recorded (one model call or turn)."""
+    version = event.originator_version
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.conversation.id": chat,
+        "chatledger.tenant": tenant,
+        "chatledger.actor": event.actor,
+        "chatledger.usage.source": event.source,
+        **({"gen_ai.response.id": event.message_id} if event.message_id else {}),
+        **({"chatledger.usage.step": event.step} if event.step is not None else {}),
+        **_usage_attributes(event.tokens, event.model),
+    }
+    name = f"chat {event.model}" if event.model else "chat"
+    return SpanPlan(
+        name, conversation.int, span_id(conversation, version), None, event.timestamp,
+        event.timestamp, attributes, finished_at=version,
+    )  # fmt: skip
 
 
 def _follow_tools(

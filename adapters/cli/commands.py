@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from chatledger.adapters.cli import (
     approvals,
+    compaction,
     conversation,
     demo,
     erasure,
@@ -60,6 +61,7 @@ MODULES = (
     stats,  # stats
     otel,  # export-otel
     redaction,  # redact
+    compaction,  # compact
     erasure,  # erase, retain, finish-erasure
     mcp,  # mcp
 )
@@ -89,6 +91,7 @@ LISTED = (
     "verify-export",
     "export-otel",
     "redact",
+    "compact",
     "erase",
     "retain",
     "finish-erasure",

@@ -14,6 +14,7 @@ import json
 from functools import partial
 from typing import TextIO
 
+from chatledger.adapters.cli import usage
 from chatledger.adapters.cli.common import advance, open_existing, progress_bar
 from chatledger.adapters.cli.options import PROGRESS, Commands, as_json, option
 from chatledger.adapters.store.stats import DEFAULT_DAYS, MAX_DAYS, read_stats
@@ -36,13 +37,15 @@ def add(commands: Commands) -> None:
         ),
         as_json("the figures"),
         PROGRESS,
+        *usage.OPTIONS,
         help="the tenant's figures: conversations, approvals, decision times, queues",
         description="Count the tenant's conversations and streams (per day over --days), its "
         "approvals per tool and per actor with the approval and denial rates, the time from an "
         "approval's request to its decision (median and 90th percentile), what waits now (calls "
         "awaiting approval, the continuation queue, with the oldest's age), and the chunks "
         "refused or caught as replays. The serving process shows the same at /overview and "
-        "GET /api/stats. Erased conversations are not counted.",
+        "GET /api/stats. --usage adds the token usage ledger (from AI SDK stream metadata and "
+        "recorded usage), priced with --prices. Erased conversations are not counted.",
     )
 
 
@@ -53,10 +56,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         progress_bar("reading", " conversations", show=args.progress) as bar,
     ):
         stats = read_stats(store, days=args.days, progress=partial(advance, bar))
+        ledger = usage.usage_report(store, args) if usage.wanted(args) else None
     if args.json:
-        print(json.dumps(stats.to_json()), file=out)
+        extra = {"usage": ledger.to_json()} if ledger is not None else {}
+        print(json.dumps(stats.to_json() | extra), file=out)
         return 0
-    for line in lines(stats):
+    for line in lines(stats) + (usage.usage_lines(ledger) if ledger is not None else []):
         print(line, file=out)
     return 0
 

@@ -67,6 +67,7 @@ from chatledger.adapters.http.deadlines import (
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
+from chatledger.adapters.http.ledger import ledger_routes
 from chatledger.adapters.http.metrics import RequestCounter, RequestCounts, metrics_route
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.operator import OperatorEndpoints
@@ -315,6 +316,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
+        *ledger_routes(chat.store, chat.identity, chat.limits),  # compactions, usage (ledger.py)
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         docs_page.docs_route(chat.described),  # GET /docs: the API reference page
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatledger.adapters.http.branches import branch_navs
+from chatledger.adapters.http.conversation_ledger import ledger_fields
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
@@ -76,6 +77,16 @@ class ConversationPage:
     """When, by whom and why the conversation was erased (only its audit skeleton is left)."""
     folded: str | None = None
     """What of a framework plug-in's bookkeeping the messages leave out (None: nothing)."""
+    compacted: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Message id -> the compaction whose summary the model reads instead (at ``version``)."""
+    compaction_starts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """First message id of each compacted range -> its compaction (the page marks it there)."""
+    usage: list[Any] = field(default_factory=list)
+    """The usage ledger's entries up to ``version`` (``UsageEntry``)."""
+    usage_total: Any = None
+    """Their total (``UsageRow``), or None without usage."""
+    usage_pending: bool = False
+    """True while an answer streams: the usage is read once it ends."""
     branches: dict[str, dict[str, Any]] = field(default_factory=dict)
     forked_from: dict[str, Any] | None = None
     """A fork's origin: tenant, chatId, version and leaf (``ConversationForked``); None: not a fork."""
@@ -144,6 +155,7 @@ def conversation_page(
         branches=branch_navs(state),
         forked_from=state.forked_from,
         **_audit(history, version, kind, actor, page),
+        **ledger_fields(reads, tenant, chat_id, version, state, latest=latest, live=live),
     )
 
 

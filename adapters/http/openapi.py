@@ -12,6 +12,7 @@ from typing import Any
 from chatledger.adapters.http.branches import branch_paths
 from chatledger.adapters.http.continuations import continuation_paths
 from chatledger.adapters.http.health import health_paths
+from chatledger.adapters.http.ledger import ledger_paths
 from chatledger.adapters.http.metrics import metrics_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
@@ -359,6 +360,7 @@ def openapi_document(
             **stats_paths(_ERROR),  # GET /api/stats (adapters/http/stats.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
             **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
+            **ledger_paths(limits, _ERROR),  # compactions and usage (adapters/http/ledger.py)
             **branch_paths(limits["stop"], _ERROR),  # branches and forks (http/branches.py)
         },
     }

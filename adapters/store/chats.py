@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.adapters.store import actions, forks
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.records import ChatRecords
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.concurrency_events import MidAnswerMessage
@@ -37,7 +38,7 @@ ExpireLapsed = Callable[[Conversation, str], None]
 """A decision step: close the conversation's stream if its writer's lease ran out (``noticed_by``)."""
 
 
-class Chats:
+class Chats(ChatRecords):
     """The write use cases of one store's conversations (everything but streams)."""
 
     def __init__(

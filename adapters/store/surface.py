@@ -135,6 +135,8 @@ class ChatSurface:
     redact = forward("chats", Chats.redact)
     set_owner = forward("chats", Chats.set_owner)
     retire_continuation = forward("chats", Chats.retire_continuation)
+    compact = forward("chats", Chats.compact)
+    record_usage = forward("chats", Chats.record_usage)
 
     # -- a model's answer -------------------------------------------------------------------
     open_stream = forward("streams", Streams.open_stream)
@@ -154,6 +156,7 @@ class ChatSurface:
     follow_async = forward("reads", Reader.follow_async)
     version = forward("reads", Reader.version)
     conversation = forward("reads", Reader.conversation)
+    compactions = forward("reads", Reader.compactions)
 
     # -- across conversations ------------------------------------------------------------------
     pending_approvals = forward("inbox", Inbox.pending_approvals)

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.reads.compacted import CompactionReads
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
 from chatledger.adapters.store.reads.resume_prefix import resume_prefix_of
@@ -56,7 +57,7 @@ Expire = Callable[[str, str, str], bool]
 """``(tenant, chat_id, stream_id) -> closed?``: closes a stream whose writer's lease ran out."""
 
 
-class Reader:
+class Reader(CompactionReads):
     """Reads one conversation at a time (``tenant=None``: the store's default tenant)."""
 
     def __init__(
@@ -145,7 +146,7 @@ class Reader:
             chat_id, tenant=tenant, at_version=at_version, at_time=at_time, leaf=leaf
         )
         return to_model_messages(
-            messages,
+            self._model_input(messages, chat_id, tenant, at_version, at_time),  # compactions
             format,
             ignore_incomplete_tool_calls=ignore_incomplete_tool_calls,
             unanswered=unanswered,

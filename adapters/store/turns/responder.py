@@ -31,7 +31,8 @@ class ResponderRequest:
     tenant: str
     """Its tenant."""
     messages: list[dict[str, Any]]
-    """The conversation's UIMessages as stored now (a continued assistant message is the last one)."""
+    """The conversation's UIMessages as stored now (a continued assistant message is the last one),
+    as the model reads them: a compaction's summary (a system message) in place of its range."""
     trigger: str
     """``submit-message`` (a new user message), ``regenerate-message`` or ``continuation``
     (the same assistant message continues after approvals or tool outputs)."""

@@ -34,6 +34,7 @@ from chatledger.domain.commands import (
     Regenerate,
     RespondToApproval,
 )
+from chatledger.domain.compaction import compacted_messages
 from chatledger.domain.errors import (
     FollowTimeoutError,
     NothingToContinueError,
@@ -201,6 +202,8 @@ class Turns:
         end = state.stream.message_index + (1 if state.stream.continuation else 0)
         # The model sees what every view shows: redacted content stays hidden from it too.
         context = shown_messages(state, copy.deepcopy(state.messages[:end]))
+        if state.compactions:  # and a compaction's summary in place of its range
+            context = compacted_messages(context, state.compactions)
         request = ResponderRequest(
             chat_id, tenant, context, trigger, writer.message_id, body or {}, ai_sdk=state.ai_sdk
         )
