@@ -235,6 +235,8 @@ def _fork_made(event: ForkMade, before: ConversationState) -> _Described:
     if event.reason:
         summary += f": {_quote(event.reason, 80)}"
     return summary, raw_details(event), ()
+
+
 def _mid_answer(event: MidAnswerMessage, before: ConversationState) -> _Described:
     ids = ", ".join(_id(m) for m in event.message_ids)
     summary = (

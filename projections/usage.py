@@ -26,6 +26,7 @@ from typing import Any, Final
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.domain.usage import Tokens, metadata_usage, pydantic_ai_usage, stream_usage
+from chatledger.projections.usage_groups import GROUPS
 
 __all__ = [
     "GROUPS",
@@ -38,8 +39,6 @@ __all__ = [
     "rollup",
 ]
 
-GROUPS: Final = ("conversation", "user", "tenant", "model", "day")
-"""What usage can be rolled up by."""
 LEDGER_KINDS: Final = ("conversation-started", "message-appended", "chunks", "usage-recorded")
 """The timeline kinds the ledger reads (chunk batches in full)."""
 _PER: Final = Decimal(1_000_000)

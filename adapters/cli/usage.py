@@ -10,11 +10,14 @@ knows no prices).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatledger.adapters.cli.options import Option, flag, option
-from chatledger.adapters.store.usage import UsageReport, load_prices, read_usage
-from chatledger.projections.usage import GROUPS, UsageRow
+from chatledger.projections.usage_groups import GROUPS
+
+if TYPE_CHECKING:  # the roll-up loads the event models: only when the ledger is asked for
+    from chatledger.adapters.store.usage import UsageReport
+    from chatledger.projections.usage import UsageRow
 
 __all__ = ["OPTIONS", "usage_lines", "usage_report", "wanted"]
 
@@ -43,6 +46,8 @@ def wanted(args: argparse.Namespace) -> bool:
 
 def usage_report(store: Any, args: argparse.Namespace, progress: Any = None) -> UsageReport:
     """The usage of the store's tenant as the options ask."""
+    from chatledger.adapters.store.usage import load_prices, read_usage
+
     prices = load_prices(args.prices) if args.prices else None
     return read_usage(store, by=args.usage_by or ("model", "day"), prices=prices, progress=progress)
 

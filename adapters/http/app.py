@@ -47,12 +47,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.answers import AnswerEndpoints
-from chatledger.adapters.http.attachments import AttachmentRoutes
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.branches import BranchEndpoints
 from chatledger.adapters.http.chat import ChatSends
@@ -66,17 +63,14 @@ from chatledger.adapters.http.deadlines import (
 )
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
-from chatledger.adapters.http.health import health_routes
-from chatledger.adapters.http.ledger import ledger_routes
-from chatledger.adapters.http.metrics import RequestCounter, RequestCounts, metrics_route
+from chatledger.adapters.http.metrics import RequestCounter, RequestCounts
 from chatledger.adapters.http.openapi import openapi_document
 from chatledger.adapters.http.operator import OperatorEndpoints
-from chatledger.adapters.http.pages import page_routes
 from chatledger.adapters.http.reads import ReadEndpoints
 from chatledger.adapters.http.requests import BodyLimits
 from chatledger.adapters.http.resume import Resumes
+from chatledger.adapters.http.routes import routes
 from chatledger.adapters.http.sse import SSE_HEADERS
-from chatledger.adapters.http.websocket import ChatSocket
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.turns.continuations import (
@@ -278,51 +272,6 @@ def create_app(
     )
     app.state.chatledger = chat
     return app
-
-
-def routes(chat: ChatApp) -> list[BaseRoute]:
-    """Every route of the app: the useChat endpoints, the JSON API, operator routes, the pages."""
-    reads, actions, chats = chat.reads, chat.actions, "/api/chats/{chat_id:path}"
-    return [
-        Route("/api/chat", chat.sends.post, methods=["POST"]),
-        Route("/api/chat/{chat_id:path}/stream", chat.resume, methods=["GET"]),
-        # The AI SDK 7 WebSocketChatTransport.
-        WebSocketRoute(
-            "/api/chat/ws",
-            ChatSocket(
-                chat.sends, chat.resumes, chat.websocket_idle_seconds, chat.connections
-            ).serve,
-        ),
-        Route(f"{chats}/messages", reads.messages, methods=["GET"]),
-        Route(
-            f"{chats}/attachments/{{digest}}",
-            AttachmentRoutes(chat.store, chat.identity).get,
-            methods=["GET"],
-        ),
-        Route(f"{chats}/status", reads.status, methods=["GET"]),
-        Route(f"{chats}/history", reads.history, methods=["GET"]),
-        Route(f"{chats}/model-messages", reads.model_messages, methods=["GET"]),
-        Route(f"{chats}/approvals", actions.respond_to_approval, methods=["POST"]),
-        Route(f"{chats}/tool-outputs", actions.add_tool_output, methods=["POST"]),
-        Route(f"{chats}/stop", actions.stop, methods=["POST"]),
-        Route(f"{chats}/branches", chat.branches.list, methods=["GET"]),
-        Route(f"{chats}/branches", chat.branches.switch, methods=["POST"]),
-        Route(f"{chats}/forks", chat.branches.fork, methods=["POST"]),
-        # A server that runs the model elsewhere (conversations.py, answers.py).
-        Route("/api/chats", chat.conversations.start, methods=["POST"]),
-        Route(f"{chats}/messages", chat.conversations.append_message, methods=["POST"]),
-        Route(f"{chats}/answers", chat.answers.stream_in, methods=["POST"]),
-        Route("/api/approvals", reads.approvals, methods=["GET"]),
-        Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
-        Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
-        *chat.operators.routes(),  # erase, export, redact: operator tokens only
-        *ledger_routes(chat.store, chat.identity, chat.limits),  # compactions, usage (ledger.py)
-        Route("/openapi.json", chat.openapi, methods=["GET"]),
-        docs_page.docs_route(chat.described),  # GET /docs: the API reference page
-        *health_routes(chat.store),  # /health, /health/live: public (http/health.py)
-        metrics_route(chat.store, chat.access, chat.requests, lambda: len(chat.runner.turns)),
-        *page_routes(chat),  # GET /api/chats and the pages at /
-    ]
 
 
 def _middleware(allowed_hosts: Sequence[str], cors_origins: Sequence[str]) -> list[Middleware]:

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatledger.adapters.store import actions, forks
 from chatledger.adapters.store.actions import ActionResult
+from chatledger.adapters.store.branching import ChatBranches
 from chatledger.adapters.store.records import ChatRecords
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
-from chatledger.domain.concurrency_events import MidAnswerMessage
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
@@ -38,7 +38,7 @@ ExpireLapsed = Callable[[Conversation, str], None]
 """A decision step: close the conversation's stream if its writer's lease ran out (``noticed_by``)."""
 
 
-class Chats(ChatRecords):
+class Chats(ChatRecords, ChatBranches):
     """The write use cases of one store's conversations (everything but streams)."""
 
     def __init__(
@@ -234,50 +234,6 @@ class Chats(ChatRecords):
             reason=reason, actor=actor, limits=self._limits,
         )  # fmt: skip
 
-    def switch_branch(
-        self,
-        chat_id: str,
-        to: str,
-        *,
-        reason: str | None = None,
-        actor: str = "system",
-        tenant: str | None = None,
-    ) -> str | None:
-        """Show the branch of message ``to`` (an id or branch key, ``reads.branches``): an audited switch.
-
-        The view goes down that branch's latest path to its leaf; the branch
-        left stays in the tree, and the next turn follows the new path.
-        Returns the new leaf's key, or None when that branch is already shown.
-        """
-        self._limits.check_value("reason", reason)
-        decide = lambda c: c.switch_branch(to, reason=reason, actor=actor)  # noqa: E731
-        leaf: str | None = self._uow.act(tenant or self.tenant, chat_id, decide)[2]
-        return leaf
-
-    def fork(
-        self,
-        chat_id: str,
-        new_chat_id: str,
-        *,
-        leaf: str | None = None,
-        at_version: int | None = None,
-        reason: str | None = None,
-        actor: str = "system",
-        tenant: str | None = None,
-    ) -> str | None:
-        """Start ``new_chat_id`` from this conversation's path up to ``leaf`` (default: the active leaf).
-
-        The fork shares those messages by reference (its log names the origin,
-        the version and the leaf; ``at_version`` forks the conversation as it
-        stood then); the origin's audit records the fork. Forks can be forked.
-        Erasing the origin erases its forks. Returns the last shared message's key.
-        """
-        self._limits.check_value("reason", reason)
-        return forks.fork(
-            self._uow, tenant or self.tenant, chat_id, new_chat_id,
-            leaf=leaf, at_version=at_version, actor=actor, reason=reason,
-        )  # fmt: skip
-
     def transact(
         self,
         chat_id: str,
@@ -294,28 +250,6 @@ class Chats(ChatRecords):
         frameworks, whose one save is several actions.
         """
         return transact(self._uow, tenant or self.tenant, chat_id, decide, limits=self._limits)
-
-    def record_mid_answer(
-        self,
-        chat_id: str,
-        *,
-        tenant: str | None = None,
-        actor: str,
-        policy: str,
-        outcome: str,
-        stream_id: str | None,
-        message_ids: list[str],
-    ) -> None:
-        """Record what the policy for messages sent mid-answer did (``MidAnswerMessage``, audit only)."""
-        check_names(actor=actor)
-
-        def decide(c: Conversation) -> None:
-            c.trigger_event(
-                MidAnswerMessage, policy=policy, outcome=outcome, stream_id=stream_id,
-                message_ids=message_ids, actor=actor,
-            )  # fmt: skip
-
-        self._uow.act(tenant or self.tenant, chat_id, decide)
 
     def set_title(
         self, chat_id: str, title: str | None, *, tenant: str | None = None, actor: str = "system"

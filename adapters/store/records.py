@@ -1,4 +1,5 @@
-"""What a conversation records beside its messages: compactions of its model input, token usage.
+"""What a conversation records beside its messages: compactions of its model input, token usage,
+what became of a message sent mid-answer.
 
 ``Chats`` answers these (its base class ``ChatRecords``); each is one decision
 run through the unit of work, as every write of ``Chats``.
@@ -10,11 +11,13 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from chatledger.domain.concurrency_events import MidAnswerMessage
 from chatledger.domain.limits import check_names
 from chatledger.domain.usage import Tokens, UsageRecorded, check_tokens, usage_tokens
 
 if TYPE_CHECKING:
     from chatledger.adapters.store.unit_of_work import UnitOfWork
+    from chatledger.domain.aggregate import Conversation
     from chatledger.domain.limits import Limits
 
 __all__ = ["ChatRecords"]
@@ -83,3 +86,25 @@ class ChatRecords:
             chat_id,
             lambda c: c.trigger_event(UsageRecorded, **event, **fields, actor=actor),
         )
+
+    def record_mid_answer(
+        self,
+        chat_id: str,
+        *,
+        tenant: str | None = None,
+        actor: str,
+        policy: str,
+        outcome: str,
+        stream_id: str | None,
+        message_ids: list[str],
+    ) -> None:
+        """Record what the policy for messages sent mid-answer did (``MidAnswerMessage``, audit only)."""
+        check_names(actor=actor)
+
+        def decide(c: Conversation) -> None:
+            c.trigger_event(
+                MidAnswerMessage, policy=policy, outcome=outcome, stream_id=stream_id,
+                message_ids=message_ids, actor=actor,
+            )  # fmt: skip
+
+        self._uow.act(tenant or self.tenant, chat_id, decide)
