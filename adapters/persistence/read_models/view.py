@@ -70,6 +70,8 @@ class ReadModels(ReadModelView):
         self._list = ConversationListTable(dialect, sealed, index)
         self._quarantine = QuarantineTable(dialect, sealed)
         self._settings = SettingsTable(dialect)
+        self.key_check_recorded = False
+        """Whether opening found no key check value in a store with events, and recorded it."""
 
     # -- tables and tracking ------------------------------------------------------------
 
@@ -179,6 +181,10 @@ class ReadModels(ReadModelView):
     def stored_setting(self, name: str) -> str | None:
         """The store's setting ``name``, or None."""
         return self._settings.stored_setting(name)
+
+    def bookkeeping(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Every row of the tracking table (position by name) and of the settings (for ``verify``)."""
+        return self._tracking.rows(), self._settings.rows()
 
     # -- reading ----------------------------------------------------------------------
 
