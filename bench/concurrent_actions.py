@@ -56,8 +56,9 @@ def _retrying(action: Any) -> Any:
     return action()
 
 
-def worker(url: str, process: int, threads: int, per_thread: int, conversations: int,
-           start: Any, out: Any) -> None:  # fmt: skip
+def worker(
+    url: str, process: int, threads: int, per_thread: int, conversations: int, start: Any, out: Any
+) -> None:
     store = ConversationStore.open(url, tenant=TENANT)
     found: dict[str, list[Any]] = {"messages": [], "answers": [], "claims": [], "errors": []}
     lock = threading.Lock()
@@ -81,8 +82,11 @@ def worker(url: str, process: int, threads: int, per_thread: int, conversations:
                         found["messages"].append(ident)
                 elif i % 5 == 3:
                     chat = f"paused-{rng.randrange(conversations)}"
-                    result = _retrying(lambda c=chat: store.respond_to_approval(
-                        c, approval_id=demo.APPROVAL_ID, approved=True, actor=name))  # fmt: skip
+                    result = _retrying(
+                        lambda c=chat: store.respond_to_approval(
+                            c, approval_id=demo.APPROVAL_ID, approved=True, actor=name
+                        )
+                    )
                     if result.changed:
                         with lock:
                             found["answers"].append(chat)

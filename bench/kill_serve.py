@@ -75,8 +75,9 @@ def one_round(url: str, lease: str, store: ConversationStore, number: int) -> fl
                 if PARTIAL in line:
                     break
             deadline = time.monotonic() + 30
-            while not any(PARTIAL in str(m) and m["role"] == "assistant"
-                          for m in store.messages(CHAT)[-1:]):  # fmt: skip
+            while not any(
+                PARTIAL in str(m) and m["role"] == "assistant" for m in store.messages(CHAT)[-1:]
+            ):
                 assert time.monotonic() < deadline, "the half answer was never committed"
                 time.sleep(0.02)
             process.send_signal(signal.SIGKILL)

@@ -125,8 +125,18 @@ def main() -> int:
         port = probe.getsockname()[1]
     work = Path(tempfile.mkdtemp(prefix="slow-clients-"))
     log = (work / "serve.log").open("w+")
-    command = [sys.executable, "-m", "chatledger", "serve", "--url", f"sqlite:///{work}/s.db",
-               "--port", str(port), "--log-level", "info"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "chatledger",
+        "serve",
+        "--url",
+        f"sqlite:///{work}/s.db",
+        "--port",
+        str(port),
+        "--log-level",
+        "info",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_TOKEN")}
     env["CHATLEDGER_TOKENS"] = TOKENS
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
