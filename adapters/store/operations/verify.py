@@ -139,6 +139,8 @@ class Verifier:
         self._log = log
         self._view = view
         self._projector = projector
+        self._orphans: set[UUID] = set()
+        """Conversations whose events lack their first one (named by the log scan)."""
 
     def verify(
         self,
@@ -257,7 +259,8 @@ class Verifier:
             position = page[-1].id
             if progress is not None:
                 progress("log", position, max(head, position))
-        for orphan in sorted(seen - set(found) - erased, key=str):
+        self._orphans = seen - set(found) - erased
+        for orphan in sorted(self._orphans, key=str):
             report.problems.append(
                 Problem(
                     "log",
@@ -326,7 +329,8 @@ class Verifier:
             if progress is not None:
                 progress("conversations", done, len(found))
         tenants = {owner for owner, _ in found.values()}
-        findings = list_findings(self._view, summaries, found, tenants, whole=whole)
+        known = set(found) | self._orphans  # an orphan's log problem is named already
+        findings = list_findings(self._view, summaries, known, tenants, whole=whole)
         report.problems.extend(Problem(*finding) for finding in findings)
 
     def _inbox(self, report: VerifyReport, tenant: str) -> Inbox:
