@@ -9,7 +9,8 @@ each (``--processes``, ``--threads``) run 125 actions per thread, all at once:
   when it returns;
 * 1 in 5: ``respond_to_approval`` of a random paused conversation (many
   threads race on the same approval): ``changed`` means this call recorded it;
-* 1 in 5: ``claim_continuation`` (lease 60 s): a returned request is a claim.
+* 1 in 5: ``claim_continuation`` (lease 1 h, longer than the run, so that no
+  claim runs out and is rightly claimed again): a returned request is a claim.
 
 Checked afterwards from a fresh store: every acknowledged message once (and
 one event per message), exactly one ``approval-responded`` event per
@@ -91,7 +92,7 @@ def worker(
                         with lock:
                             found["answers"].append(chat)
                 else:
-                    claim = store.claim_continuation(name, lease_seconds=60)
+                    claim = store.claim_continuation(name, lease_seconds=3600)
                     if claim is not None:
                         with lock:
                             found["claims"].append(claim.chat_id)

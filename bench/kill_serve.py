@@ -25,12 +25,17 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -39,13 +44,46 @@ sys.path.insert(0, str(ROOT))
 
 from chatledger import ConversationStore  # noqa: E402
 from tests.integration.conftest import _postgres_store_url, drop_schema  # noqa: E402
-from tests.integration.http_support import send_body, server_process  # noqa: E402
+from tests.integration.http_support import send_body  # noqa: E402
 from tests.support.hanging_responder import PARTIAL  # noqa: E402
 
 TOKEN, TENANT = "token-kill", "kill-tenant"
 HEADERS = {"authorization": f"Bearer {TOKEN}"}
 RESPONDER = "tests.support.hanging_responder:responder"
 CHAT = "chat-k"
+
+
+@contextmanager
+def server_process(url: str, *options: str, tokens: str) -> Iterator[tuple[Any, str]]:
+    """``chatledger serve`` on a free port, given 180 s to start on a loaded machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "chatledger", "serve", "--url", url, "--port", str(port)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATLEDGER_TOKEN")}
+    env["CHATLEDGER_TOKENS"] = tokens
+    process = subprocess.Popen(
+        [*command, "--log-level", "warning", *options],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"{base}/openapi.json", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.05)
+        yield process, base
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def user(message_id: str, text: str) -> dict[str, object]:

@@ -76,7 +76,6 @@ def open_read_models(
     if backend != "memory" and create:
         view.create_table()
     older = check_store_key(view, key, log)
-    view.key_check_recorded = older  # verify names it: an older store, or its settings row removed
     if backend != "memory" and create:
         view.drop_old_layout(log.name)  # laid out by an older version: projected again
     if older and key is not None:  # read models of an encrypted store from before they were sealed

@@ -70,8 +70,6 @@ class ReadModels(ReadModelView):
         self._list = ConversationListTable(dialect, sealed, index)
         self._quarantine = QuarantineTable(dialect, sealed)
         self._settings = SettingsTable(dialect)
-        self.key_check_recorded = False
-        """Whether opening found no key check value in a store with events, and recorded it."""
 
     # -- tables and tracking ------------------------------------------------------------
 

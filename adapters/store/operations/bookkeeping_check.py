@@ -171,17 +171,6 @@ def bookkeeping_findings(view: ReadModelView, application: str, head: int) -> li
             ("read-model", None, None, f"the tracking table or settings cannot be read: {error}")
         ]
     findings: list[Finding] = []
-    if getattr(view, "key_check_recorded", False):
-        findings.append(
-            (
-                "settings",
-                None,
-                None,
-                "the store had no key check value although it holds events (a store from an "
-                "older version, or its settings row removed): it was recorded again on opening, "
-                "after the first event decoded with the key given",
-            )
-        )
     for name, position in sorted(tracking.items(), key=lambda item: str(item[0])):
         if name == MIGRATION:
             if position != 1:
