@@ -74,8 +74,10 @@ def add(commands: Commands) -> None:
         "of each damaged conversation is named with the kind of damage), then re-derive "
         "everything from the event log and compare: each conversation's events are complete and "
         "decode, loading (snapshot plus events) equals folding every event, and the read models "
-        "(messages, audit timeline, approvals inbox, continuation queue) equal what the events "
-        "give. Changes nothing. Exit status 0 when all agrees, 1 otherwise, with each problem on "
+        "(messages, audit timeline, approvals inbox, continuation queue, conversation list) equal "
+        "what the events give; the list holds no other row, the read models' tracking position is "
+        "not past the log, and the tracking table and settings hold only what chatledger writes. "
+        "Changes nothing. Exit status 0 when all agrees, 1 otherwise, with each problem on "
         "its own line and how to repair it.",
     )
     commands.declare(

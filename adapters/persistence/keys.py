@@ -23,6 +23,7 @@ import base64
 import hashlib
 import hmac
 import os
+import re
 from typing import Any
 
 from chatledger.adapters.persistence.store_key import KEY_ENV, KEY_FILE_ENV, StoreKey
@@ -32,6 +33,9 @@ __all__ = ["PLAIN", "ColumnKey", "check_store_key", "check_value"]
 
 NO_KEY_CHECK = "none"
 """The check value of a store created without a key."""
+
+_CHECK_FORM = re.compile(r"v1:[0-9a-f]{32}")
+"""The form of a key's check value (``StoreKey.check_value``)."""
 
 _SEAL_PREFIX = "k1:"
 _SEALED_BYTES = b"\x02"
@@ -146,6 +150,12 @@ def check_store_key(settings: Any, key: StoreKey | None, log: Any) -> bool:
         stored = settings.setting("key_check", expected)  # concurrent creators agree on one
     if stored == expected:
         return older
+    if stored != NO_KEY_CHECK and not _CHECK_FORM.fullmatch(stored):
+        raise CipherKeyError(
+            f"the store's key check value ({stored[:40]!r}, in its settings table) is not one "
+            "chatledger writes: the settings were damaged or edited by hand; restore that table "
+            "from a backup (nothing was read or written)"
+        )
     if stored == NO_KEY_CHECK:
         raise CipherKeyError(
             "this store was created without encryption: open it without a cipher key "

@@ -118,6 +118,22 @@ def test_search_finds_every_word_as_a_prefix_in_titles_and_all_message_text(
     assert found("  ") == {"deploy", "cake", "misc"}  # no words: no filter
 
 
+def test_search_words_joined_by_underscores_are_found_not_a_server_error(
+    store: ConversationStore,
+) -> None:
+    """``otel_exporter`` (found by the HTTP fuzz: SQLite's index splits it in two, a phrase it refused)."""
+    _chat(store, "otel", "Configure the otel_exporter endpoint")
+    _chat(store, "other", "Nothing about exports here")
+
+    def found(query: str) -> set[str]:
+        return set(_ids(store.list_conversations(query=query).conversations))
+
+    assert found("otel_exporter") == {"otel"}
+    assert found("otel_exp") == {"otel"}
+    assert found("_exporter_") == {"otel"}
+    assert found("otel_nothing") == set()
+
+
 def test_status_and_update_time_filters(store: ConversationStore) -> None:
     _chat(store, "idle", "hi")
     paused_turn(store, "waiting")

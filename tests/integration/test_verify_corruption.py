@@ -42,13 +42,18 @@ UNCHECKED = {
     "chatledger_integrity_notes",  # notes for people (when chains were started)
     "chatledger_export_positions",  # where an exporter resumes; re-exporting is idempotent
     "chatledger_quarantine",  # events the projector skipped; verify lists what is quarantined now
-    "chatledger_conversation_list_v2",  # the conversation list: a page, rebuilt by 'rebuild'
+    "chatledger_conversation_list_v2.search",  # PostgreSQL's search words: not compared
+}
+"""Tables (and ``table.column``) whose damage ``verify`` need not name (none of it is evidence);
+damage there must still never crash a tool. The first three are empty in the store filled here."""
+
+BOOKKEEPING = (
+    "chatledger_conversation_list_v2",
     "chatledger_settings",
     "tracking",
     "chatledger_tracking",
-}
-"""Tables whose damage ``verify`` need not name (none of it is evidence, or the list page);
-damage there must still never crash a tool."""
+)
+"""The conversation list, the settings and the tracking table (SQLite's and PostgreSQL's name)."""
 
 
 def fill(store: ConversationStore) -> None:
@@ -126,8 +131,19 @@ class Results:
             self.named[damage.kind] += 1
         elif unseen:
             self.harmless.add(str(damage))
-        elif damage.table not in UNCHECKED:
+        elif damage.table not in UNCHECKED and f"{damage.table}.{damage.column}" not in UNCHECKED:
             self.unnamed.append(damage)
+
+    def check_all_named(self) -> None:
+        """Even damage no tool shows is named, but for rows opening the store writes again.
+
+        Those are eventsourcing's layout row of the tracking table, and the
+        key check value: recorded again once the first event decodes with the
+        key given (how a store from before check values is upgraded).
+        """
+        shown = {h for h in self.harmless if h.split(" ", 1)[1] not in UNCHECKED}
+        restored = {"remove tracking", "remove chatledger_tracking", "remove chatledger_settings"}
+        assert shown <= restored, shown
 
     def check(self, backend: str) -> None:
         print(
@@ -153,26 +169,41 @@ def key_file(tmp_path: Path) -> Path:
 def test_any_damaged_row_of_a_sqlite_store_is_named_never_a_crash(
     tmp_path: Path, key_file: Path
 ) -> None:
+    sqlite_examples(tmp_path, key_file, EXAMPLES["sqlite"], only=None)
+
+
+@pytest.mark.timeout(600)
+def test_a_damaged_list_tracking_or_settings_row_of_a_sqlite_store_is_named(
+    tmp_path: Path, key_file: Path
+) -> None:
+    """The tables beside the log and the per-conversation read models: each damage named too."""
+    sqlite_examples(tmp_path, key_file, 40, only=BOOKKEEPING)
+
+
+def sqlite_examples(
+    tmp_path: Path, key_file: Path, examples: int, only: tuple[str, ...] | None
+) -> None:
     base = tmp_path / "base.db"
     with ConversationStore.open(f"sqlite:///{base}") as store:
         fill(store)
     results = Results()
 
     @settings(
-        max_examples=EXAMPLES["sqlite"],
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
+        max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
     )
     @given(choice=damages)
     def damaged(choice: tuple[int, str, int, int, int]) -> None:
         path = tmp_path / "damaged.db"
+        for stale in (path, path.with_name("damaged.db-wal"), path.with_name("damaged.db-shm")):
+            stale.unlink(missing_ok=True)
         shutil.copy(base, path)
         url = f"sqlite:///{path}"
-        results_of(url, choice, results, key_file)
+        results_of(url, choice, results, key_file, only)
 
     damaged()
     results.check("sqlite")
+    if only is not None:
+        results.check_all_named()
 
 
 @pytest.mark.postgres
@@ -180,10 +211,22 @@ def test_any_damaged_row_of_a_sqlite_store_is_named_never_a_crash(
 def test_any_damaged_row_of_a_postgres_store_is_named_never_a_crash(
     postgres_server: str, key_file: Path
 ) -> None:
+    postgres_examples(key_file, EXAMPLES["postgres"], only=None)
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(600)
+def test_a_damaged_list_tracking_or_settings_row_of_a_postgres_store_is_named(
+    postgres_server: str, key_file: Path
+) -> None:
+    postgres_examples(key_file, 12, only=BOOKKEEPING)
+
+
+def postgres_examples(key_file: Path, examples: int, only: tuple[str, ...] | None) -> None:
     results = Results()
 
     @settings(
-        max_examples=EXAMPLES["postgres"],
+        max_examples=examples,
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),
@@ -193,10 +236,12 @@ def test_any_damaged_row_of_a_postgres_store_is_named_never_a_crash(
         with fresh_postgres() as url:
             with ConversationStore.open(url) as store:
                 fill(store)
-            results_of(url, choice, results, key_file)
+            results_of(url, choice, results, key_file, only)
 
     damaged()
     results.check("postgres")
+    if only is not None:
+        results.check_all_named()
 
 
 @contextlib.contextmanager
@@ -209,12 +254,17 @@ def fresh_postgres() -> Iterator[str]:
 
 
 def results_of(
-    url: str, choice: tuple[int, str, int, int, int], results: Results, key_file: Path
+    url: str,
+    choice: tuple[int, str, int, int, int],
+    results: Results,
+    key_file: Path,
+    only: tuple[str, ...] | None,
 ) -> None:
+    """Damage the store at ``url`` as ``choice`` says (in a table of ``only``, if given); count."""
     table_at, kind, row, column, other = choice
     _, _, before = inspect(url, key_file)
     corrupter = Corrupter(url)
-    tables = corrupter.tables()
+    tables = [t for t in corrupter.tables() if only is None or t in only]
     damage = corrupter.damage(tables[table_at % len(tables)], kind, row, column, other)
     if damage is None:
         return  # that damage cannot be done to that row (a key clash, a type that refuses it)

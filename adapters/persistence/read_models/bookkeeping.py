@@ -81,6 +81,14 @@ class TrackingTable:
                 f"read models moved past position {after} meanwhile (another projector or a rebuild)"
             )
 
+    def rows(self) -> dict[str, Any]:
+        """Every row of the table, position by application name (for ``verify``)."""
+        with self._dialect.transaction(commit=False) as c:
+            c.execute(
+                self._dialect.statement("SELECT application_name, notification_id FROM {tracking}")
+            )
+            return {row["application_name"]: row["notification_id"] for row in c.fetchall()}
+
     def forget(self, c: Any, application_name: str) -> None:
         """In transaction ``c``: drop the application's position (the next catch-up starts over)."""
         c.execute(self._dialect.statement(_DELETE_TRACKING), (application_name,))
@@ -153,6 +161,12 @@ class SettingsTable:
             c.execute(self._dialect.statement(_SELECT_SETTING), (name,))
             value: str = c.fetchone()["value"]
         return value
+
+    def rows(self) -> dict[str, str]:
+        """Every setting, by name (for ``verify``)."""
+        with self._dialect.transaction(commit=False) as c:
+            c.execute(self._dialect.statement("SELECT name, value FROM {settings}"))
+            return {row["name"]: row["value"] for row in c.fetchall()}
 
     def stored_setting(self, name: str) -> str | None:
         """The setting ``name``, or None."""

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chatledger.adapters.persistence.read_models.conversation_list import (
@@ -22,6 +23,18 @@ from chatledger.adapters.persistence.read_models.conversation_list import (
 from chatledger.adapters.persistence.read_models.dialect import Dialect
 
 __all__ = ["Fts5Index", "TsvectorIndex"]
+
+_PIECE = re.compile(r"[^\W_]+", re.UNICODE)
+"""What both indexes take for one word: letters and digits (an underscore separates words)."""
+
+
+def _pieces(terms: list[str]) -> list[str]:
+    """The terms as the indexes split them: ``otel_exporter`` is ``otel`` and ``exporter``.
+
+    Left whole, FTS5 reads such a term as a phrase, which an index without
+    positions refuses (an error, not an empty result).
+    """
+    return [piece for term in terms for piece in _PIECE.findall(term)] or terms
 
 
 class Fts5Index(SearchIndex):
@@ -69,7 +82,7 @@ class Fts5Index(SearchIndex):
         # Terms are runs of word characters, so quoting each one is enough to keep
         # FTS5's query syntax out; a trailing * makes it a prefix match.
         star = "*" if prefix else ""
-        match = " ".join(f'"{term}"{star}' for term in terms)
+        match = " ".join(f'"{term}"{star}' for term in _pieces(terms))
         return "rowid IN (SELECT rowid FROM {search} WHERE {search} MATCH ?)", [match]
 
 
@@ -106,5 +119,5 @@ class TsvectorIndex(SearchIndex):
         """Rows whose vector holds every term."""
         # Terms are runs of word characters; quoted, they are plain lexemes, :* a prefix.
         star = ":*" if prefix else ""
-        tsquery = " & ".join(f"'{term}'{star}" for term in terms)
+        tsquery = " & ".join(f"'{term}'{star}" for term in _pieces(terms))
         return "search @@ to_tsquery('simple', ?)", [tsquery]

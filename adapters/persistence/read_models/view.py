@@ -185,6 +185,10 @@ class ReadModels(ReadModelView):
         """The store's setting ``name``, or None."""
         return self._settings.stored_setting(name)
 
+    def bookkeeping(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Every row of the tracking table (position by name) and of the settings (for ``verify``)."""
+        return self._tracking.rows(), self._settings.rows()
+
     # -- reading ----------------------------------------------------------------------
 
     def quarantined(self) -> list[QuarantinedEvent]:

@@ -20,7 +20,12 @@ from chatledger.domain.continuation import status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.errors import StoredDataError
 from chatledger.domain.timeline import compact, describe
-from chatledger.projections.projector import approvals_of, continuation_of, full_timeline
+from chatledger.projections.projector import (
+    approvals_of,
+    continuation_of,
+    full_timeline,
+    summary_of,
+)
 from chatledger.projections.read_models import (
     ContinuationRequest,
     HistoryQuery,
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.domain.events import ConversationEvent
+    from chatledger.projections.listing import ConversationSummary
     from chatledger.projections.read_models import ReadModelView
 
 __all__ = ["ConversationCheck", "Inbox"]
@@ -54,6 +60,8 @@ class ConversationCheck:
     """Events folded."""
     findings: list[tuple[str, str]] = field(default_factory=list)
     """``(where, what)`` for each disagreement, in the order found."""
+    summary: ConversationSummary | None = None
+    """The conversation list's row as the events give it (None: the log cannot be folded)."""
 
     def run(self, inbox: Inbox) -> None:
         """Fold the log, then compare the snapshot and every read model with the fold."""
@@ -63,6 +71,8 @@ class ConversationCheck:
         conversation, timeline = folded
         state = conversation.state
         shown_state = shown(state)
+        awaiting = approvals_of(shown_state, conversation.modified_on)
+        self.summary = summary_of(conversation, len(awaiting), shown_state)
         self._check_snapshot(conversation)
         self._check_messages_row(conversation, shown_state)
         self._check_timeline(conversation, timeline)

@@ -12,8 +12,11 @@ part of a backup). ``verify`` re-derives it all from the log and compares:
 2. **Snapshots**: the conversation loaded the usual way (newest snapshot plus
    the events after it) equals the conversation folded from all its events.
 3. **Read models**: the messages row (version, messages, status), the audit
-   timeline (one entry per event), the pending approvals and the pending
-   continuation equal what the events give.
+   timeline (one entry per event), the pending approvals, the pending
+   continuation and the conversation list's row equal what the events give.
+4. **Bookkeeping** (``bookkeeping_check``): the list holds no row the log
+   does not account for, the tracking position is not after the log's newest
+   event, and the tracking table and settings hold only what chatledger writes.
 
 Steps 1 to 3 are per conversation, in ``conversation_check``; this module
 runs them over the store and gathers the report. It reads every event once
@@ -29,6 +32,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from chatledger.adapters.store.operations.bookkeeping_check import (
+    bookkeeping_findings,
+    list_findings,
+)
 from chatledger.adapters.store.operations.conversation_check import ConversationCheck, Inbox
 from chatledger.adapters.store.operations.integrity import Coverage, check_integrity
 from chatledger.domain.aggregate import conversation_id
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.domain.seal import SealKey
     from chatledger.domain.witness import Witnessed
+    from chatledger.projections.listing import ConversationSummary
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
@@ -60,7 +68,7 @@ class Problem:
     """One disagreement between the log and what is derived from it."""
 
     where: str
-    """``chain``, ``seal``, ``log``, ``snapshot`` or ``read-model``."""
+    """``chain``, ``seal``, ``log``, ``snapshot``, ``read-model`` or ``settings``."""
     chat_id: str | None
     tenant: str | None
     what: str
@@ -115,6 +123,12 @@ class VerifyReport:
                 "the log or a snapshot disagrees with the events: restore the database from a "
                 "backup or report it (the events are the truth; nothing was changed)"
             )
+        if "settings" in places:
+            advice.append(
+                "a setting of the store was changed by hand: restore the settings table from a "
+                "backup (the key check value recognises the cipher key; the pseudonym secret "
+                "names erased subjects)"
+            )
         return "; ".join(advice)
 
 
@@ -125,6 +139,8 @@ class Verifier:
         self._log = log
         self._view = view
         self._projector = projector
+        self._orphans: set[UUID] = set()
+        """Conversations whose events lack their first one (named by the log scan)."""
 
     def verify(
         self,
@@ -165,7 +181,11 @@ class Verifier:
         # Erased conversations: their chains were checked; nothing else of them is left to compare.
         report.erased = len(erased if chat_id is None else erased & set(found))
         found = {key: names for key, names in found.items() if key not in erased}
-        self._check_conversations(report, found, progress)
+        self._check_conversations(report, found, progress, whole=chat_id is None)
+        if chat_id is None:
+            head = int(self._log.recorder.max_notification_id() or 0)
+            findings = bookkeeping_findings(self._view, self._log.name, head)
+            report.problems.extend(Problem(*finding) for finding in findings)
         return report
 
     def _check_integrity(
@@ -239,7 +259,8 @@ class Verifier:
             position = page[-1].id
             if progress is not None:
                 progress("log", position, max(head, position))
-        for orphan in sorted(seen - set(found) - erased, key=str):
+        self._orphans = seen - set(found) - erased
+        for orphan in sorted(self._orphans, key=str):
             report.problems.append(
                 Problem(
                     "log",
@@ -282,9 +303,12 @@ class Verifier:
         report: VerifyReport,
         found: dict[UUID, tuple[str, str]],
         progress: Progress | None,
+        *,
+        whole: bool,
     ) -> None:
-        """Re-derive each conversation found and compare (each tenant's inbox read once)."""
+        """Re-derive each conversation found and compare (each tenant's inbox and list read once)."""
         inboxes: dict[str, Inbox] = {}
+        summaries: dict[UUID, ConversationSummary] = {}
         for done, (key, (owner, chat)) in enumerate(found.items(), start=1):
             if owner not in inboxes:
                 inboxes[owner] = self._inbox(report, owner)
@@ -297,11 +321,17 @@ class Verifier:
             except Exception as error:  # a derived row that cannot be read back
                 check.findings.append(("read-model", f"cannot be read: {_said(error)}"))
             report.events += check.events
+            if check.summary is not None:
+                summaries[key] = check.summary
             report.problems.extend(
                 Problem(where, chat, owner, what) for where, what in check.findings
             )
             if progress is not None:
                 progress("conversations", done, len(found))
+        tenants = {owner for owner, _ in found.values()}
+        known = set(found) | self._orphans  # an orphan's log problem is named already
+        findings = list_findings(self._view, summaries, known, tenants, whole=whole)
+        report.problems.extend(Problem(*finding) for finding in findings)
 
     def _inbox(self, report: VerifyReport, tenant: str) -> Inbox:
         """The tenant's inbox as the read models list it (None for a list that cannot be read)."""
