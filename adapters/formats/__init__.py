@@ -1,0 +1,41 @@
+"""Conversations in other frameworks' formats: import into chatledger and export from it.
+
+One module per format, each a pure mapping (``read``: the format's value →
+UIMessages and tool outputs; ``write``: UIMessages → the format's value),
+each naming what it cannot carry in a ``LossReport``; ``registry`` lists
+them; ``service`` records an import in the store and reads an export from
+it::
+
+    from chatledger.adapters.formats import export_conversation, import_conversation
+
+    result = import_conversation(store, "chat-9", items, "openai-agents")
+    print(result.report)                       # what, if anything, was dropped
+    exported = export_conversation(store, "chat-9", "langchain")
+    exported.value, exported.report
+"""
+
+from chatledger.adapters.formats.format import Exported, Format, Imported, ToolOutput
+from chatledger.adapters.formats.losses import Loss, LossReport
+from chatledger.adapters.formats.registry import FORMATS, NAMES, format_named
+from chatledger.adapters.formats.service import (
+    ImportResult,
+    export_conversation,
+    import_conversation,
+    read_format,
+)
+
+__all__ = [
+    "FORMATS",
+    "NAMES",
+    "Exported",
+    "Format",
+    "ImportResult",
+    "Imported",
+    "Loss",
+    "LossReport",
+    "ToolOutput",
+    "export_conversation",
+    "format_named",
+    "import_conversation",
+    "read_format",
+]
