@@ -16,7 +16,7 @@ it::
 
 from chatledger.adapters.formats.format import Exported, Format, Imported, ToolOutput
 from chatledger.adapters.formats.losses import Loss, LossReport
-from chatledger.adapters.formats.registry import FORMATS, NAMES, format_named
+from chatledger.adapters.formats.registry import FORMATS, NAMES, Listed, format_named
 from chatledger.adapters.formats.service import (
     ImportResult,
     export_conversation,
@@ -31,6 +31,7 @@ __all__ = [
     "Format",
     "ImportResult",
     "Imported",
+    "Listed",
     "Loss",
     "LossReport",
     "ToolOutput",

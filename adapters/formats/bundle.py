@@ -18,7 +18,7 @@ from typing import Any
 
 from eventsourcing.persistence import StoredEvent
 
-from chatledger.adapters.formats.format import Imported
+from chatledger.adapters.formats.format import Format, Imported, Step
 from chatledger.adapters.formats.losses import LossReport
 from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.store.reads.shown import shown_messages
@@ -26,7 +26,7 @@ from chatledger.domain.bundle import BUNDLE_FORMAT, verify_bundle
 from chatledger.domain.errors import InvalidInputError, StoredDataError
 from chatledger.domain.seal import SealKey
 
-__all__ = ["NAME", "read_bundle"]
+__all__ = ["CHATLEDGER_BUNDLE", "NAME", "read_bundle"]
 
 NAME = "chatledger"
 
@@ -53,7 +53,7 @@ def read_bundle(value: Any, seal_key: SealKey | None = None) -> Imported:
     for line in events:
         stored = StoredEvent(
             originator_id=key,
-            originator_version=line.get("version"),
+            originator_version=int(line.get("version") or 0),
             topic=str(line.get("topic")),
             state=str(line.get("content")).encode("utf-8"),
         )
@@ -63,7 +63,7 @@ def read_bundle(value: Any, seal_key: SealKey | None = None) -> Imported:
             raise InvalidInputError(f"bundle event {line.get('version')}: {error}") from None
     if aggregate is None:
         raise InvalidInputError("the bundle holds no events")
-    messages = shown_messages(aggregate.state)
+    messages: list[Step] = list(shown_messages(aggregate.state))
     report = LossReport(NAME, "import", len(messages))
     report.add(
         "history",
@@ -86,3 +86,7 @@ def _lines(raw: bytes) -> list[dict[str, Any]]:
             raise InvalidInputError(f"bundle line {number} is not a JSON object")
         found.append(value)
     return found
+
+
+CHATLEDGER_BUNDLE = Format(NAME, "a verifiable chatledger bundle (JSON Lines)", read_bundle, None)
+"""Its ``write`` is None: a bundle is written by the store (``store.operations.export``)."""

@@ -47,9 +47,10 @@ class ImportResult:
 
 def read_format(value: Any, format: str, *, seal_key: SealKey | None = None) -> Imported:
     """Read a value in ``format`` as chatledger steps, without a store (``seal_key``: bundles only)."""
+    chosen = format_named(format)
     if format == BUNDLE:
         return read_bundle(value, seal_key)
-    return format_named(format).read(value)
+    return chosen.read(value)
 
 
 def import_conversation(
@@ -120,15 +121,14 @@ def export_conversation(
     The value is JSON (for ``chatledger``: the bundle's text, which needs a
     seal first, see ``store.operations.export``).
     """
-    if format == BUNDLE:
+    chosen = format_named(format)
+    if chosen.write is None:
         out = io.StringIO()
         store.operations.export(
             chat_id, out, tenant=tenant, at_version=at_version, progress=progress
         )
         messages = store.messages(chat_id, tenant=tenant, at_version=at_version)
-        return Exported(out.getvalue(), LossReport(BUNDLE, "export", len(messages)))
-    chosen = format_named(format)
-    assert chosen.write is not None
+        return Exported(out.getvalue(), LossReport(format, "export", len(messages)))
     messages = store.messages(chat_id, tenant=tenant, at_version=at_version)
     major = store.ai_sdk_of(chat_id, tenant=tenant)
 
