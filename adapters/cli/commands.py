@@ -26,6 +26,7 @@ from chatledger.adapters.cli import (
     conversation,
     demo,
     erasure,
+    importing,
     ingest,
     integrity,
     listing,
@@ -50,6 +51,7 @@ MODULES = (
     demo,
     conversation,  # show, audit, convert
     ingest,
+    importing,  # import (export --format is in integrity)
     projection,  # rebuild, project
     integrity,  # verify, seal, export, verify-export
     worker,
@@ -68,6 +70,7 @@ LISTED = (
     "demo",
     "show",
     "ingest",
+    "import",
     "audit",
     "convert",
     "rebuild",

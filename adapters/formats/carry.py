@@ -46,8 +46,16 @@ def tool_state_loss(part: Json) -> str | None:
     return None
 
 
-def note_losses(report: LossReport, messages: Iterable[Json], why: Why) -> None:
-    """Record in ``report`` every part of ``messages`` the format drops, and their own metadata."""
+def note_losses(
+    report: LossReport,
+    messages: Iterable[Json],
+    why: Why,
+    keeps: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """Record in ``report`` every part of ``messages`` the format drops, and their own metadata.
+
+    ``keeps``: metadata keys the format carries.
+    """
     for message in messages:
         role = str(message.get("role"))
         message_id = str(message.get("id"))
@@ -57,5 +65,23 @@ def note_losses(report: LossReport, messages: Iterable[Json], why: Why) -> None:
                 what = "tool state" if is_tool(part) else str(part.get("type"))
                 report.add(what, reason, message_id, index)
         metadata: Any = message.get("metadata")
-        if isinstance(metadata, dict) and set(metadata) - BOOKKEEPING_KEYS:
+        if isinstance(metadata, dict) and set(metadata) - BOOKKEEPING_KEYS - set(keeps):
             report.add("metadata", "the format has no message metadata", message_id)
+
+
+def model_steps(parts: list[Json]) -> list[list[Json]]:
+    """An assistant message's parts cut into model calls: a step ends where content follows its tool calls.
+
+    (A UIMessage holds a whole turn; formats without steps hold one model
+    reply per message, its calls' results after it, then the next reply.)
+    """
+    steps: list[list[Json]] = [[]]
+    for part in parts:
+        if part.get("type") == "step-start":
+            if steps[-1]:
+                steps.append([])
+            continue
+        if not is_tool(part) and any(is_tool(p) for p in steps[-1]):
+            steps.append([])
+        steps[-1].append(part)
+    return [step for step in steps if step]

@@ -44,7 +44,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatledger.adapters.formats.carry import is_tool, note_losses, tool_state_loss
+from chatledger.adapters.formats.carry import is_tool, model_steps, note_losses, tool_state_loss
 from chatledger.adapters.formats.format import (
     Exported,
     Format,
@@ -136,9 +136,17 @@ def _built(message: Json) -> list[ModelMessage]:
         return [ModelRequest(parts=[SystemPromptPart(content=text) for text in texts])]
     if role == "user":
         return [ModelRequest(parts=[UserPromptPart(content=text) for text in texts])]
+    built: list[ModelMessage] = []
+    for step in model_steps(message["parts"]):
+        built += _reply(step)
+    return built
+
+
+def _reply(step: list[Json]) -> list[ModelMessage]:
+    """One model reply: a ``ModelResponse``, and a ``ModelRequest`` with its calls' results."""
     parts: list[ModelResponsePart] = []
     results: list[ModelRequestPart] = []
-    for part in message["parts"]:
+    for part in step:
         kind = part.get("type")
         if kind == "text":
             parts.append(TextPart(content=part["text"]))
