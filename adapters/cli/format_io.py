@@ -11,12 +11,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from chatledger.adapters.cli.common import CommandError, open_existing
 from chatledger.adapters.cli.options import flag, option
-from chatledger.adapters.formats import NAMES, LossReport, export_conversation
-from chatledger.adapters.formats.registry import BUNDLE, FORMATS
+from chatledger.adapters.formats.registry import BUNDLE, FORMATS, NAMES
+
+if TYPE_CHECKING:
+    from chatledger.adapters.formats import LossReport
 
 __all__ = [
     "BUNDLE",
@@ -55,6 +57,8 @@ def export_as(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError("export --subject writes chatledger bundles only: leave out --format")
     if args.chat is None:
         raise CommandError("name the conversation to export")
+    from chatledger.adapters.formats import export_conversation
+
     with open_existing(args) as store:
         exported = export_conversation(store, args.chat, args.format, at_version=args.at_version)
     text = json.dumps(exported.value, ensure_ascii=False, indent=2) + "\n"

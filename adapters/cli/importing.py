@@ -20,7 +20,6 @@ from chatledger.adapters.cli.format_io import (
     read_text,
 )
 from chatledger.adapters.cli.options import PROGRESS, SEAL_KEY_FILE, Commands, option
-from chatledger.adapters.formats import import_conversation, read_format
 
 __all__ = ["PROGRESS_FROM", "add", "run"]
 
@@ -57,6 +56,8 @@ def add(commands: Commands) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Import FILE as ``--format``; print where it went and what, if anything, was dropped."""
+    from chatledger.adapters.formats import import_conversation, read_format
+
     text = read_text(args.file)
     value: Any = text if args.format == BUNDLE else parse_json(text, args.file)
     if args.format == "chatgpt":

@@ -14,15 +14,39 @@ it::
     exported.value, exported.report
 """
 
-from chatledger.adapters.formats.format import Exported, Format, Imported, ToolOutput
-from chatledger.adapters.formats.losses import Loss, LossReport
-from chatledger.adapters.formats.registry import FORMATS, NAMES, Listed, format_named
-from chatledger.adapters.formats.service import (
-    ImportResult,
-    export_conversation,
-    import_conversation,
-    read_format,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatledger.adapters.formats.format import Exported, Format, Imported, ToolOutput
+    from chatledger.adapters.formats.losses import Loss, LossReport
+    from chatledger.adapters.formats.registry import FORMATS, NAMES, Listed, format_named
+    from chatledger.adapters.formats.service import (
+        ImportResult,
+        export_conversation,
+        import_conversation,
+        read_format,
+    )
+
+_HOMES = {
+    "Exported": "format", "Format": "format", "Imported": "format", "ToolOutput": "format",
+    "Loss": "losses", "LossReport": "losses",
+    "FORMATS": "registry", "NAMES": "registry", "Listed": "registry", "format_named": "registry",
+    "ImportResult": "service", "export_conversation": "service",
+    "import_conversation": "service", "read_format": "service",
+}  # fmt: skip
+"""Each public name and the module it lives in: loaded on first use, so the command line's
+help (which reads only ``registry``) stays light."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "FORMATS",

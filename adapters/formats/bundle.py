@@ -20,6 +20,7 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.adapters.formats.format import Format, Imported, Step
 from chatledger.adapters.formats.losses import LossReport
+from chatledger.adapters.formats.registry import BUNDLE
 from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.store.reads.shown import shown_messages
 from chatledger.domain.bundle import BUNDLE_FORMAT, verify_bundle
@@ -28,7 +29,7 @@ from chatledger.domain.seal import SealKey
 
 __all__ = ["CHATLEDGER_BUNDLE", "NAME", "read_bundle"]
 
-NAME = "chatledger"
+NAME = BUNDLE
 
 
 def read_bundle(value: Any, seal_key: SealKey | None = None) -> Imported:

@@ -2,7 +2,8 @@
 
 A format's module is imported when the format is used, so a format whose
 framework is an optional extra (``pydantic-ai``, ``langchain``) costs
-nothing, and says which extra to install, when that extra is missing.
+nothing, and says which extra to install, when that extra is missing; this
+module imports nothing heavy (the command line's help reads it).
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
-from chatledger.adapters.formats.bundle import NAME as BUNDLE
-from chatledger.adapters.formats.format import Format
-from chatledger.domain.errors import InvalidInputError
+if TYPE_CHECKING:
+    from chatledger.adapters.formats.format import Format
 
 __all__ = ["BUNDLE", "FORMATS", "NAMES", "Listed", "format_named"]
+
+BUNDLE = "chatledger"
+"""The name of the chatledger bundle format (written by the store, not by a ``Format.write``)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ def format_named(name: str) -> Format:
 
     A format whose framework is not installed is an InvalidInputError naming the extra.
     """
+    from chatledger.domain.errors import InvalidInputError
+
     listed = FORMATS.get(name) if isinstance(name, str) else None
     if listed is None:
         raise InvalidInputError(f"unknown format {name!r}: use one of {', '.join(NAMES)}")
