@@ -48,7 +48,10 @@ def read_bundle(value: Any, seal_key: SealKey | None = None) -> Imported:
             f"not a chatledger bundle: the first line is no {BUNDLE_FORMAT} header"
         )
     mapper = PydanticMapper(transcoder=None)  # type: ignore[arg-type]  # contents are plain JSON
-    key = uuid.UUID(str(header.get("conversation")))
+    try:
+        key = uuid.UUID(str(header.get("conversation")))
+    except ValueError:
+        raise InvalidInputError("the bundle's header names no conversation UUID") from None
     aggregate: Any = None
     events = [line for line in lines if line.get("type") == "event"]
     for line in events:

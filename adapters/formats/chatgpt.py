@@ -35,6 +35,8 @@ import time
 import uuid
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from chatledger.adapters.formats.carry import is_tool, note_losses, tool_state_loss
 from chatledger.adapters.formats.format import (
     Exported,
@@ -52,6 +54,46 @@ __all__ = ["CHATGPT", "pick_conversation", "read_conversation", "write_conversat
 
 NAME = "chatgpt"
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class _Author(_Shape):
+    role: str
+    name: str | None = None
+
+
+class _Content(_Shape):
+    content_type: str
+    parts: list[str | dict[str, Any]] | None = None
+    text: str | None = None
+    thoughts: list[dict[str, Any]] | None = None
+    user_profile: str | None = None
+    user_instructions: str | None = None
+
+
+class _Message(_Shape):
+    id: str
+    author: _Author
+    content: _Content
+    recipient: str | None = None
+    create_time: float | int | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class _Node(_Shape):
+    message: _Message | None = None
+    parent: str | None = None
+
+
+class _Conversation(_Shape):
+    """The fields read (others are allowed and ignored): checked before anything is read."""
+
+    mapping: dict[str, _Node]
+    current_node: str
+    title: str | None = None
 
 
 def pick_conversation(value: Any, which: str | None) -> Json:
@@ -80,8 +122,12 @@ def pick_conversation(value: Any, which: str | None) -> Json:
 def read_conversation(value: Any) -> Imported:
     """One conversation (or an export holding exactly one) as messages and tool results."""
     conversation = pick_conversation(value, None)
-    mapping = conversation.get("mapping")
-    if not isinstance(mapping, dict) or conversation.get("current_node") not in mapping:
+    try:
+        _Conversation.model_validate(conversation)
+    except ValidationError as error:
+        raise InvalidInputError(f"not a ChatGPT conversation: {error}"[:2000]) from None
+    mapping = conversation["mapping"]
+    if conversation["current_node"] not in mapping:
         raise InvalidInputError(
             "a ChatGPT conversation needs a 'mapping' holding its 'current_node'"
         )
@@ -164,7 +210,7 @@ def _parts(content: Json, report: LossReport, message_id: str) -> list[Json]:
         return [{"type": "text", "text": str(content.get("text", ""))}]
     if kind == "thoughts":
         return [
-            {"type": "reasoning", "text": "\n\n".join(str(t.get(k)) for k in ("summary", "content") if t.get(k))}
+            {"type": "reasoning", "text": "\n\n".join(str(t[k]) for k in ("summary", "content") if t.get(k))}
             for t in content.get("thoughts") or [] if isinstance(t, dict)
         ]  # fmt: skip
     if kind == "user_editable_context":

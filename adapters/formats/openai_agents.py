@@ -51,10 +51,9 @@ def read_items(value: Any) -> Imported:
     steps: list[Step] = []
     waiting: set[str] = set()
     for item in items:
-        call_id = item.get("call_id")
-        if is_plain_output(item) and call_id in waiting:
-            waiting.discard(call_id)
-            steps.append(ToolOutput(call_id, item["output"]))
+        if is_plain_output(item) and item["call_id"] in waiting:
+            waiting.discard(item["call_id"])
+            steps.append(ToolOutput(item["call_id"], item["output"]))
             continue
         message = message_for(item)
         steps.append(message)
