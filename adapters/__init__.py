@@ -7,6 +7,7 @@
 * ``http/`` — the Starlette server (useChat and JSON endpoints).
 * ``responders/`` — the model port and its implementations.
 * ``frameworks/`` — other frameworks' stores over ``ConversationStore``.
+* ``mcp/`` — the store's tools for MCP clients (``chatledger mcp``).
 * ``cli/`` — the ``chatledger`` command.
 
 Which may import which is guarded by ``tests/unit/test_layering.py``:

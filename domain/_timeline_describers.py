@@ -27,6 +27,7 @@ from chatledger.domain._timeline_text import (
     _tool,
     _who,
 )
+from chatledger.domain.branch_events import BranchSwitched, ConversationForked, ForkMade
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.events import (
     ChunksReceived,
@@ -205,6 +206,35 @@ def _owner_set(event: OwnerSet, before: ConversationState) -> _Described:
     return summary, details, ()
 
 
+def _switched(event: BranchSwitched, before: ConversationState) -> _Described:
+    summary = f"{_who(event)} switched to the branch ending at {_id(event.leaf)}"
+    if event.previous_leaf is not None:
+        summary += f" (from {_id(event.previous_leaf)})"
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    details = {"leaf": event.leaf, "previousLeaf": event.previous_leaf, "reason": event.reason}
+    return summary, details, ()
+
+
+def _forked(event: ConversationForked, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} forked this conversation from {_id(event.origin_chat_id)} at version "
+        f"{event.origin_version}" + (f", up to {_id(event.leaf)}" if event.leaf else "")
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    return summary, raw_details(event), ()
+
+
+def _fork_made(event: ForkMade, before: ConversationState) -> _Described:
+    summary = (
+        f"{_who(event)} forked it into {_id(event.fork_chat_id)} at version {event.at_version}"
+    )
+    if event.reason:
+        summary += f": {_quote(event.reason, 80)}"
+    return summary, raw_details(event), ()
+
+
 def _retired(event: ContinuationRetired, before: ConversationState) -> _Described:
     summary = (
         f"{_who(event)} retired continuation {_id(event.request_id)}: {_quote(event.reason, 80)}"
@@ -330,6 +360,9 @@ _DESCRIBERS: Final[tuple[tuple[type[ConversationEvent], str, Describer], ...]] =
     (Redacted, "redacted", _redacted),
     (OwnerSet, "owner-set", _owner_set),
     (ContinuationRetired, "continuation-retired", _retired),
+    (BranchSwitched, "branch-switched", _switched),
+    (ConversationForked, "conversation-forked", _forked),
+    (ForkMade, "fork-made", _fork_made),
 )
 
 

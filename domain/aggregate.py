@@ -14,6 +14,8 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from chatledger.domain.approvals import ApprovalDecision, decide_approval
+from chatledger.domain.branch_events import BranchSwitched
+from chatledger.domain.branches import decide_switch
 from chatledger.domain.continuation import claimable
 from chatledger.domain.dialects import IMPLICIT_MAJOR, dialect_for
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError, StreamAlreadyOpenError
@@ -308,6 +310,22 @@ class Conversation(StreamCommands):
             actor=actor,
         )
         return count
+
+    def switch_branch(self, to: str, *, reason: str | None, actor: str) -> str | None:
+        """Show the branch of message ``to`` (down its latest path); its new leaf, None if already shown."""
+        check_names(message_id=to)
+        check_text("reason", reason)
+        check_name("actor", actor)
+        if self.state.stream is not None:
+            raise StreamAlreadyOpenError(self.state.chat_id, self.state.stream.stream_id)
+        decision = decide_switch(self.state.branches, to)
+        if decision is None:
+            return None
+        leaf, previous = decision
+        self.trigger_event(
+            BranchSwitched, leaf=leaf, previous_leaf=previous, reason=reason, actor=actor
+        )
+        return leaf
 
     def set_title(self, title: str | None, *, actor: str) -> bool:
         """Name the conversation (None: untitled again); False when it already has that title."""

@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from chatledger.domain.branches import BranchTree
 from chatledger.domain.dialects import IMPLICIT_MAJOR, Dialect, dialect_for
 from chatledger.domain.errors import InvalidChunkError
 from chatledger.domain.fold import StreamFold
@@ -72,6 +73,10 @@ class ConversationState:
     with a key (``StreamOpened.answer_key``): how a retried write is recognised."""
     owner: str | None = None
     """Who continues it, as recorded (None: from before owners; ``owners.owner_of`` decides)."""
+    branches: BranchTree | None = None
+    """The tree of every message shown (``chatledger.domain.branches``); None until the first cut."""
+    forked_from: dict[str, Any] | None = None
+    """A fork's origin (tenant, chatId, version, leaf: ``ConversationForked``); None: not a fork."""
     _tool_index: dict[str, tuple[int, int]] | None = None
     """toolCallId -> (message index, part index); built on first use (reads never need it)."""
     dialect: Dialect = field(init=False, repr=False, compare=False)
@@ -97,6 +102,8 @@ class ConversationState:
     def append_message(self, message: dict[str, Any]) -> None:
         """Append a whole (already validated) UIMessage."""
         self.messages.append(message)
+        if self.branches is not None:
+            self.branches.appended(message)
         self._index_parts(len(self.messages) - 1, 0)
 
     def has_message(self, message_id: str) -> bool:
@@ -112,7 +119,19 @@ class ConversationState:
         return part
 
     def cut_from(self, index: int) -> None:
-        """Drop messages from ``index`` on from the current view (they stay in the log)."""
+        """Drop messages from ``index`` on from the current view (they stay in the log and the tree)."""
+        if self.branches is None:
+            self.branches = BranchTree.of(self.messages)
+        self.branches.cut(index, self.messages)
+        self._left_view(index)
+
+    def switch_to(self, key: str) -> None:
+        """Show the branch of node ``key`` (down its latest path to a leaf) instead of the active one."""
+        assert self.branches is not None, "only a cut conversation has branches"
+        self.messages = self.branches.switch(key, self.messages)
+        self._left_view(len(self.messages))
+
+    def _left_view(self, index: int) -> None:
         del self.messages[index:]
         self._tool_index = None
         self.continuation = None
@@ -154,7 +173,7 @@ class ConversationState:
         if continuation:
             index = len(self.messages) - 1
         else:
-            self.messages.append({"id": message_id, "role": "assistant", "parts": []})
+            self.append_message({"id": message_id, "role": "assistant", "parts": []})
             index = len(self.messages) - 1
         fold = StreamFold(
             self.messages[index],
@@ -202,6 +221,8 @@ class ConversationState:
             stream.fold.apply(chunk)
         except InvalidChunkError as error:
             raise error.at(position) from None
+        if chunk["type"] == "start" and self.branches is not None and not stream.continuation:
+            self.branches.renamed(self.messages[stream.message_index])
         if tool_call_id is not None and len(stream.fold.parts) > parts_before:
             self._index_parts(stream.message_index, parts_before)
         self._track_step(stream, chunk, position)
@@ -327,6 +348,8 @@ class ConversationState:
             **({"redactions": self.redactions} if self.redactions else {}),
             **({"answers": self.answers} if self.answers else {}),
             **({"owner": self.owner} if self.owner is not None else {}),
+            **({"branches": self.branches.to_json()} if self.branches is not None else {}),
+            **({"forkedFrom": self.forked_from} if self.forked_from is not None else {}),
         }
 
     @classmethod
@@ -351,6 +374,9 @@ class ConversationState:
         state.redactions = list(data.get("redactions") or [])
         state.answers = {key: dict(value) for key, value in (data.get("answers") or {}).items()}
         state.owner = data.get("owner")
+        state.forked_from = data.get("forkedFrom")
+        if data.get("branches") is not None:
+            state.branches = BranchTree.from_json(data["branches"])
         if state.continuation is not None and "owner" not in state.continuation:
             # a snapshot from before owners: the request is addressed as it would be now
             state.continuation = {**state.continuation, "owner": owner_of(state)}

@@ -154,7 +154,8 @@ def _checked(fields: Sequence[str] | None, valid: list[str], what: str) -> list[
 
 
 def _message(state: ConversationState, message_id: str) -> dict[str, Any] | None:
-    for message in [*state.messages, *state.steering]:
+    kept = list(state.branches.stored.values()) if state.branches is not None else []
+    for message in [*state.messages, *state.steering, *kept]:  # off the active path too
         if message.get("id") == message_id:
             return message
     return None

@@ -58,9 +58,12 @@ KINDS: Final = (
     "owner-set",
     "continuation-retired",
     "conversation-erased",
+    "branch-switched",
+    "conversation-forked",
+    "fork-made",
 )
-"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``
-and ``erasure.py``)."""
+"""Every timeline kind, one per event class, in the order of ``events.py`` (then ``owner_events.py``,
+``erasure.py`` and ``branch_events.py``)."""
 
 MARKS: Final = ("replay", "refused", "denied", "error", "retracted", "redacted")
 """Every mark an entry may carry (see the module docstring)."""

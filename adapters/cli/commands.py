@@ -30,6 +30,7 @@ from chatledger.adapters.cli import (
     ingest,
     integrity,
     listing,
+    mcp,
     otel,
     owners,
     projection,
@@ -62,6 +63,7 @@ MODULES = (
     otel,  # export-otel
     redaction,  # redact
     erasure,  # erase, retain, finish-erasure
+    mcp,  # mcp
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -93,6 +95,7 @@ LISTED = (
     "erase",
     "retain",
     "finish-erasure",
+    "mcp",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 

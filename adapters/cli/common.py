@@ -37,6 +37,7 @@ __all__ = [
     "advance",
     "cipher_key",
     "is_agent",
+    "is_graph",
     "load_responder",
     "open_existing",
     "open_store",
@@ -147,12 +148,26 @@ def load_responder(spec: str, delay: float) -> Responder:
         from chatledger.adapters.responders.pydantic_ai import PydanticAIResponder
 
         found = PydanticAIResponder(found)  # type: ignore[arg-type]
+    elif is_graph(found):
+        from chatledger.adapters.responders.langgraph import LangGraphResponder
+
+        try:
+            found = LangGraphResponder(found)
+        except ValueError as error:
+            raise CommandError(f"--responder {spec}: {error}") from None
     if not isinstance(found, Responder):
         raise CommandError(
             f"--responder {spec}: {type(found).__name__} is not a responder (it needs a "
-            "respond(request) method yielding UI message chunks) nor a pydantic_ai.Agent"
+            "respond(request) method yielding UI message chunks), a pydantic_ai.Agent nor a "
+            "compiled LangGraph graph"
         )
     return found
+
+
+def is_graph(value: object) -> bool:
+    """Whether ``value`` is a compiled LangGraph graph (without importing LangGraph if it is absent)."""
+    module = sys.modules.get("langgraph.pregel")
+    return module is not None and isinstance(value, module.Pregel)
 
 
 def is_agent(value: object) -> bool:

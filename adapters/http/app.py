@@ -53,6 +53,7 @@ from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.actions import ActionEndpoints
 from chatledger.adapters.http.answers import AnswerEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
+from chatledger.adapters.http.branches import BranchEndpoints
 from chatledger.adapters.http.chat import ChatSends
 from chatledger.adapters.http.continuations import MAX_WAIT_SECONDS, ContinuationEndpoints
 from chatledger.adapters.http.conversations import ConversationEndpoints
@@ -147,6 +148,7 @@ class ChatApp:
             continuations=self.continuations,
         )  # fmt: skip
         self.operators = OperatorEndpoints(store, self.access.operator, self.limits["operator"])
+        self.branches = BranchEndpoints(store, self.identity, self.limits["stop"])
         self.requests = RequestCounts()
         """HTTP answers by method and status, for ``/metrics``."""
         self.pulls = ContinuationEndpoints(
@@ -296,6 +298,9 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route(f"{chats}/approvals", actions.respond_to_approval, methods=["POST"]),
         Route(f"{chats}/tool-outputs", actions.add_tool_output, methods=["POST"]),
         Route(f"{chats}/stop", actions.stop, methods=["POST"]),
+        Route(f"{chats}/branches", chat.branches.list, methods=["GET"]),
+        Route(f"{chats}/branches", chat.branches.switch, methods=["POST"]),
+        Route(f"{chats}/forks", chat.branches.fork, methods=["POST"]),
         # A server that runs the model elsewhere (conversations.py, answers.py).
         Route("/api/chats", chat.conversations.start, methods=["POST"]),
         Route(f"{chats}/messages", chat.conversations.append_message, methods=["POST"]),

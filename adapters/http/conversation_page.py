@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatledger.adapters.http.branches import branch_navs
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.store.reads.reader import Reader
 from chatledger.domain.continuation import status_of
@@ -75,6 +76,10 @@ class ConversationPage:
     """When, by whom and why the conversation was erased (only its audit skeleton is left)."""
     folded: str | None = None
     """What of a framework plug-in's bookkeeping the messages leave out (None: nothing)."""
+    branches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    forked_from: dict[str, Any] | None = None
+    """A fork's origin: tenant, chatId, version and leaf (``ConversationForked``); None: not a fork."""
+    """Message id -> its ``< index/total >`` and the sibling keys either side (``branch_navs``)."""
 
 
 def conversation_page(
@@ -136,6 +141,8 @@ def conversation_page(
         cut=cut,
         decisions=decisions,
         retracted=retracted_chunks(history),
+        branches=branch_navs(state),
+        forked_from=state.forked_from,
         **_audit(history, version, kind, actor, page),
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatledger.adapters.http.branches import branch_paths
 from chatledger.adapters.http.continuations import continuation_paths
 from chatledger.adapters.http.health import health_paths
 from chatledger.adapters.http.metrics import metrics_paths
@@ -336,6 +337,7 @@ def openapi_document(
             **stats_paths(_ERROR),  # GET /api/stats (adapters/http/stats.py)
             **operator_paths(limits["operator"], _ERROR),  # operator tokens only (http/operator.py)
             **continuation_paths(limits["stop"], _ERROR),  # external owners (http/continuations.py)
+            **branch_paths(limits["stop"], _ERROR),  # branches and forks (http/branches.py)
         },
     }
     # POST /api/chats, .../messages, .../answers: for servers that run the model elsewhere.

@@ -33,13 +33,16 @@ class ReadEndpoints:
         self.identify = identify
 
     async def messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/messages[?atVersion=N]``: the UIMessages."""
+        """``GET /api/chats/{id}/messages[?atVersion=N&leaf=KEY]``: the UIMessages (of the path to ``leaf``)."""
         who = self.identify(request)
         tenant = who.tenant
         chat_id = request.path_params["chat_id"]
         at_version = int_param(request, "atVersion")
+        leaf = request.query_params.get("leaf") or None
         found = await run_in_threadpool(
-            self.store.reads.messages, chat_id, tenant=tenant, at_version=at_version
+            lambda: self.store.reads.messages(
+                chat_id, tenant=tenant, at_version=at_version, leaf=leaf
+            )
         )
         return JSONResponse({"id": chat_id, "messages": found})
 
@@ -92,7 +95,7 @@ class ReadEndpoints:
         return JSONResponse({"entries": [entry.to_json() for entry in shown], "next": following})
 
     async def model_messages(self, request: Request) -> Response:
-        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true]``.
+        """``GET /api/chats/{id}/model-messages?format=F[&unanswered=omit&ignoreIncompleteToolCalls=true&leaf=KEY]``.
 
         ``{"format", "messages"}``; Anthropic's format adds its ``system`` beside ``messages``.
         """
@@ -112,6 +115,7 @@ class ReadEndpoints:
             at_version=int_param(request, "atVersion"),
             ignore_incomplete_tool_calls=bool_param(request, "ignoreIncompleteToolCalls"),
             unanswered=unanswered,  # type: ignore[arg-type]
+            leaf=request.query_params.get("leaf") or None,
         )
         if isinstance(converted, dict):  # anthropic's {system, messages}: not nested in messages
             return JSONResponse({"format": format_, **converted})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -67,6 +68,8 @@ class PydanticMapper(Mapper[UUID]):
         super().__init__(transcoder, compressor=compressor, cipher=cipher)
         self.data_keys = data_keys
         """The store's data keys (None: events are written with the store's cipher alone)."""
+        self.resolve: Callable[[Any], Any] | None = None
+        """Completes a decoded event that refers to another conversation (a fork's shared messages)."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
         """Serialise with pydantic; defaults are left out to keep rows small."""
@@ -174,7 +177,7 @@ class PydanticMapper(Mapper[UUID]):
         an unknown event class) raises StoredDataError naming the event.
         """
         try:
-            return self._decode_event(stored_event)
+            event = self._decode_event(stored_event)
         except ConversationErasedError:
             raise
         except StoredDataError as error:
@@ -183,6 +186,7 @@ class PydanticMapper(Mapper[UUID]):
             raise StoredDataError(
                 f"{_name(stored_event)} cannot be read: {type(error).__name__}: {error}"[:1000]
             ) from error
+        return event if self.resolve is None else self.resolve(event)
 
     def _decode_event(self, stored_event: StoredEvent) -> Any:
         cls = resolve_topic(stored_event.topic)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, cast
 from uuid import UUID
 
@@ -13,6 +14,7 @@ from chatledger.adapters.persistence.codec import PydanticMapper
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import DataKeys
 from chatledger.adapters.persistence.errors import STORAGE_ERRORS
+from chatledger.adapters.persistence.fork_prefix import resolve_fork
 from chatledger.adapters.persistence.store_key import StoreKey
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import (
@@ -72,6 +74,7 @@ class ConversationLog(Application[UUID]):
             cipher=None if self._key is None else self._key.cipher(),
             data_keys=self.data_keys,
         )
+        mapper.resolve = partial(resolve_fork, self)
         return mapper
 
     # -- the reader port: what followers and listeners need ---------------------
@@ -177,6 +180,9 @@ class ConversationLog(Application[UUID]):
         in-memory ``conversation`` is now ahead of the log: reload it.
         """
         extra: dict[str, Any] = {}
+        snapshot = (
+            snapshot and conversation.state.forked_from is None
+        )  # a fork's prefix is its origin's
         taken = ConversationSnapshot.take(conversation) if snapshot else None
         assert self.snapshots is not None
         recorder: Any = self.snapshots.recorder

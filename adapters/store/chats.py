@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from chatledger.adapters.store import actions
+from chatledger.adapters.store import actions, forks
 from chatledger.adapters.store.actions import ActionResult
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
@@ -232,6 +232,50 @@ class Chats:
             reason=reason, actor=actor, limits=self._limits,
         )  # fmt: skip
 
+    def switch_branch(
+        self,
+        chat_id: str,
+        to: str,
+        *,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> str | None:
+        """Show the branch of message ``to`` (an id or branch key, ``reads.branches``): an audited switch.
+
+        The view goes down that branch's latest path to its leaf; the branch
+        left stays in the tree, and the next turn follows the new path.
+        Returns the new leaf's key, or None when that branch is already shown.
+        """
+        self._limits.check_value("reason", reason)
+        decide = lambda c: c.switch_branch(to, reason=reason, actor=actor)  # noqa: E731
+        leaf: str | None = self._uow.act(tenant or self.tenant, chat_id, decide)[2]
+        return leaf
+
+    def fork(
+        self,
+        chat_id: str,
+        new_chat_id: str,
+        *,
+        leaf: str | None = None,
+        at_version: int | None = None,
+        reason: str | None = None,
+        actor: str = "system",
+        tenant: str | None = None,
+    ) -> str | None:
+        """Start ``new_chat_id`` from this conversation's path up to ``leaf`` (default: the active leaf).
+
+        The fork shares those messages by reference (its log names the origin,
+        the version and the leaf; ``at_version`` forks the conversation as it
+        stood then); the origin's audit records the fork. Forks can be forked.
+        Erasing the origin erases its forks. Returns the last shared message's key.
+        """
+        self._limits.check_value("reason", reason)
+        return forks.fork(
+            self._uow, tenant or self.tenant, chat_id, new_chat_id,
+            leaf=leaf, at_version=at_version, actor=actor, reason=reason,
+        )  # fmt: skip
+
     def transact(
         self,
         chat_id: str,
@@ -327,21 +371,23 @@ class Chats:
         versions), model conversions, the timeline, followed streams and the
         read models show ``[redacted]`` instead. The original events stay in
         the log unchanged, so the chain still verifies and an operator holding
-        the store's key can still read them (see docs/audit.md).
+        the store's key can still read them (see docs/audit.md). Forks that
+        share the target get the same redaction (recorded on each).
         """
         self._limits.check_value("reason", reason)
         wanted = list(fields) if isinstance(fields, list | tuple) else fields
-        return self._changed(
-            tenant,
-            chat_id,
-            lambda c: c.redact(
-                tool_call_id=tool_call_id,
-                message_id=message_id,
-                fields=wanted,
-                reason=reason,
-                actor=actor,
-            ),
-        )
+
+        def redact(why: str) -> Callable[[Conversation], Any]:
+            return lambda c: c.redact(
+                tool_call_id=tool_call_id, message_id=message_id, fields=wanted,
+                reason=why, actor=actor,
+            )  # fmt: skip
+
+        changed = self._changed(tenant, chat_id, redact(reason))
+        forks.redact_forks(
+            self._uow, tenant or self.tenant, chat_id, redact, reason
+        )  # they share it
+        return changed
 
     def _changed(
         self, tenant: str | None, chat_id: str, decide: Callable[[Conversation], Any]

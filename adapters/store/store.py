@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from chatledger.adapters.bootstrap import StoreOptions, compose, open_services
+from chatledger.adapters.store.forks import routed_fork
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts
 from chatledger.adapters.store.shards import ONE_PER_DATABASE, Routed, ShardedInbox, shard_index
@@ -176,7 +177,8 @@ class ShardedStore(ConversationStore):
         self.shards = list(shards)
         """One ``ConversationStore`` per database, in the URL's order."""
         first = self.shards[0]._services
-        chats, reads = cast("Chats", Routed(self, "chats")), cast("Reader", Routed(self, "reads"))
+        chats = cast("Chats", Routed(self, "chats", across={"fork": routed_fork(self)}))
+        reads = cast("Reader", Routed(self, "reads"))
         expire = {"expire_streams": self._expire_streams}
         streams = cast("Streams", Routed(self, "streams", across=expire))
         settings = first.settings

@@ -127,6 +127,8 @@ class ChatSurface:
     regenerate = forward("chats", Chats.regenerate)
     cut = forward("chats", Chats.cut)
     edit = forward("chats", Chats.edit)
+    switch_branch = forward("chats", Chats.switch_branch)
+    fork = forward("chats", Chats.fork)
     transact = forward("chats", Chats.transact)
     set_title = forward("chats", Chats.set_title)
     set_metadata = forward("chats", Chats.set_metadata)
@@ -142,6 +144,7 @@ class ChatSurface:
     # -- reading ------------------------------------------------------------------------------
     messages = forward("reads", Reader.messages)
     model_messages = forward("reads", Reader.model_messages)
+    branches = forward("reads", Reader.branches)
     ai_sdk_of = forward("reads", Reader.ai_sdk_of)
     history = forward("reads", Reader.history)
     timeline = forward("reads", Reader.timeline)

@@ -23,8 +23,9 @@ from chatledger.adapters.responders.scripted import demo_responder
 from chatledger.adapters.store.shards import shard_index
 from chatledger.adapters.store.store import ShardedStore
 from chatledger.domain.aggregate import conversation_id
-from chatledger.domain.errors import StoreConfigurationError
+from chatledger.domain.errors import InvalidInputError, StoreConfigurationError
 from tests.integration.http_support import client_of, send_body, sse_events
+from tests.support.builders import user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
@@ -148,3 +149,20 @@ def test_erase_and_retention_across_shards(three_databases: str) -> None:
         assert seen[-1] == (2, 2)
         assert store.messages(fresh) == []
         assert store.operations.verify().ok
+
+
+def test_a_fork_stays_in_its_origins_shard(three_databases: str) -> None:
+    """A fork reads its origin's log: a new chat id of another shard is refused, one of the same shard works."""
+    with ConversationStore.open(three_databases) as store:
+        first, second, _ = _one_chat_per_shard("default", 3)
+        store.start_conversation(first)
+        store.append_message(first, user("u1", "hello"))
+        with pytest.raises(InvalidInputError, match="another shard"):
+            store.fork(first, second)
+        same = next(
+            f"fork-{n}"
+            for n in range(1000)
+            if shard_index("default", f"fork-{n}", 3) == shard_index("default", first, 3)
+        )
+        store.fork(first, same)
+        assert [m["id"] for m in store.messages(same)] == ["u1"]

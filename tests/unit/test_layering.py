@@ -95,6 +95,10 @@ ADAPTER_RULES = {
         *(f"{_A}.{p}" for p in ("persistence", "http", "cli", "bootstrap")),
     ),
     "adapters/cli": (*DRIVERS, f"{_A}.persistence"),
+    "adapters/mcp": (
+        *DRIVERS,
+        *(f"{_A}.{p}" for p in ("persistence", "frameworks", "cli", "bootstrap")),
+    ),
 }
 ALLOWED = {
     # ConversationStore is the library's entry point: it wraps what the composition root

@@ -108,6 +108,28 @@
     });
   });
 
+  // < 2/3 >: switch a message's branch (an audited switch through the JSON API), then redraw.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("button.branch-switch") : null;
+    if (!button || button.disabled || !button.dataset.to) { return; }
+    var chatId = button.closest("nav.branch-nav").dataset.chatId;
+    button.disabled = true;
+    fetch("/api/chats/" + encodeURIComponent(chatId) + "/branches", {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, authHeaders()),
+      body: JSON.stringify({ to: button.dataset.to })
+    }).then(function (response) {
+      return response.text().then(function (text) {
+        if (response.status === 401) { showTokenForm(); throw new Error("A valid access token is needed."); }
+        if (!response.ok) { throw new Error(errorText(text, response.status)); }
+        htmx.trigger(document.body, "chatledger:changed");
+      });
+    }).catch(function (error) {
+      notice(error.message);
+      button.disabled = false;
+    });
+  });
+
   // Keep the slider's number in step while it moves (the fragment follows after a short pause).
   document.addEventListener("input", function (event) {
     if (event.target.id === "at-slider") {

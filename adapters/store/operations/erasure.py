@@ -52,6 +52,7 @@ from chatledger.adapters.persistence.compaction import (
 )
 from chatledger.adapters.persistence.data_keys import ENVELOPE, DataKeys, Erasure
 from chatledger.adapters.persistence.purge import LogPurge
+from chatledger.adapters.store.forks import forks_of
 from chatledger.adapters.store.unit_of_work import attempts
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.chain import content_digest
@@ -182,6 +183,10 @@ class Eraser:
             )
         tables, data_keys = self._parts()
         tenant, chat_id = names if names is not None else (None, None)
+        for fork in forks_of(self._log, key):  # first: they hold its messages by reference
+            with suppress(ConversationErasedError):
+                why = f"{reason} (erased with its origin {chat_id or str(key)!r})"
+                self.erase_key(conversation_id(*fork), actor, why, fork, rename)
         for _ in attempts():
             erasure = data_keys.erasure(key)
             if erasure is not None:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
+from chatledger.adapters.store.reads.resume_prefix import resume_prefix_of
 from chatledger.adapters.store.reads.rows import MessageRows
 from chatledger.adapters.store.reads.shown import masks_of, shown, shown_messages
-from chatledger.adapters.store.reads.timeline_page import timeline_page
+from chatledger.adapters.store.reads.timeline_page import kinds_asked, timeline_page
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.branches import Siblings, path_messages, siblings_of
 from chatledger.domain.continuation import ConversationStatus, status_of
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.convert import Format, Unanswered, to_model_messages
@@ -34,7 +35,6 @@ from chatledger.domain.errors import (
     InvalidInputError,
 )
 from chatledger.domain.limits import check_position
-from chatledger.domain.message_replay import replay_chunks
 from chatledger.domain.owners import ClaimWatch, wall_clock_watch
 from chatledger.domain.redaction import Masks
 from chatledger.domain.timeline import KINDS, TimelineEntry
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     from chatledger.projections.read_models import ReadModelView
 
 __all__ = ["Expire", "Reader"]
-
-log = logging.getLogger("chatledger.reads")
 
 Expire = Callable[[str, str, str], bool]
 """``(tenant, chat_id, stream_id) -> closed?``: closes a stream whose writer's lease ran out."""
@@ -93,11 +91,13 @@ class Reader:
         tenant: str | None = None,
         at_version: int | None = None,
         at_time: datetime | None = None,
+        leaf: str | None = None,
     ) -> list[dict[str, Any]]:
         """The conversation's UIMessages (JSON dicts), now or as they stood at a version or time.
 
         The current messages come from the read model (brought up to date
-        first); past ones are rebuilt from the log.
+        first); past ones are rebuilt from the log. ``leaf`` (a message id or
+        branch key, ``branches``) reads the path that ends there instead of the active one.
         """
         tenant = tenant or self.tenant
         if at_time is not None:
@@ -106,7 +106,15 @@ class Reader:
                 return []
         if at_version is not None:
             check_position("at_version", at_version)
-            past = self._uow.load(tenant, chat_id, at_version).state.messages
+        if at_version is not None or leaf is not None:
+            if at_version is None:
+                self._settle(tenant, chat_id)  # a path of now: read your writes
+            state = self._uow.load(tenant, chat_id, at_version).state
+            past = (
+                state.messages
+                if leaf is None
+                else path_messages(state.branches, state.messages, leaf)
+            )
             return self._masks(tenant, chat_id).message_list(past)  # redactions made since too
         key = self._settle(tenant, chat_id)
         current = self._rows.messages(key)
@@ -124,6 +132,7 @@ class Reader:
         at_time: datetime | None = None,
         ignore_incomplete_tool_calls: bool = False,
         unanswered: Unanswered = "refuse",
+        leaf: str | None = None,
     ) -> Any:
         """The conversation (now, or at a version or time) in a model API's format.
 
@@ -132,7 +141,9 @@ class Reader:
         Completions messages) or ``"openai-responses"`` (Responses ``input``
         items). See ``chatledger.domain.convert.to_model_messages`` for the options.
         """
-        messages = self.messages(chat_id, tenant=tenant, at_version=at_version, at_time=at_time)
+        messages = self.messages(
+            chat_id, tenant=tenant, at_version=at_version, at_time=at_time, leaf=leaf
+        )
         return to_model_messages(
             messages,
             format,
@@ -140,6 +151,26 @@ class Reader:
             unanswered=unanswered,
             ai_sdk=self.ai_sdk_of(chat_id, tenant=tenant),
         )
+
+    def branches(
+        self,
+        chat_id: str,
+        message: str,
+        *,
+        tenant: str | None = None,
+        at_version: int | None = None,
+    ) -> Siblings:
+        """Message ``message`` (id or branch key) and its sibling branches (``< index/total >``).
+
+        Edits and regenerations make siblings; each branch names the leaf a
+        switch to it shows (``switch_branch``). At ``at_version``: as it stood then.
+        """
+        if at_version is not None:
+            check_position("at_version", at_version)
+        tenant = tenant or self.tenant
+        self._settle(tenant, chat_id)  # read your writes
+        state = self._uow.load(tenant, chat_id, at_version).state
+        return siblings_of(state.branches, state.messages, message)
 
     def ai_sdk_of(self, chat_id: str, *, tenant: str | None = None) -> int:
         """The AI SDK major the conversation speaks (6 for conversations started before v7)."""
@@ -173,7 +204,7 @@ class Reader:
         the log. Raises ConversationNotFoundError for an unknown chat.
         """
         tenant = tenant or self.tenant
-        wanted = _kinds(kinds)
+        wanted = kinds_asked(kinds)
         unknown = sorted(set(wanted or ()) - set(KINDS))
         if unknown:
             raise InvalidInputError(
@@ -334,28 +365,7 @@ class Reader:
         cannot be expressed as chunks (logged; the client then gets the stream
         alone).
         """
-        tenant = tenant or self.tenant
-        state = self.stored_state(chat_id, tenant=tenant)
-        if state is None or not state.dialect.replays_message_on_resume:
-            return []
-        stream = state.stream
-        if stream is None or not stream.continuation:
-            return []
-        opened = self.history(chat_id, tenant=tenant, kinds=["stream-opened"])
-        if not opened or opened[-1].details.get("streamId") != stream.stream_id:
-            return []
-        before = self.messages(chat_id, tenant=tenant, at_version=opened[-1].position - 1)
-        if stream.message_index >= len(before):
-            return []
-        chunks = replay_chunks(before[stream.message_index])
-        if chunks is None:
-            log.warning(
-                "chat %r: message %r cannot be replayed as chunks; resuming its stream alone",
-                chat_id,
-                before[stream.message_index].get("id"),
-            )
-            return []
-        return chunks
+        return resume_prefix_of(self, tenant or self.tenant, chat_id)
 
     def shown_at(
         self, chat_id: str, version: int, *, tenant: str | None = None
@@ -384,16 +394,3 @@ class Reader:
             return self._expire(tenant, chat_id, stream_id)
 
         return expire
-
-
-def _kinds(kinds: object) -> list[str] | None:
-    """The timeline kinds asked for (one kind, or an iterable of them); InvalidInputError otherwise."""
-    if kinds is None:
-        return None
-    items = [kinds] if isinstance(kinds, str) else kinds
-    if isinstance(items, Mapping | bytes) or not isinstance(items, Iterable):
-        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
-    wanted = list(items)
-    if not all(isinstance(kind, str) for kind in wanted):
-        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
-    return wanted

@@ -8,13 +8,13 @@ outcome is known whatever the page size or the kind filter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from chatledger.domain.errors import InvalidInputError
 from chatledger.domain.timeline import TimelineEntry
 from chatledger.domain.timeline_groups import TimelinePage, group, page
 
-__all__ = ["WINDOW", "timeline_page"]
+__all__ = ["WINDOW", "kinds_asked", "timeline_page"]
 
 WINDOW = 256
 """Entries read at a time (at least; four times the page size when that is more)."""
@@ -50,3 +50,16 @@ def timeline_page(
         rows = group(entries, closes)
         if len(found) < window or len(rows) > limit:  # the log ends, or the page's rows are whole
             return page(rows, limit)
+
+
+def kinds_asked(kinds: object) -> list[str] | None:
+    """The timeline kinds asked for (one kind, or an iterable of them); InvalidInputError otherwise."""
+    if kinds is None:
+        return None
+    items = [kinds] if isinstance(kinds, str) else kinds
+    if isinstance(items, Mapping | bytes) or not isinstance(items, Iterable):
+        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
+    wanted = list(items)
+    if not all(isinstance(kind, str) for kind in wanted):
+        raise InvalidInputError("kinds must be a kind (a string) or a list of kinds")
+    return wanted

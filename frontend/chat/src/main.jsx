@@ -34,6 +34,34 @@ async function loadStart(chatId) {
   return { messages: (await getJSON(`${base}/messages?atVersion=${before}`)).messages, streaming: true };
 }
 
+// Message id -> { index, total, prev, next } for each message of the active path with siblings
+// (edits and regenerations): what the `< 2/3 >` arrows show and switch to.
+async function loadBranches(chatId) {
+  const found = await getJSON(`/api/chats/${encodeURIComponent(chatId)}/branches`);
+  const navs = {};
+  for (const m of found?.messages ?? []) {
+    if (m.total < 2) continue;
+    const keys = m.branches.map((b) => b.key);
+    const at = m.index - 1;
+    navs[m.branches[at].messageId] = {
+      index: m.index, total: m.total, prev: keys[at - 1] ?? null, next: keys[at + 1] ?? null,
+    };
+  }
+  return navs;
+}
+
+function BranchNav({ nav, onSwitch, disabled }) {
+  return (
+    <nav className="branch-nav" aria-label="Branches of this message">
+      <button type="button" className="branch-prev" aria-label="Previous branch"
+        disabled={disabled || !nav.prev} onClick={() => onSwitch(nav.prev)}>&lt;</button>
+      <span className="branch-of">{nav.index}/{nav.total}</span>
+      <button type="button" className="branch-next" aria-label="Next branch"
+        disabled={disabled || !nav.next} onClick={() => onSwitch(nav.next)}>&gt;</button>
+    </nav>
+  );
+}
+
 function Part({ part, onAnswer }) {
   if (part.type === "text") return <p className="part text">{part.text}</p>;
   if (part.type === "reasoning") {
@@ -75,7 +103,9 @@ function ToolPart({ part, onAnswer }) {
 
 function Chat({ chatId, start }) {
   const [input, setInput] = useState("");
-  const { messages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
+  const [branches, setBranches] = useState({});
+  const [switchError, setSwitchError] = useState(null);
+  const { messages, setMessages, sendMessage, status, stop, error, addToolApprovalResponse } = useChat({
     id: chatId,
     messages: start.messages,
     resume: start.streaming,
@@ -85,6 +115,22 @@ function Chat({ chatId, start }) {
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const busy = status === "submitted" || status === "streaming";
+  useEffect(() => {
+    if (!busy) loadBranches(chatId).then(setBranches, () => setBranches({}));
+  }, [busy, chatId]);
+  // A switch is recorded by the server (audited); useChat is then given the new path's messages.
+  const switchTo = async (to) => {
+    setSwitchError(null);
+    const response = await fetch(`/api/chats/${encodeURIComponent(chatId)}/branches`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...authHeaders() },
+      body: JSON.stringify({ to }),
+    });
+    const body = await response.json();
+    if (!response.ok) { setSwitchError(body.error?.message ?? `HTTP ${response.status}`); return; }
+    setMessages(body.messages);
+    setBranches(await loadBranches(chatId));
+  };
   const stopAll = async () => {
     stop();
     await fetch(`/api/chats/${encodeURIComponent(chatId)}/stop`, {
@@ -99,11 +145,13 @@ function Chat({ chatId, start }) {
         {messages.map((m) => (
           <article key={m.id} className={`message role-${m.role}`} data-message-id={m.id} data-role={m.role}>
             <p className="role">{m.role}</p>
+            {branches[m.id] && <BranchNav nav={branches[m.id]} onSwitch={switchTo} disabled={busy} />}
             {m.parts.map((part, i) => <Part key={i} part={part} onAnswer={addToolApprovalResponse} />)}
           </article>
         ))}
       </div>
       {error && <p className="error" role="alert">{error.message}</p>}
+      {switchError && <p className="error" role="alert">{switchError}</p>}
       <form className="composer" onSubmit={(event) => {
         event.preventDefault();
         if (!input.trim()) return;
