@@ -27,6 +27,7 @@ from chatledger.adapters.cli import (
     conversation,
     demo,
     erasure,
+    importing,
     ingest,
     integrity,
     listing,
@@ -52,6 +53,7 @@ MODULES = (
     demo,
     conversation,  # show, audit, convert
     ingest,
+    importing,  # import (export --format is in integrity)
     projection,  # rebuild, project
     integrity,  # verify, seal, export, verify-export
     worker,
@@ -72,6 +74,7 @@ LISTED = (
     "demo",
     "show",
     "ingest",
+    "import",
     "audit",
     "convert",
     "rebuild",

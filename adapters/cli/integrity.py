@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from chatledger.adapters.cli import format_io
 from chatledger.adapters.cli.common import (
     CommandError,
     advance,
@@ -116,12 +117,15 @@ def add(commands: Commands) -> None:
             help="write the bundle here (default: stdout); with --subject, a directory",
         ),
         PROGRESS,
-        help="write a conversation as a verifiable bundle (JSON Lines)",
+        *format_io.EXPORT_OPTIONS,
+        help="write a conversation as a verifiable bundle, or in another format (--format)",
         description="Write the conversation (or its state at --at-version) as a self-contained "
         "bundle: its events, their hash chain and the newest seal covering it (seal first). "
         "'chatledger verify-export' checks the bundle offline, with no store. With --subject "
         "USER (a data-access request): one bundle per conversation of --tenant in which USER is "
-        "the actor of an event, written into the directory --output.",
+        "the actor of an event, written into the directory --output. With --format F, the "
+        "conversation's messages in that format instead (JSON; what F cannot carry is listed on "
+        "stderr).",
     )
     commands.declare(
         "verify-export",
@@ -200,6 +204,8 @@ def seal(args: argparse.Namespace, out: TextIO) -> int:
 
 def export(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger export``: the bundle to ``--output`` or standard output (``--subject``: bundles)."""
+    if args.format != format_io.BUNDLE:
+        return format_io.export_as(args, out)
     if args.subject is not None:
         return _export_subject(args, out)
     if args.chat is None:

@@ -96,7 +96,7 @@ def message_for(item: Item) -> dict[str, Any]:
     role = "assistant"
     parts: list[dict[str, Any]]
     kind = item.get("type", "message")
-    if kind == "message" and item.get("role") in _ROLES:
+    if kind == "message" and isinstance(item.get("role"), str) and item["role"] in _ROLES:
         role = _ROLES[item["role"]]
         parts = _content_parts(item.get("content"))
     elif (
