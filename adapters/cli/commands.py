@@ -33,6 +33,7 @@ from chatledger.adapters.cli import (
     owners,
     projection,
     redaction,
+    replay,
     serve,
     stats,
     worker,
@@ -60,6 +61,7 @@ MODULES = (
     otel,  # export-otel
     redaction,  # redact
     erasure,  # erase, retain, finish-erasure
+    replay,  # replay
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -90,6 +92,7 @@ LISTED = (
     "erase",
     "retain",
     "finish-erasure",
+    "replay",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 
