@@ -19,6 +19,8 @@ from typing import Any
 
 from eventsourcing.persistence import OperationalError
 
+from chatledger.adapters.grants.log import GrantLog
+from chatledger.adapters.grants.service import Grants
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
@@ -190,9 +192,11 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
         tenant=settings.tenant,
     )  # fmt: skip
     turns = Turns(chats, reads, streams, settings.limits, tenant=settings.tenant)
+    grants = Grants(GrantLog(parts.config), chats, reads, tenant=settings.tenant)
+    streams.after_close = grants.after_close  # a closed stream's calls a grant covers are approved
     return Services(
         parts, settings, chats=chats, streams=streams, turns=turns, reads=reads, inbox=inbox,
-        operations=operations, flusher=flusher, news=news,
+        operations=operations, flusher=flusher, news=news, grants=grants,
     )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from chatledger.adapters.cli import (
     conversation,
     demo,
     erasure,
+    grants,
     ingest,
     integrity,
     listing,
@@ -62,6 +63,7 @@ MODULES = (
     redaction,  # redact
     erasure,  # erase, retain, finish-erasure
     replay,  # replay
+    grants,  # grant, grants, revoke-grant
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -93,6 +95,9 @@ LISTED = (
     "retain",
     "finish-erasure",
     "replay",
+    "grant",
+    "grants",
+    "revoke-grant",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 

@@ -14,7 +14,6 @@ from typing import TextIO
 
 from chatledger.adapters.cli.common import PROG, CommandError, load_responder, open_existing
 from chatledger.adapters.cli.options import CHAT, Commands, as_json, option
-from chatledger.adapters.replay import replay as replay_conversation
 
 __all__ = ["add", "replay"]
 
@@ -57,6 +56,8 @@ def add(commands: Commands) -> None:
 
 def replay(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger replay``: the report, as lines or JSON; the exit status says whether it diverged."""
+    from chatledger.adapters.replay import replay as replay_conversation  # loads the store
+
     responder = load_responder(args.responder, 0.0)
     with open_existing(args) as store:
         report = replay_conversation(store, args.chat, responder, into=args.into, actor=args.actor)

@@ -63,6 +63,7 @@ from chatledger.adapters.http.deadlines import (
     ConnectionCounts,
 )
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
+from chatledger.adapters.http.grants import GrantEndpoints
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.health import health_routes
 from chatledger.adapters.http.metrics import RequestCounter, RequestCounts, metrics_route
@@ -304,6 +305,9 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
+        *GrantEndpoints(
+            chat.store, chat.identity, chat.limits["approvals"], chat.continuations
+        ).routes(),  # standing approval grants (http/grants.py)
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         docs_page.docs_route(chat.described),  # GET /docs: the API reference page
         *health_routes(chat.store),  # /health, /health/live: public (http/health.py)

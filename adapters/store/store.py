@@ -25,6 +25,7 @@ from chatledger.adapters.store.turns.service import Turns
 from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from chatledger.adapters.grants.service import Grants
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.adapters.store.chats import Chats
@@ -125,6 +126,12 @@ class ConversationStore(ChatSurface):
             owner_claim_limit_seconds=owner_claim_limit_seconds,
         )  # fmt: skip
         return open_store(url, options)
+
+    @property
+    def grants(self) -> Grants:
+        """Standing approval grants: give, list, revoke (``chatledger.adapters.grants``)."""
+        assert self._services.grants is not None  # composed with every single-database store
+        return self._services.grants
 
     @property
     def log(self) -> ConversationLog:
