@@ -88,9 +88,18 @@
     var chatId = form.dataset.chatId;
     var body = { toolCallId: form.dataset.toolCallId, approved: approved };
     if (reason) { body.reason = reason; }
+    // "Don't ask again": approve with a standing grant (POST .../grants) instead.
+    var grant = approved && form.elements.grant ? form.elements.grant.value : "";
+    var route = "/approvals";
+    if (grant) {
+      route = "/grants";
+      body = { toolCallId: body.toolCallId, scope: grant, reason: body.reason };
+      var lasts = form.elements["grant-for"].value;
+      if (lasts) { body.forSeconds = Number(lasts); }
+    }
     var buttons = form.querySelectorAll("button");
     buttons.forEach(function (b) { b.disabled = true; });
-    fetch("/api/chats/" + encodeURIComponent(chatId) + "/approvals", {
+    fetch("/api/chats/" + encodeURIComponent(chatId) + route, {
       method: "POST",
       headers: Object.assign({ "Content-Type": "application/json" }, authHeaders()),
       body: JSON.stringify(body)
@@ -105,6 +114,31 @@
     }).catch(function (error) {
       notice(error.message);
       buttons.forEach(function (b) { b.disabled = false; });
+    });
+  });
+
+  // Revoke a standing grant from the approvals page.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList || !form.classList.contains("revoke-grant")) { return; }
+    event.preventDefault();
+    var grantId = form.dataset.grantId;
+    var button = form.querySelector("button");
+    button.disabled = true;
+    fetch("/api/grants/" + encodeURIComponent(grantId) + "/revoke", {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, authHeaders()),
+      body: "{}"
+    }).then(function (response) {
+      return response.text().then(function (text) {
+        if (response.status === 401) { showTokenForm(); throw new Error("A valid access token is needed."); }
+        if (!response.ok) { throw new Error(errorText(text, response.status)); }
+        notice("Revoked " + grantId + ": its calls ask again.");
+        htmx.trigger(document.body, "chatledger:changed");
+      });
+    }).catch(function (error) {
+      notice(error.message);
+      button.disabled = false;
     });
   });
 
