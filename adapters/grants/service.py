@@ -202,7 +202,7 @@ class Grants:
         tenant = tenant or self.tenant
         status = self._reads.status(chat_id, tenant=tenant)
         asking = [call for call in status.waiting_for if call.state == "approval-requested"]
-        if not asking:
+        if not asking or self._is_replay(chat_id, tenant):
             return []
         self.expire_due(tenant=tenant)
         grants, now = self._grants(tenant), self.clock()
@@ -223,6 +223,12 @@ class Grants:
             self._record_use(tenant, grant.grant_id, chat_id, call_id, approval_id, at)
             approved.append((call.tool_call_id, grant))
         return approved
+
+    def _is_replay(self, chat_id: str, tenant: str) -> bool:
+        """A replay's approvals are the recording's decisions: grants leave them alone."""
+        state = self._reads.stored_state(chat_id, tenant=tenant)
+        metadata = state.metadata if state is not None else None
+        return isinstance(metadata, dict) and "replayOf" in metadata
 
     def _record_use(
         self, tenant: str, grant_id: str, chat_id: str, call_id: str, approval_id: str, at: datetime

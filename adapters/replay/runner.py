@@ -42,10 +42,13 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.turns.service import Turn
     from chatledger.domain.continuation import WaitingCall
 
-__all__ = ["MAX_STEPS", "NO_RECORDED_RESULT", "replay", "replay_async"]
+__all__ = ["MAX_STEPS", "NO_RECORDED_RESULT", "REPLAY_OF", "replay", "replay_async"]
 
 NO_RECORDED_RESULT = "chatledger replay: no recorded result for this call (another tool or input)"
 """The error a tool call the responder ran itself gets when it matches no recorded call."""
+
+REPLAY_OF = "replayOf"
+"""The metadata key naming the recording a replay conversation replays."""
 
 MAX_STEPS = 50
 """Continuations one turn may take in a replay before it is cut short."""
@@ -91,6 +94,8 @@ async def replay_async(
         ai_sdk=store.reads.ai_sdk_of(chat_id, tenant=tenant),
         metadata={"title": f"Replay of {chat_id}", "replayOf": chat_id},
     )  # fmt: skip
+    # Also as the conversation's own metadata: standing grants leave a replay to its recording.
+    store.chats.set_metadata(into, {REPLAY_OF: chat_id}, tenant=tenant, actor=actor)
     run = _Run(store, into, tenant, responder, CallBook(recorded), actor)
     for turn in recorded:
         for message, who in turn.before:

@@ -63,7 +63,7 @@ def test_a_changed_responder_diverges_exactly_where_it_was_changed(
 ) -> None:
     record(store, "rec")
     report = assert_replay(store, "rec", responder(**changes), expect=expected, into="rx")
-    assert report.exit_code == 1
+    assert report.exit_code == 3
     assert report.to_json()["divergences"]
 
 
@@ -91,3 +91,14 @@ def test_a_result_the_responder_streams_for_another_input_is_replaced_by_an_erro
     part = _part(store, "r4", "call_del")
     assert part["state"] == "output-error" and part["errorText"] == NO_RECORDED_RESULT
     assert (1, "unmatched-tool-call") in report.kinds()
+
+
+def test_standing_grants_do_not_answer_a_replay_s_approvals(store: Any) -> None:
+    """Only the recording's decisions answer a replay: a live grant for the tool approves nothing there."""
+    record(store, "rec")
+    grant = store.grants.give(scope="tool", tool_name="delete_file", actor="user:alice")
+    changed = responder(delete_input={"path": "/", "recursive": True})
+    report = replay(store, "rec", changed, into="r5")
+    assert (1, "unanswered-approval") in report.kinds()
+    assert _part(store, "r5", "call_del")["state"] == "approval-requested"
+    assert store.grants.get(grant.grant_id).uses == 0
