@@ -15,7 +15,7 @@ from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.domain import Aggregate, event
 
-from chatledger.domain.grants import Grant
+from chatledger.domain.grants import RECENT, Grant
 
 __all__ = ["GrantLedger", "ledger_id"]
 
@@ -55,7 +55,8 @@ class GrantLedger(Aggregate):
     ) -> None:
         """The grant approved a call, automatically."""
         grant = self.book[grant_id]
-        self.book[grant_id] = dataclasses.replace(grant, uses=grant.uses + 1)
+        recent = (*grant.recent, (chat_id, tool_call_id, at))[-RECENT:]
+        self.book[grant_id] = dataclasses.replace(grant, uses=grant.uses + 1, recent=recent)
 
     @event("GrantRevoked")
     def revoke(self, grant_id: str, actor: str, reason: str | None, at: datetime) -> None:

@@ -22,9 +22,19 @@ from typing import Any
 from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.replay_diff import same_input
 
-__all__ = ["SCOPES", "Grant", "GrantNotFoundError", "check_grant", "covering", "expires_at"]
+__all__ = [
+    "RECENT",
+    "SCOPES",
+    "Grant",
+    "GrantNotFoundError",
+    "check_grant",
+    "covering",
+    "expires_at",
+]
 
 SCOPES = ("input", "tool", "conversation")
+RECENT = 10
+"""How many of a grant's last uses it lists (``Grant.recent``); ``uses`` counts them all."""
 """What a grant may cover (see the module's docstring)."""
 
 
@@ -65,6 +75,8 @@ class Grant:
     """When its expiry was recorded (an event, once noticed)."""
     uses: int = 0
     """Calls it approved."""
+    recent: tuple[tuple[str, str, datetime], ...] = ()
+    """The last calls it approved (at most ``RECENT``), oldest first: (chat id, tool call id, when)."""
 
     def is_live(self, now: datetime) -> bool:
         """Given, not revoked, not expired at ``now``."""
@@ -121,6 +133,10 @@ class Grant:
             "revokeReason": self.revoke_reason,
             "expiredAt": _iso(self.expired_at),
             "uses": self.uses,
+            "recentUses": [
+                {"chatId": chat_id, "toolCallId": call_id, "at": at.isoformat()}
+                for chat_id, call_id, at in self.recent
+            ],
             "status": self.status(now),
         }
 

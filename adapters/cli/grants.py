@@ -127,3 +127,5 @@ def _print(
             f"{f' ({g.reason})' if g.reason else ''}; until {until}; used {g.uses}x",
             file=out,
         )
+        for chat_id, call_id, at in g.recent:
+            print(f"  approved {call_id} in {chat_id} at {at.isoformat()}", file=out)

@@ -81,6 +81,7 @@ def test_grant_from_the_page_approves_the_same_call_later_until_revoked(
         "() => document.querySelector('li.grant .grant-uses')?.textContent === '1'"
     )
     page.wait_for_selector('li.pending[data-chat-id="disk-3"]')
+    page.wait_for_selector('ul.grant-recent li[data-chat-id="disk-2"]')  # named in the inbox
     assert _pending(page) == ["disk-3"]
     served.screenshot(page, "grants")
 

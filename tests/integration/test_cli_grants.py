@@ -29,6 +29,7 @@ def test_grant_from_the_shell_approves_later_calls_until_revoked(
     assert main(["grants", "--url", url]) == 0
     listed = capsys.readouterr().out
     assert given["grantId"] in listed and "used 1x" in listed and "[live]" in listed
+    assert " in b at " in listed  # the call it approved, and where
 
     assert main(["revoke-grant", given["grantId"], "--url", url, "--reason", "audit"]) == 0
     assert "[revoked]" in capsys.readouterr().out

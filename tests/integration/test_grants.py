@@ -62,7 +62,8 @@ def test_an_input_grant_approves_the_same_input_anywhere_and_nothing_else(store:
     assert approved_by_grant(store, "b", same)
     assert not approved_by_grant(store, "b", other)
     assert store.status("b").status == "awaiting-approval"
-    assert store.grants.get(grant.grant_id).uses == 1
+    used = store.grants.get(grant.grant_id)
+    assert used.uses == 1 and [(c, call) for c, call, _ in used.recent] == [("b", same)]
 
     # the audit names the grant: actor grant:<id>, the reason says who gave it and why
     answers = [e for e in store.history("b") if e.kind == "approval-responded"]
