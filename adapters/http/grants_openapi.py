@@ -32,7 +32,7 @@ def _answer(code: str, what: str) -> dict[str, Any]:
 def grant_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
     """The OpenAPI paths of the grant routes (``error``: the error response object)."""
     scope = {"type": "string", "enum": ["input", "tool", "conversation"]}
-    common = {
+    common: dict[str, dict[str, Any]] = {
         "reason": {"type": "string"},
         "forSeconds": {"type": "number", "exclusiveMinimum": 0},
     }
