@@ -181,3 +181,44 @@ def test_through_the_store_an_input_grant_never_approves_another_input(backend: 
         store.grants.revoke(grant.grant_id, actor=USER)
 
     check()
+
+
+def test_a_grant_answers_a_call_a_responder_asks_through_the_turn_runner(store: Any) -> None:
+    """The path serve and the worker take: the runner closes the stream, the grant approves, the turn continues."""
+    import asyncio
+
+    from chatledger.adapters.responders.scripted import ScriptedResponder
+    from chatledger.adapters.store.turns.runner import TurnRunner
+
+    def turn(call: str) -> list[dict[str, Any]]:
+        return [
+            {"type": "start"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": call, "toolName": "search"},
+            {
+                "type": "tool-input-available",
+                "toolCallId": call,
+                "toolName": "search",
+                "input": {"q": "x"},
+            },
+            {"type": "tool-approval-request", "approvalId": f"ap-{call}", "toolCallId": call},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ]
+
+    store.grants.give(scope="input", tool_name="search", input={"q": "x"}, actor=USER)
+    runner = TurnRunner(ScriptedResponder([turn("r1")], actor="agent:bot"))
+    store.start_conversation("run", actor=USER)
+    opened = store.turns.open(
+        "run", actor="agent:bot", trigger="submit-message",
+        user_message={"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]},
+        user_actor=USER,
+    )  # fmt: skip
+
+    async def run() -> None:
+        runner.run(opened)
+        await asyncio.gather(*list(runner.tasks))
+
+    asyncio.run(run())
+    assert approved_by_grant(store, "run", "r1")
+    assert store.status("run").status == "ready-to-continue"
