@@ -14,8 +14,10 @@ looked at (or by ``expire_due``). The clock is ``clock`` (set it in tests).
 from __future__ import annotations
 
 import builtins
+import copy
 import logging
 import secrets
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -56,6 +58,8 @@ class Grants:
     def __init__(self, log: GrantLog, chats: Chats, reads: Reader, *, tenant: str) -> None:
         self._log, self._chats, self._reads, self.tenant = log, chats, reads, tenant
         self.clock: Callable[[], datetime] = _now
+        self._cache: dict[str, GrantLedger] = {}
+        self._lock = threading.Lock()
         """The time grants are given, used and expire by (UTC)."""
 
     # -- giving and taking back ------------------------------------------------------------
@@ -169,9 +173,7 @@ class Grants:
     ) -> builtins.list[Grant]:
         """The tenant's grants, oldest first: the live ones (``include_ended``: all of them)."""
         tenant = tenant or self.tenant
-        self.expire_due(tenant=tenant)
-        now = self.clock()
-        grants = self._grants(tenant)
+        grants, now = self._current(tenant)
         return grants if include_ended else [grant for grant in grants if grant.is_live(now)]
 
     def get(self, grant_id: str, *, tenant: str | None = None) -> Grant:
@@ -202,15 +204,19 @@ class Grants:
         tenant = tenant or self.tenant
         status = self._reads.status(chat_id, tenant=tenant)
         asking = [call for call in status.waiting_for if call.state == "approval-requested"]
-        if not asking or self._is_replay(chat_id, tenant):
+        if not asking:
             return []
-        self.expire_due(tenant=tenant)
-        grants, now = self._grants(tenant), self.clock()
+        grants, now = self._current(tenant)
+        covered = [
+            (call, grant)
+            for call in asking
+            if call.approval_id is not None
+            and (grant := covering(grants, chat_id, call.tool_name, call.input, now)) is not None
+        ]
+        if not covered or self._is_replay(chat_id, tenant):
+            return []
         approved: builtins.list[tuple[str, Grant]] = []
-        for call in asking:
-            grant = covering(grants, chat_id, call.tool_name, call.input, now)
-            if grant is None or call.approval_id is None:
-                continue
+        for call, grant in covered:
             try:
                 self._chats.respond_to_approval(
                     chat_id, tenant=tenant, approval_id=call.approval_id, approved=True,
@@ -219,7 +225,7 @@ class Grants:
             except ChatLedgerError as error:  # answered by someone else meanwhile
                 log.info("grant %s left call %s: %s", grant.grant_id, call.tool_call_id, error)
                 continue
-            approval_id, call_id, at = call.approval_id, call.tool_call_id, self.clock()
+            approval_id, call_id, at = str(call.approval_id), call.tool_call_id, self.clock()
             self._record_use(tenant, grant.grant_id, chat_id, call_id, approval_id, at)
             approved.append((call.tool_call_id, grant))
         return approved
@@ -249,11 +255,32 @@ class Grants:
     # -- the ledger --------------------------------------------------------------------------
 
     def _ledger(self, tenant: str) -> GrantLedger:
-        try:
-            ledger: GrantLedger = self._log.repository.get(ledger_id(tenant))
-        except AggregateNotFoundError:
-            ledger = GrantLedger(tenant)
-        return ledger
+        """The tenant's ledger as stored now (shared: change a copy), read once, then only what is new.
+
+        Every close on a call awaiting approval reads it: the events other
+        processes added since the last read are fetched and folded, nothing more.
+        """
+        key = ledger_id(tenant)
+        with self._lock:
+            ledger = self._cache.get(tenant)
+            if ledger is None:
+                try:
+                    ledger = self._log.repository.get(key)
+                except AggregateNotFoundError:
+                    return GrantLedger(tenant)
+            else:
+                for event in self._log.events.get(key, gt=ledger.version):
+                    ledger = event.mutate(ledger)  # type: ignore[attr-defined]
+            self._cache[tenant] = ledger
+            return ledger
+
+    def _current(self, tenant: str) -> tuple[builtins.list[Grant], datetime]:
+        """The grants with every due expiry recorded (one ledger read when none is due), and now."""
+        grants, now = self._grants(tenant), self.clock()
+        if any(grant.is_due(now) for grant in grants):
+            self.expire_due(tenant=tenant)
+            grants = self._grants(tenant)
+        return grants, now
 
     def _grants(self, tenant: str) -> builtins.list[Grant]:
         return self._ledger(tenant).grants()
@@ -261,7 +288,7 @@ class Grants:
     def _change(self, tenant: str, change: Callable[[GrantLedger], None]) -> None:
         """Apply ``change`` to the latest ledger and save it; a concurrent save is retried."""
         for _ in range(_RETRIES):
-            ledger = self._ledger(tenant)
+            ledger = copy.deepcopy(self._ledger(tenant))  # the cached one changes only once saved
             change(ledger)
             try:
                 self._log.save(ledger)
