@@ -15,12 +15,14 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import ApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteFactory
 
+from chatledger.adapters.persistence.schema import GRANTS_TABLE
+
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.config import StoreConfig
 
 __all__ = ["GrantLog", "GrantSQLiteFactory"]
 
-TABLE = "chatledger_grants_events"
+TABLE = GRANTS_TABLE
 """The ledgers' events table (PostgreSQL names it after the application too)."""
 
 _POSTGRES_KEYS = (
@@ -49,8 +51,9 @@ class GrantLog(Application[UUID]):
 
     name = "chatledger_grants"
 
-    def __init__(self, config: StoreConfig) -> None:
-        env = {"CREATE_TABLE": "y"}
+    def __init__(self, config: StoreConfig, *, create: bool) -> None:
+        """The ledgers of the store at ``config``; ``create``: make their table (a new store)."""
+        env = {"CREATE_TABLE": "y" if create else "n"}
         if config.backend == "sqlite":
             env |= {
                 "PERSISTENCE_MODULE": "chatledger.adapters.grants.log:GrantSQLiteFactory",

@@ -18,7 +18,7 @@ import copy
 import logging
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from chatledger.adapters.store.chats import Chats
     from chatledger.adapters.store.reads.reader import Reader
 
-__all__ = ["Grants", "automatic_reason"]
+__all__ = ["Grants", "automatic_reason", "sharded_grants"]
 
 log = logging.getLogger("chatledger.grants")
 
@@ -58,6 +58,8 @@ class Grants:
     def __init__(self, log: GrantLog, chats: Chats, reads: Reader, *, tenant: str) -> None:
         self._log, self._chats, self._reads, self.tenant = log, chats, reads, tenant
         self.clock: Callable[[], datetime] = _now
+        self.ledger_log = log
+        """Where the ledgers are kept (a sharded store's shards share the first database's)."""
         self._cache: dict[str, GrantLedger] = {}
         self._lock = threading.Lock()
         """The time grants are given, used and expire by (UTC)."""
@@ -312,3 +314,17 @@ class Grants:
             f"{named} of conversation {chat_id!r} is not awaiting approval; "
             "its status (chatledger status CHAT) lists the calls that are"
         )
+
+
+def sharded_grants(shards: Sequence[Any], chats: Chats, reads: Reader) -> Grants:
+    """The grants of a sharded store: one ledger (the first database's) for every shard.
+
+    ``chats`` and ``reads`` route each conversation to its database; every
+    shard's stream writers answer through these grants, so a grant given
+    anywhere covers the calls of every shard.
+    """
+    first = shards[0]
+    grants = Grants(first.grants.ledger_log, chats, reads, tenant=first.tenant)
+    for shard in shards:
+        shard.streams.after_close = grants.after_close
+    return grants

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from chatledger.domain.owners import OWNER_CLAIM_LIMIT_SECONDS
 
 if TYPE_CHECKING:
+    from chatledger.adapters.grants.log import GrantLog
     from chatledger.adapters.grants.service import Grants
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
@@ -49,6 +50,8 @@ class StoreParts:
     """The read-model tables next to the log."""
     projector: Projector
     """Keeps the read models up to date with the log."""
+    grant_log: GrantLog | None = None
+    """The standing approval grants' ledgers, in a table next to the log (``adapters/grants``)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from chatledger.adapters.bootstrap import StoreOptions, compose, open_services
+from chatledger.adapters.grants.service import sharded_grants
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts
 from chatledger.adapters.store.shards import ONE_PER_DATABASE, Routed, ShardedInbox, shard_index
@@ -196,6 +197,7 @@ class ShardedStore(ConversationStore):
                 operations=cast("Operations", ShardedOperations(
                     [s.operations for s in self.shards], by_chat
                 )),
+                grants=sharded_grants(self.shards, chats, reads),
             )
         )  # fmt: skip
 
