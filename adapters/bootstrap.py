@@ -19,6 +19,8 @@ from typing import Any
 
 from eventsourcing.persistence import OperationalError
 
+from chatledger.adapters.grants.log import GrantLog
+from chatledger.adapters.grants.service import Grants
 from chatledger.adapters.persistence.config import StoreConfig, parse_url, resolve_url, shard_urls
 from chatledger.adapters.persistence.log import ConversationLog
 from chatledger.adapters.persistence.reachable import check_postgres
@@ -143,12 +145,13 @@ def _open_parts(
                 f"cannot open the store at {config.display}: {error}"
             ) from error
         read_models = open_read_models(log, config.backend, key, create=create)
+        grant_log = GrantLog(config, create=create or config.backend == "memory")
     if sign_writes is not None and config.backend in ("sqlite", "postgres"):
         recorder: Any = log.recorder
         recorder.signer = HeadSigner(
             sign_writes, config.backend, getattr(recorder.datastore, "schema", None)
         )
-    return StoreParts(config, log, read_models, Projector(log, read_models))
+    return StoreParts(config, log, read_models, Projector(log, read_models), grant_log)
 
 
 def compose(parts: StoreParts, settings: StoreSettings) -> Services:
@@ -190,9 +193,12 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
         tenant=settings.tenant,
     )  # fmt: skip
     turns = Turns(chats, reads, streams, settings.limits, tenant=settings.tenant)
+    grant_log = parts.grant_log or GrantLog(parts.config, create=False)
+    grants = Grants(grant_log, chats, reads, tenant=settings.tenant)
+    streams.after_close = grants.after_close  # a closed stream's calls a grant covers are approved
     return Services(
         parts, settings, chats=chats, streams=streams, turns=turns, reads=reads, inbox=inbox,
-        operations=operations, flusher=flusher, news=news,
+        operations=operations, flusher=flusher, news=news, grants=grants,
     )  # fmt: skip
 
 

@@ -27,6 +27,7 @@ from chatledger.adapters.cli import (
     conversation,
     demo,
     erasure,
+    grants,
     importing,
     ingest,
     integrity,
@@ -36,6 +37,7 @@ from chatledger.adapters.cli import (
     owners,
     projection,
     redaction,
+    replay,
     serve,
     stats,
     worker,
@@ -66,6 +68,8 @@ MODULES = (
     compaction,  # compact
     erasure,  # erase, retain, finish-erasure
     mcp,  # mcp
+    replay,  # replay
+    grants,  # grant, grants, revoke-grant
 )
 """The command modules (where each command lives): each declares its commands in ``add(commands)``."""
 
@@ -99,6 +103,10 @@ LISTED = (
     "retain",
     "finish-erasure",
     "mcp",
+    "replay",
+    "grant",
+    "grants",
+    "revoke-grant",
 )
 """Every command, in the order ``chatledger --help`` lists them: a newcomer's first."""
 

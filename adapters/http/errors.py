@@ -38,6 +38,7 @@ from chatledger.domain.errors import (
     UnansweredToolCallError,
     UnknownToolCallError,
 )
+from chatledger.domain.grants import GrantNotFoundError
 
 __all__ = ["EXCEPTION_HANDLERS", "STATUS_OF_ERROR", "HTTPProblem", "invalid", "status_for"]
 
@@ -45,6 +46,7 @@ log = logging.getLogger("chatledger.http")
 
 STATUS_OF_ERROR: tuple[tuple[type[Exception], int], ...] = (
     (ConversationNotFoundError, 404),
+    (GrantNotFoundError, 404),
     (ConversationErasedError, 410),
     (UnknownToolCallError, 404),
     (OversizedInputError, 413),

@@ -11,6 +11,7 @@ from typing import Any
 
 from chatledger.adapters.http.branches import branch_paths
 from chatledger.adapters.http.continuations import continuation_paths
+from chatledger.adapters.http.grants_openapi import grant_paths
 from chatledger.adapters.http.health import health_paths
 from chatledger.adapters.http.ledger import ledger_paths
 from chatledger.adapters.http.metrics import metrics_paths
@@ -366,4 +367,5 @@ def openapi_document(
     }
     # POST /api/chats, .../messages, .../answers: for servers that run the model elsewhere.
     document["paths"] = merge_paths(document["paths"], writer_paths(limits, _ERROR))
+    document["paths"] = merge_paths(document["paths"], grant_paths(limits["approvals"], _ERROR))
     return document

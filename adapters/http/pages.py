@@ -164,7 +164,8 @@ class _Pages:
         tenant = self.app.identity(request).tenant
         pending = await run_in_threadpool(self.app.store.inbox.pending_approvals, tenant=tenant)
         queued = await run_in_threadpool(self.app.store.inbox.pending_continuations, tenant=tenant)
-        return _render("_approvals.html", pending=pending, queued=queued)
+        grants = await run_in_threadpool(lambda: self.app.store.grants.list(tenant=tenant))
+        return _render("_approvals.html", pending=pending, queued=queued, grants=grants)
 
     async def overview_fragment(self, request: Request) -> Response:
         stats = await self.stats.read(request)

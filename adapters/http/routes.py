@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from chatledger.adapters.http import docs_page
 from chatledger.adapters.http.attachments import AttachmentRoutes
+from chatledger.adapters.http.grants import GrantEndpoints
 from chatledger.adapters.http.health import health_routes
 from chatledger.adapters.http.ledger import ledger_routes
 from chatledger.adapters.http.metrics import metrics_route
@@ -60,6 +61,9 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),
         *chat.operators.routes(),  # erase, export, redact: operator tokens only
+        *GrantEndpoints(
+            chat.store, chat.identity, chat.limits["approvals"], chat.continuations
+        ).routes(),  # standing approval grants (http/grants.py)
         *ledger_routes(chat.store, chat.identity, chat.limits),  # compactions, usage (ledger.py)
         Route("/openapi.json", chat.openapi, methods=["GET"]),
         docs_page.docs_route(chat.described),  # GET /docs: the API reference page

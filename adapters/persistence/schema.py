@@ -40,6 +40,9 @@ from chatledger.domain.errors import StoreConfigurationError
 
 __all__ = ["SQLITE_TABLES", "STORE_TABLES", "direct_connection", "preparing"]
 
+GRANTS_TABLE = "chatledger_grants_events"
+"""The standing approval grants' ledgers (``chatledger.adapters.grants.log``)."""
+
 STORE_TABLES = (
     "chatledger_events",
     "chatledger_snapshots",
@@ -50,6 +53,7 @@ STORE_TABLES = (
     *CHAIN_TABLES,
     *DATA_KEY_TABLES,
     BLOBS_TABLE,
+    GRANTS_TABLE,
 )
 """Every table of a PostgreSQL store (events, snapshots, tracking, read models, settings, chain)."""
 

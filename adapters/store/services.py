@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from chatledger.domain.owners import OWNER_CLAIM_LIMIT_SECONDS
 
 if TYPE_CHECKING:
+    from chatledger.adapters.grants.log import GrantLog
+    from chatledger.adapters.grants.service import Grants
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.adapters.store.chats import Chats
@@ -48,6 +50,8 @@ class StoreParts:
     """The read-model tables next to the log."""
     projector: Projector
     """Keeps the read models up to date with the log."""
+    grant_log: GrantLog | None = None
+    """The standing approval grants' ledgers, in a table next to the log (``adapters/grants``)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,8 @@ class Services:
     store has none of its own: each database's store has one)."""
     news: News | None = None
     """The hub that wakes this store's followers when the log moves on (per database too)."""
+    grants: Grants | None = None
+    """Standing approval grants (``chatledger.adapters.grants``; none on a sharded store)."""
 
     def close(self) -> None:
         """Stop the background threads, then release the database connections."""
@@ -96,5 +102,7 @@ class Services:
             self.flusher.stop()
         if self.news is not None:
             self.news.close()
+        if self.grants is not None:
+            self.grants.close()
         self.parts.log.close()
         self.parts.read_models.close()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from chatledger.adapters.bootstrap import StoreOptions, compose, open_services
+from chatledger.adapters.grants.service import sharded_grants
 from chatledger.adapters.store.forks import routed_fork
 from chatledger.adapters.store.operations.sharded import ShardedOperations
 from chatledger.adapters.store.services import DEFAULT_TENANT, Services, StoreParts
@@ -26,6 +27,7 @@ from chatledger.adapters.store.turns.service import Turns
 from chatledger.domain.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from chatledger.adapters.grants.service import Grants
     from chatledger.adapters.persistence.config import StoreConfig
     from chatledger.adapters.persistence.log import ConversationLog
     from chatledger.adapters.store.chats import Chats
@@ -128,6 +130,12 @@ class ConversationStore(ChatSurface):
         return open_store(url, options)
 
     @property
+    def grants(self) -> Grants:
+        """Standing approval grants: give, list, revoke (``chatledger.adapters.grants``)."""
+        assert self._services.grants is not None  # composed with every single-database store
+        return self._services.grants
+
+    @property
     def log(self) -> ConversationLog:
         """The event log (an eventsourcing ``Application``): the source of truth."""
         return self._services.parts.log
@@ -191,6 +199,7 @@ class ShardedStore(ConversationStore):
                 operations=cast("Operations", ShardedOperations(
                     [s.operations for s in self.shards], by_chat
                 )),
+                grants=sharded_grants(self.shards, chats, reads),
             )
         )  # fmt: skip
 

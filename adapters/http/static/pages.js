@@ -88,9 +88,18 @@
     var chatId = form.dataset.chatId;
     var body = { toolCallId: form.dataset.toolCallId, approved: approved };
     if (reason) { body.reason = reason; }
+    // "Don't ask again": approve with a standing grant (POST .../grants) instead.
+    var grant = approved && form.elements.grant ? form.elements.grant.value : "";
+    var route = "/approvals";
+    if (grant) {
+      route = "/grants";
+      body = { toolCallId: body.toolCallId, scope: grant, reason: body.reason };
+      var lasts = form.elements["grant-for"].value;
+      if (lasts) { body.forSeconds = Number(lasts); }
+    }
     var buttons = form.querySelectorAll("button");
     buttons.forEach(function (b) { b.disabled = true; });
-    fetch("/api/chats/" + encodeURIComponent(chatId) + "/approvals", {
+    fetch("/api/chats/" + encodeURIComponent(chatId) + route, {
       method: "POST",
       headers: Object.assign({ "Content-Type": "application/json" }, authHeaders()),
       body: JSON.stringify(body)
@@ -108,25 +117,42 @@
     });
   });
 
-  // < 2/3 >: switch a message's branch (an audited switch through the JSON API), then redraw.
-  document.addEventListener("click", function (event) {
-    var button = event.target.closest ? event.target.closest("button.branch-switch") : null;
-    if (!button || button.disabled || !button.dataset.to) { return; }
-    var chatId = button.closest("nav.branch-nav").dataset.chatId;
+  // POST a small JSON action for a button, then redraw; a refusal is shown and the button freed.
+  function postAction(url, body, button, done) {
     button.disabled = true;
-    fetch("/api/chats/" + encodeURIComponent(chatId) + "/branches", {
+    fetch(url, {
       method: "POST",
       headers: Object.assign({ "Content-Type": "application/json" }, authHeaders()),
-      body: JSON.stringify({ to: button.dataset.to })
+      body: JSON.stringify(body)
     }).then(function (response) {
       return response.text().then(function (text) {
         if (response.status === 401) { showTokenForm(); throw new Error("A valid access token is needed."); }
         if (!response.ok) { throw new Error(errorText(text, response.status)); }
+        if (done) { done(); }
         htmx.trigger(document.body, "chatledger:changed");
       });
     }).catch(function (error) {
       notice(error.message);
       button.disabled = false;
+    });
+  }
+
+  // < 2/3 >: switch a message's branch (an audited switch through the JSON API), then redraw.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("button.branch-switch") : null;
+    if (!button || button.disabled || !button.dataset.to) { return; }
+    var chatId = button.closest("nav.branch-nav").dataset.chatId;
+    postAction("/api/chats/" + encodeURIComponent(chatId) + "/branches", { to: button.dataset.to }, button);
+  });
+
+  // Revoke a standing grant from the approvals page.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList || !form.classList.contains("revoke-grant")) { return; }
+    event.preventDefault();
+    var grantId = form.dataset.grantId;
+    postAction("/api/grants/" + encodeURIComponent(grantId) + "/revoke", {}, form.querySelector("button"), function () {
+      notice("Revoked " + grantId + ": its calls ask again.");
     });
   });
 

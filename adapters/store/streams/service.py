@@ -10,7 +10,7 @@ it) and hands the decision to a ``StreamWriter``, committed or pending
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -84,6 +84,8 @@ class Streams:
         self._read_models = read_models
         self._projector = projector
         self.clock: Clock = _utc_now
+        self.after_close: Callable[[str, str], None] | None = None
+        """What each writer calls once it closed a stream on a call awaiting approval (grants)."""
         """Now, for lease decisions (tests may replace it)."""
 
     def open_stream(
@@ -160,7 +162,7 @@ class Streams:
         else:
             conversation = self._uow.decide_uncommitted(tenant, chat_id, decide)
             pending = PendingOpen.decided(decide, conversation)
-        return StreamWriter(
+        writer = StreamWriter(
             conversation,
             stream_id,
             actor=actor,
@@ -171,6 +173,8 @@ class Streams:
             lease_seconds=self._lease_seconds,
             open=pending,
         )
+        writer.after_close = self.after_close
+        return writer
 
     def expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
         """Close the conversation's stream if its writer's lease ran out (a decision step)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -14,7 +15,15 @@ from chatledger.domain.aggregate import Conversation, ReceivedChunk
 from chatledger.domain.errors import NoOpenStreamError
 from chatledger.domain.stream_rules import is_boundary
 
-__all__ = ["StreamWriter"]
+__all__ = ["StreamWriter", "awaits_approval"]
+
+
+def awaits_approval(state: Any) -> bool:
+    """Whether the conversation's last message holds a call awaiting approval."""
+    last = state.messages[-1] if state.messages else None
+    return last is not None and any(
+        part.get("state") == "approval-requested" for part in last.get("parts", ())
+    )
 
 
 class StreamWriter(StreamCommitter):
@@ -45,6 +54,9 @@ class StreamWriter(StreamCommitter):
     that is alive but slow keeps its stream, and one whose process died
     loses it once the lease runs out.
     """
+
+    after_close: Callable[[str, str], None] | None = None
+    """Called with (tenant, chat id) once this writer closed its stream on a call awaiting approval."""
 
     @property
     def message(self) -> dict[str, Any]:
@@ -307,7 +319,11 @@ class StreamWriter(StreamCommitter):
             self._settles_at = None
             self.closed = True
             self._flusher.unwatch(self)
+            state = self._conversation.state
+            asks = awaits_approval(state)
             self._uow.give_back(self._conversation)  # saved: the store may reuse it
+        if asks and self.after_close is not None:  # standing grants may answer it (adapters.grants)
+            self.after_close(state.tenant, state.chat_id)
 
     def __enter__(self) -> StreamWriter:
         return self
