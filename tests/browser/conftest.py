@@ -9,6 +9,7 @@ them on purpose. Screenshots go to ``tests/artifacts/screenshots/``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -97,6 +99,45 @@ def start_server(
             time.sleep(0.1)  # polling for readiness, not ordering events
     process.kill()
     raise RuntimeError(f"chatledger serve did not start in 30 s: {log.read_text()}")
+
+
+@contextlib.contextmanager
+def serving(name: str, url: str, folder: Path, extra: tuple[str, ...] = ()) -> Iterator[Served]:
+    """``start_server`` in ``folder``, stopped when the block ends."""
+    server = start_server(name, url, folder / "serve.log", folder / "gates", extra)
+    try:
+        yield server
+    finally:
+        server.process.terminate()
+        server.process.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def browsing(chromium: Any, width: int = 1280, height: int = 900) -> Iterator[Any]:
+    """A new tab; when the block ends, the page must have raised no script error."""
+    context = chromium.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(10_000)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    yield tab
+    context.close()
+    assert errors == [], errors
+
+
+@contextlib.contextmanager
+def signed_in(
+    chromium: Any, address: str, ready: str | None = None, *, height: int = 900
+) -> Iterator[Any]:
+    """A tab at ``address`` signed in with acme's token (asked once), ``ready`` shown if given."""
+    with browsing(chromium, height=height) as tab:
+        tab.goto(address)
+        tab.wait_for_selector("#token-form:not([hidden])")
+        tab.fill("#token", "acme-token")
+        tab.keyboard.press("Enter")
+        if ready is not None:
+            tab.wait_for_selector(ready)
+        yield tab
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chatledger import ConversationStore
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving, signed_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
@@ -53,29 +53,14 @@ def served(
                     store.regenerate(chat, actor="user:alice")
                 _answer(store, chat, f"a{n}", colour)
         store.fork(CHAT, FORK, leaf="a1", actor="user:alice", reason="try red")
-    folder = tmp_path_factory.mktemp(f"serve-branches-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"serve-branches-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
 def page(chromium: Any, served: Served) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(served.base + f"/conversation?id={CHAT}")
-    tab.wait_for_selector("#token-form:not([hidden])")
-    tab.fill("#token", "acme-token")
-    tab.keyboard.press("Enter")
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with signed_in(chromium, served.base + f"/conversation?id={CHAT}") as tab:
+        yield tab
 
 
 def _answer_shown(page: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders.demo import approved_continuation_chunks, continuation_chunks
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, browsing, serving
 from tests.support.demo_words import demo_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
@@ -30,25 +30,14 @@ def served(
     backend_url: tuple[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Served]:
     name, url = backend_url
-    folder = tmp_path_factory.mktemp(f"chat-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"chat-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture
 def page(chromium: Any, served: Served) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with browsing(chromium, width=1100) as tab:
+        yield tab
 
 
 def _messages_text(page: Any) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders.demo import USER_MESSAGE, first_turn_chunks
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
@@ -40,13 +40,8 @@ def served(
 ) -> Iterator[Served]:
     name, url = backend_url
     _ask(url, "disk-1")
-    folder = tmp_path_factory.mktemp(f"grants-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"grants-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 def _pending(page: Any) -> list[str]:

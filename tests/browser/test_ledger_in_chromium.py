@@ -14,7 +14,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.domain.usage import Tokens
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving, signed_in
 from tests.browser.test_pages_in_chromium import _settled
 
 SUMMARY = "Alice asked about Paris and Rome; the assistant compared their museums."
@@ -68,30 +68,14 @@ def served(
 ) -> Iterator[Served]:
     name, url = backend_url
     _seed(url)
-    folder = tmp_path_factory.mktemp(f"serve-ledger-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"serve-ledger-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
 def page(chromium: Any, served: Served) -> Iterator[Any]:
-    context = chromium.new_context(viewport={"width": 1280, "height": 1000})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(served.base + "/")
-    tab.wait_for_selector("#token-form:not([hidden])")
-    tab.fill("#token", "acme-token")
-    tab.keyboard.press("Enter")
-    tab.wait_for_selector("tr.chat-row")
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with signed_in(chromium, served.base + "/", "tr.chat-row", height=1000) as tab:
+        yield tab
 
 
 @pytest.mark.parametrize("chat", ["trip", "trip-v6"])

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from chatledger import ConversationStore
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving, signed_in
 from tests.integration.stats_support import seed, stamp_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
@@ -31,33 +31,17 @@ def served(
     start = (datetime.now(UTC) - timedelta(days=3)).replace(hour=10, minute=0, second=0)
     with pytest.MonkeyPatch.context() as patch, ConversationStore.open(url) as store:
         seed(store, stamp_events(patch), start)
-    folder = tmp_path_factory.mktemp(f"overview-{name}")
     # Continuations left to workers: the queue stays as seeded while the page is read.
     extra = ("--no-continuations",)
-    server = start_server(name, url, folder / "serve.log", folder / "gates", extra)
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"overview-{name}"), extra) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
 def page(chromium: Any, served: Served) -> Iterator[Any]:
     """One tab, signed in as acme on the overview page (the token is asked once)."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(served.base + "/overview")
-    tab.wait_for_selector("#token-form:not([hidden])")
-    tab.fill("#token", "acme-token")
-    tab.keyboard.press("Enter")
-    tab.wait_for_selector("#fig-conversations")
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with signed_in(chromium, served.base + "/overview", "#fig-conversations") as tab:
+        yield tab
 
 
 def _text(page: Any, selector: str) -> str:

@@ -21,7 +21,7 @@ from chatledger.adapters.responders.demo import (
     first_turn_chunks,
 )
 from chatledger.domain.seal import SealKey
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving, signed_in, start_server
 from tests.support.demo_words import demo_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
@@ -60,31 +60,15 @@ def served(
 ) -> Iterator[Served]:
     name, url = backend_url
     _seed(url)
-    folder = tmp_path_factory.mktemp(f"serve-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"serve-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
 def page(chromium: Any, served: Served) -> Iterator[Any]:
     """One tab, signed in once as acme (the token stays in the tab's session)."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(served.base + "/")
-    tab.wait_for_selector("#token-form:not([hidden])")  # the list needs a token: asked once
-    tab.fill("#token", "acme-token")
-    tab.keyboard.press("Enter")
-    tab.wait_for_selector("tr.chat-row")
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with signed_in(chromium, served.base + "/", "tr.chat-row") as tab:  # the token: asked once
+        yield tab
 
 
 def _settled(page: Any, selector: str) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.http.conversation_page import PAGE_ROWS
-from tests.browser.conftest import Served, start_server
+from tests.browser.conftest import Served, serving, signed_in
 from tests.integration.test_timeline_grouped import seed_long_chat
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
@@ -27,31 +27,15 @@ def served(
     name, url = backend_url
     with ConversationStore.open(url, tenant="acme") as store:
         seed_long_chat(store, "long", turns=PAGE_ROWS // 4 + 1)  # 4 rows a turn: two pages
-    folder = tmp_path_factory.mktemp(f"serve-timeline-{name}")
-    server = start_server(name, url, folder / "serve.log", folder / "gates")
-    try:
+    with serving(name, url, tmp_path_factory.mktemp(f"serve-timeline-{name}")) as server:
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=20)
 
 
 @pytest.fixture(scope="module")
 def page(chromium: Any, served: Served) -> Iterator[Any]:
     """One tab signed in as acme."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.goto(served.base + "/conversation?id=long")
-    tab.wait_for_selector("#token-form:not([hidden])")
-    tab.fill("#token", "acme-token")
-    tab.keyboard.press("Enter")
-    tab.wait_for_selector("#conversation-view")
-    yield tab
-    context.close()
-    assert errors == [], errors
+    with signed_in(chromium, served.base + "/conversation?id=long", "#conversation-view") as tab:
+        yield tab
 
 
 def _settled(page: Any, selector: str) -> None:
