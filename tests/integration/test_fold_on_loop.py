@@ -161,5 +161,49 @@ def test_a_chunk_behind_a_batch_in_a_thread_waits_for_it(
 
     assert asyncio.run(run()) == chunks
     stream.close()
-    parts = store.messages("c")[-1]["parts"]
-    assert [part.get("text") for part in parts if part["type"] == "text"] == ["", "w0 w1 w2 w3 w4 "]
+    assert _stored(store)[3:] == chunks  # in the log, in the order sent
+
+
+def test_the_stream_in_route_keeps_the_order_behind_a_batch_in_a_thread(backend: Backend) -> None:
+    """The stream-in route's storing: while a batch is stored in a thread (held there), the
+    events after it wait for it; every chunk is counted once and stored in order."""
+    import asyncio
+    import json
+
+    from chatledger.adapters.http.answers import AnswerReport, _Storing
+
+    store = backend.open()
+    stream = _opened(store)
+    go = threading.Event()
+
+    class HeldReport(AnswerReport):
+        def take_all(self, chunks: list[Any], writer: Any) -> None:
+            assert go.wait(30)
+            super().take_all(chunks, writer)
+
+    report = HeldReport()
+    first = [_delta(0), {"type": "text-end", "id": "t"}, {"type": "finish-step"}]
+    then = [{"type": "start-step"}, {"type": "text-start", "id": "u"}]
+    then += [{"type": "text-delta", "id": "u", "delta": f"v{i} "} for i in range(4)]
+
+    async def run() -> None:
+        storing = _Storing(report, stream)
+        storing.add([json.dumps(chunk) for chunk in first])  # finish-step goes to a thread
+        storing.add([json.dumps(chunk) for chunk in then])  # must wait behind it
+        assert storing.pending or storing.job is not None
+        go.set()
+        await storing.finish()
+
+    asyncio.run(run())
+    assert (report.received, report.applied, report.refused_count) == (9, 9, 0)
+    stream.close()
+    assert _stored(store)[3:] == [*first, *then]  # in the log, in the order sent
+
+
+def _stored(store: ConversationStore) -> list[Chunk]:
+    """The chunks of the conversation's last stream, in stream order, as the log holds them."""
+    from chatledger.adapters.store.reads.follow import stream_reader
+
+    reader = stream_reader(store._services.parts.log, "default", "c", None)
+    assert reader is not None
+    return [item.chunk for item in reader.read()[0]]
