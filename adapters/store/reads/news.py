@@ -228,7 +228,9 @@ class News:
             if not touched:
                 return position
             position = touched[-1][0]
-            fanout, keys, fed_keys = self.fanout, set(), set()
+            fanout = self.fanout
+            keys: set[UUID] = set()
+            fed_keys: set[UUID] = set()
             for at, key in touched:
                 (fed_keys if fanout.was_fed(at) else keys).add(key)
             fanout.passed(position)
