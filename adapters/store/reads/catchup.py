@@ -135,7 +135,17 @@ class Catchup:
             return
         if self._reading:
             self._backlog.extend(events)
-        elif not self._take_fed(events) and self._wakeup is not None:
+            return
+        try:
+            taken = self._take_fed(events)
+        except Exception as error:  # as a failed read: every follower raises it
+            self.error = error
+            self._owner.drop(self)
+            self._publish()
+            if self._wakeup is not None:
+                self._wakeup.wake()  # the reading task sees it and stops
+            return
+        if not taken and self._wakeup is not None:
             self._wakeup.wake()  # the log holds events in between: the reading task reads it
 
     def _take_fed(self, events: Sequence[Any]) -> bool:
@@ -169,7 +179,7 @@ class Catchup:
             await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
             self._wakeup = wakeup
             more = True
-            while self.followers > 0 and not self.ended:
+            while self.followers > 0 and not self.ended and self.error is None:
                 if not more:
                     if self._expire is not None and time.monotonic() - checked_at >= (
                         self._expire_every
@@ -187,7 +197,7 @@ class Catchup:
                             wait, max(checked_at + self._expire_every - time.monotonic(), 0.001)
                         )
                     await wakeup.wait_async(wait)
-                    if self.followers <= 0 or self.ended:
+                    if self.followers <= 0 or self.ended or self.error is not None:
                         break
                 self._reading = True
                 found, more = await read_in_pool(reader.read)
