@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -87,7 +88,7 @@ async def test_each_commit_reaches_the_follower_from_memory_once_in_order_and_co
         "start-step",
         "text-start",
     ]
-    reads = _catchup(follower).reads
+    reads, started = _catchup(follower).reads, time.monotonic()
     key, log = conversation_id("default", "c"), other._services.parts.log
     got: list[Any] = []
     for i in range(30):
@@ -100,7 +101,7 @@ async def test_each_commit_reaches_the_follower_from_memory_once_in_order_and_co
     assert _deltas(got) == [f"w{i} " for i in range(30)]
     assert len({item.cursor for item in got}) == 30
     # the log is read on the safety re-check only (once a second), not once per commit
-    assert _catchup(follower).reads - reads < 10
+    assert _catchup(follower).reads - reads <= time.monotonic() - started + 6
     stream.close()
     assert [item async for item in follower] == []
 

@@ -13,6 +13,8 @@ start or a cursor, read the log as before.
 The store's ``News`` hub still watches the log, for the events of other
 processes. It does not wake a feed for an event that was fed to it
 (``Fanout.was_fed``): that would be a read of the log finding nothing new.
+The recorder marks those events (``Fanout.inserted``) before it wakes the
+listeners (PostgreSQL's NOTIFY), so the hub never sees them unmarked.
 """
 
 from __future__ import annotations
@@ -60,24 +62,33 @@ class Fanout:
                     del self._feeds[key]
 
     def committed(self, events: list[Any], positions: list[int]) -> None:
-        """The log's commit hook: ``events`` are committed (at store ``positions``, if known)."""
+        """The log's commit hook: ``events`` are committed; hand them to their feeds."""
         if not self._feeds:  # read without the lock: a feed added meanwhile reads the log first
             return
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Feed, list[Any]]]] = {}
         with self._lock:
             mine: dict[UUID, list[Any]] = {}
-            for index, event in enumerate(events):
+            for event in events:
                 key = event.originator_id
                 if key in self._feeds:
                     mine.setdefault(key, []).append(event)
-                    if positions:
-                        self._fed.add(positions[index])
             for key, taken in mine.items():
                 for feed in self._feeds[key]:
                     by_loop.setdefault(feed.loop, []).append((feed, taken))
         for loop, handed in by_loop.items():
             with contextlib.suppress(RuntimeError):  # a closed loop: its followers are gone
                 loop.call_soon_threadsafe(_hand_over, handed)
+
+    def inserted(self, stored_events: Sequence[Any], positions: Sequence[int]) -> None:
+        """The recorder's hook, once a commit is done and before listeners are woken: the
+        positions of the events ``committed`` is about to hand to feeds (so ``News``, woken
+        next, does not wake those feeds for them)."""
+        if not self._feeds or not positions:
+            return
+        with self._lock:
+            for stored, position in zip(stored_events, positions, strict=False):
+                if stored.originator_id in self._feeds:
+                    self._fed.add(position)
 
     def was_fed(self, position: int) -> bool:
         """Whether the event at store ``position`` was handed to every feed of its conversation."""

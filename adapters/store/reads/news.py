@@ -135,6 +135,9 @@ class News:
         self.fanout = Fanout()
         """Hands this process's commits to the followers on event loops (see ``Fanout``)."""
         log.on_commit.append(self.fanout.committed)
+        inserted = getattr(getattr(log, "recorder", None), "on_inserted", None)
+        if inserted is not None:  # the database recorders (not memory)
+            inserted.append(self.fanout.inserted)
 
     @property
     def followers(self) -> int:
