@@ -63,6 +63,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+import live_floor
 import psycopg
 from backends import BACKENDS, DEFAULT_POSTGRES_URL, fresh_db, postgres_available
 from stats import percentile
@@ -534,6 +535,11 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
     parser.add_argument("--pg-port", default="5432", help=argparse.SUPPRESS)
     parser.add_argument("--json", metavar="PATH", help="write every result here too")
+    parser.add_argument(
+        "--floor", action="store_true",
+        help="measure this box's floor per followed chunk (live_floor.py) before each round: "
+        "CPU per followed chunk is also given as a multiple of it",
+    )  # fmt: skip
     return parser.parse_args()
 
 
@@ -546,8 +552,13 @@ def _row(backend: str, name: str, r: dict[str, Any]) -> str:
         f"| {r['no_content']} | {r['errors']} | {r['server_cpu']:.0f} "
         f"| {r['cpu_us_per_chunk']:,.0f} | {r['loadgen_cpu']:.0f} "
         f"| {r['threads']} | {r['connections']} | {_rate(r['db_commits_per_s'])} "
-        f"| {_rate(r['event_transactions_per_s'])} | {r['load_before']:.1f} / {r['load_after']:.1f} |"
+        f"| {_rate(r['event_transactions_per_s'])} | {r['load_before']:.1f} / {r['load_after']:.1f} "
+        f"| {_times(r.get('floor_us'), r['cpu_us_per_chunk'])} |"
     )
+
+
+def _times(floor: float | None, cpu: float) -> str:
+    return "-" if floor is None else f"{cpu / floor:.1f}x of {floor:.0f}"
 
 
 def _rate(value: float | None) -> str:
@@ -569,9 +580,10 @@ def main() -> int:
         "| resume first event p99 ms | 204s | failed | server CPU % "
         "| server CPU µs per followed chunk | load generator CPU % | threads (max) "
         "| DB connections (max) | PostgreSQL commits/s (whole database) "
-        "| event-writing transactions/s | load avg before / after |"
+        "| event-writing transactions/s | load avg before / after "
+        "| CPU per followed chunk, x floor (µs) |"
     )
-    print("|" + "---|" * 20, flush=True)
+    print("|" + "---|" * 21, flush=True)
     results = []
     with tempfile.TemporaryDirectory(prefix="chatledger-live-") as tmp:
         folder = Path(tmp)
@@ -579,6 +591,7 @@ def main() -> int:
         for backend in backends:
             for n in [int(x) for x in args.streams.split(",")]:
                 for round_ in range(args.rounds):
+                    floor = live_floor.measure()["floor"] if args.floor else None
                     order = servers[round_ % len(servers) :] + servers[: round_ % len(servers)]
                     for name, python in order:
                         print(
@@ -587,7 +600,9 @@ def main() -> int:
                         )
                         with fresh_db(backend, args.postgres_url) as db:
                             result = measure(python, db.url, db.sqlite_path, n, args, folder)
-                        result.update(backend=backend, server=name, round=round_ + 1)
+                        result.update(
+                            backend=backend, server=name, round=round_ + 1, floor_us=floor
+                        )
                         results.append(result)
                         if result["error_sample"]:
                             print(f"  failures: {result['error_sample']}", file=sys.stderr)

@@ -40,6 +40,7 @@ from chatledger.adapters.http.requests import bool_param
 from chatledger.adapters.http.sse_in import EventTooLargeError, SSEDecoder
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.streams.writer import StreamWriter
+from chatledger.domain.aggregate import ReceivedChunk
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import AnswerAlreadyWrittenError, NoOpenStreamError
 
@@ -67,7 +68,10 @@ class AnswerReport:
 
     def take(self, chunk: Any, writer: StreamWriter) -> None:
         """Give ``chunk`` to the stream and count what became of it (call it in a worker thread)."""
-        received = writer.append(chunk)
+        self.count(writer.append(chunk))
+
+    def count(self, received: ReceivedChunk) -> None:
+        """Count what became of a chunk the stream received."""
         self.received += 1
         self.position = received.position
         if received.verdict is Verdict.APPLIED:
@@ -88,17 +92,18 @@ class AnswerReport:
                     }
                 )
 
-    def take_all(self, events: list[str], writer: StreamWriter) -> None:
-        """Parse and take each event's chunk, in order (one worker-thread hop for a body piece).
-
-        Data that is not JSON is given as it is: the stream refuses and records it.
-        """
-        for data in events:
-            try:
-                chunk: Any = json.loads(data)
-            except ValueError:
-                chunk = data
+    def take_all(self, chunks: list[Any], writer: StreamWriter) -> None:
+        """Take each chunk, in order (one worker-thread hop for what waited)."""
+        for chunk in chunks:
             self.take(chunk, writer)
+
+
+def _parsed(data: str) -> Any:
+    """An event's chunk; data that is not JSON is given as it is (the stream refuses and records it)."""
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
 
 
 class AnswerEndpoints:
@@ -185,7 +190,8 @@ class AnswerEndpoints:
         ending: tuple[str, str | None] = ("finished", None)
         while not decoder.done:
             try:
-                piece = await asyncio.wait_for(pieces.__anext__(), self.idle_seconds)
+                async with asyncio.timeout(self.idle_seconds):  # no task per piece (wait_for)
+                    piece = await pieces.__anext__()
             except StopAsyncIteration:
                 storing.add(decoder.end())
                 ending = ("interrupted", "the request body ended without 'data: [DONE]'")
@@ -267,14 +273,28 @@ class _Storing:
 
     def __init__(self, report: AnswerReport, writer: StreamWriter) -> None:
         self.report, self.writer = report, writer
-        self.pending: list[str] = []
+        self.pending: list[Any] = []
         self.job: asyncio.Future[None] | None = None
 
     def add(self, events: list[str]) -> None:
+        """Take the events' chunks: folded here on the loop while that commits nothing and
+        waits for nothing (``StreamWriter.append_unless_due``) and no batch is ahead of them;
+        the rest in a worker thread."""
         job = self.job
         if job is not None and job.done() and (job.cancelled() or job.exception()):
             job.result()  # raises its error
-        self.pending += events
+        chunks = [_parsed(data) for data in events]
+        if self.job is None and not self.pending:
+            report, writer = self.report, self.writer
+            for index, chunk in enumerate(chunks):
+                folded = writer.append_unless_due(chunk)
+                if folded is None:
+                    chunks = chunks[index:]
+                    break
+                report.count(folded[0])
+            else:
+                return
+        self.pending += chunks
         if self.job is None and self.pending:
             self._submit()
 
@@ -290,9 +310,9 @@ class _Storing:
                 self._submit()
 
     def _submit(self) -> None:
-        events, self.pending = self.pending, []
+        chunks, self.pending = self.pending, []
         self.job = asyncio.ensure_future(
-            asyncio.to_thread(self.report.take_all, events, self.writer)
+            asyncio.to_thread(self.report.take_all, chunks, self.writer)
         )
         self.job.add_done_callback(self._stored)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from functools import partial
 from typing import Any, cast
 from uuid import UUID
@@ -30,6 +32,8 @@ from chatledger.domain.snapshot import ConversationSnapshot
 
 __all__ = ["ConversationLog"]
 
+_log = logging.getLogger("chatledger.store")
+
 _WRITE_ERRORS: tuple[type[BaseException], ...] = (*STORAGE_ERRORS, ValueError)
 """What a failed write raises below the log (a database error, or a value it cannot store)."""
 
@@ -55,6 +59,9 @@ class ConversationLog(Application[UUID]):
         """The database's ``eventsourcing`` datastore, shared by the log, data keys and read models (None in memory)."""
         self.data_keys: DataKeys
         """The conversations' data keys and the erasures register (made with the mapper)."""
+        self.on_commit: list[Callable[[list[Any], list[int]], None]] = []
+        """Called after each commit with its events (as committed: domain events) and their
+        positions in the store (empty when the recorder gives none); see ``_put``."""
         super().__init__(env={**config.env, **(env or {})})
 
     def construct_mapper(self) -> Mapper[UUID]:
@@ -217,7 +224,14 @@ class ConversationLog(Application[UUID]):
         cache and snapshot policy; listeners are woken by the recorder).
         """
         assert not self.snapshotting_intervals and not self.repository.cache, "unused here"
-        self.events.put(events, **extra)
+        recordings = self.events.put(events, **extra)
+        if self.on_commit:
+            positions = [recording.notification.id for recording in recordings]
+            for hook in self.on_commit:
+                try:
+                    hook(events, positions)
+                except Exception:  # committed all the same; a hook only speeds readers up
+                    _log.exception("a commit hook failed")
 
     def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
         """A snapshot of the conversation as it is now, encoded for ``record_many``.

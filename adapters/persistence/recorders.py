@@ -11,7 +11,8 @@ purges everything else of the conversation in one commit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eventsourcing import postgres, sqlite
@@ -68,6 +69,9 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         self.heads = HeadCache()
         self.signer: HeadSigner | None = None
         """Signs each commit's new heads (signed writes; None: off)."""
+        self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
+        """Called once a commit is done, before listeners are woken, with its stored events and
+        their positions (in-process followers mark what they are fed: ``Fanout``)."""
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Put each event's link in front of its state, insert in one transaction, remember the heads.
@@ -92,6 +96,7 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         chained, heads = chain_events(stored_events, previous_of, self.heads)
         ids = super().insert_events(chained, **kwargs, new_heads=heads)
         self.heads.update(heads)
+        _inserted(self.on_inserted, stored_events, ids)
         return ids
 
     def construct_create_table_statements(self) -> list[str]:
@@ -156,6 +161,9 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self.heads = HeadCache()
         self.signer: HeadSigner | None = None
         """Signs each commit's new heads (signed writes; None: off)."""
+        self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
+        """Called once a commit is done, before listeners are woken, with its stored events and
+        their positions (in-process followers mark what they are fed: ``Fanout``)."""
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Insert in one transaction; remember the new chain heads once it committed."""
@@ -163,6 +171,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         kwargs["new_heads"] = new_heads
         ids = super().insert_events(stored_events, **kwargs)
         self.heads.update(new_heads)
+        _inserted(self.on_inserted, stored_events, ids)  # before the listeners are woken
         self._wake_listeners()
         return ids
 
@@ -310,3 +319,14 @@ class PostgresFactory(postgres.PostgresFactory):
         mode = self.env.get("POSTGRES_SYNCHRONOUS_COMMIT") or "on"
         if mode != "on":
             kwargs["options"] = f"-c synchronous_commit={mode}"
+
+
+def _inserted(
+    hooks: list[Callable[[Sequence[Any], Sequence[int]], None]],
+    stored_events: Sequence[Any],
+    ids: Sequence[int] | None,
+) -> None:
+    """Call the ``on_inserted`` hooks; the events are committed whatever they do."""
+    for hook in hooks:
+        with contextlib.suppress(Exception):
+            hook(stored_events, ids or ())

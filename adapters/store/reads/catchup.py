@@ -32,13 +32,14 @@ import asyncio
 import math
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from chatledger.adapters.store.reads.coalesce import Coalesced
-from chatledger.adapters.store.reads.follow import FollowedChunk, StreamReader, stream_reader
+from chatledger.adapters.store.reads.follow import stream_reader
 from chatledger.adapters.store.reads.follow_pool import read_in_pool
 from chatledger.adapters.store.reads.news import LoopSubscription, News
+from chatledger.adapters.store.reads.stream_reader import FollowedChunk, StreamReader
 from chatledger.domain.errors import ChatLedgerError
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ _Ask = tuple[str, str, "str | None"]
 
 class _Wakeup(LoopSubscription):
     """A catch-up's wake-up from the store's hub, counted as one per follower it serves."""
+
+    fed = True  # its catch-up is fed this process's commits (``Fanout``)
 
     def __init__(self, catchup: Catchup, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(catchup.reader.key, loop)
@@ -95,9 +98,14 @@ class Catchup:
         """Reads of the log made (pages), for the curious and the tests."""
         self._recheck = recheck_seconds
         self._expire, self._expire_every = expire, expire_every
-        self._changed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.loop = asyncio.get_running_loop()
+        self._changed: asyncio.Future[None] = self.loop.create_future()
         self._wakeup: _Wakeup | None = None
-        self._task = asyncio.get_running_loop().create_task(self._read_on())
+        self._reading = False
+        """A read of the log is under way (in the reader pool): what is fed meanwhile waits."""
+        self._backlog: list[Any] = []
+        """Events fed while a read was under way, taken after it."""
+        self._task = self.loop.create_task(self._read_on())
 
     def serves(self, reader: StreamReader) -> bool:
         """Whether a follower resolved as ``reader`` gets from here exactly what it would read itself."""
@@ -121,6 +129,40 @@ class Catchup:
             if self._wakeup is not None:
                 self._wakeup.wake()  # the reading task sees nobody follows and ends
 
+    def fed(self, events: Sequence[Any]) -> None:
+        """On the loop: events of the conversation this process just committed (``Fanout``)."""
+        if self.ended or self.error is not None or self.followers <= 0:
+            return
+        if self._reading:
+            self._backlog.extend(events)
+            return
+        try:
+            taken = self._take_fed(events)
+        except Exception as error:  # as a failed read: every follower raises it
+            self.error = error
+            self._owner.drop(self)
+            self._publish()
+            if self._wakeup is not None:
+                self._wakeup.wake()  # the reading task sees it and stops
+            return
+        if not taken and self._wakeup is not None:
+            self._wakeup.wake()  # the log holds events in between: the reading task reads it
+
+    def _take_fed(self, events: Sequence[Any]) -> bool:
+        """Take fed events that follow on from what was read; False if the log must be read first."""
+        found = self.reader.apply(events)
+        if found is None:
+            return False
+        if self.reader.news:
+            self.news_at = time.monotonic()
+        if found or self.reader.ended:
+            self.chunks.extend(found)
+            self.ended = self.reader.ended
+            self._publish()
+            if self.ended and self._wakeup is not None:
+                self._wakeup.wake()  # the reading task sees the end and stops
+        return True
+
     def _publish(self) -> None:
         changed, self._changed = self._changed, asyncio.get_running_loop().create_future()
         changed.set_result(None)
@@ -129,12 +171,15 @@ class Catchup:
         """Read the stream's pages as they come, until it closes or nobody follows."""
         reader, news = self.reader, self._owner.news
         checked_at = -math.inf
+        fanout = news.fanout
         try:
             wakeup = _Wakeup(self, asyncio.get_running_loop())
+            self._reading = True  # what is fed before the first read waits for it
+            fanout.add(reader.key, self)
             await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
             self._wakeup = wakeup
             more = True
-            while self.followers > 0:
+            while self.followers > 0 and not self.ended and self.error is None:
                 if not more:
                     if self._expire is not None and time.monotonic() - checked_at >= (
                         self._expire_every
@@ -152,9 +197,11 @@ class Catchup:
                             wait, max(checked_at + self._expire_every - time.monotonic(), 0.001)
                         )
                     await wakeup.wait_async(wait)
-                    if self.followers <= 0:
+                    if self.followers <= 0 or self.ended or self.error is not None:
                         break
+                self._reading = True
                 found, more = await read_in_pool(reader.read)
+                self._reading = False
                 self.reads += 1
                 if reader.news:
                     self.news_at = time.monotonic()
@@ -163,10 +210,15 @@ class Catchup:
                 self._publish()
                 if self.ended:
                     break
+                backlog, self._backlog = self._backlog, []
+                if backlog and not self._take_fed(backlog):
+                    more = True  # the log holds events in between
         except Exception as error:  # every follower raises it, after the chunks read before
             self.error = error
             self._owner.drop(self)
         finally:
+            self._reading = False
+            fanout.remove(reader.key, self)
             if self._wakeup is not None:
                 news.unsubscribe(self._wakeup)
             if not self.ended:

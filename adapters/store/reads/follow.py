@@ -49,13 +49,18 @@ import math
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 from uuid import UUID
-
-from eventsourcing.utils import TopicError, resolve_topic
 
 from chatledger.adapters.persistence.notify import listen, wait_for_notify
 from chatledger.adapters.store.reads.news import News, Subscription
+from chatledger.adapters.store.reads.stream_reader import (
+    PAGE,
+    FollowedChunk,
+    Start,
+    StreamReader,
+    kind_of,
+)
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.errors import (
     ChatLedgerError,
@@ -65,12 +70,8 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.events import (
     ChunksReceived,
-    Redacted,
-    StreamClosed,
     StreamOpened,
-    StreamRenewed,
 )
-from chatledger.domain.redaction import Masks
 
 if TYPE_CHECKING:
     from chatledger.adapters.persistence.log import ConversationLog
@@ -81,35 +82,7 @@ POLL_SECONDS = 0.02
 """SQLite and memory: how often a waiting follower looks for new events."""
 POSTGRES_RECHECK_SECONDS = 1.0
 """PostgreSQL: the longest wait without a NOTIFY before looking anyway (a safety net)."""
-_PAGE = 256
-"""Events read per query."""
 _APPLICATION_NAME = "chatledger-follow"
-
-
-@dataclass(frozen=True, slots=True)
-class FollowedChunk:
-    """One chunk of a followed stream, as recorded (JSON, unknown keys kept)."""
-
-    cursor: str
-    """Pass it back as ``follow(..., after=cursor)`` to resume right after this chunk."""
-    chunk: dict[str, Any]
-    """The AI SDK UI message chunk, exactly as received."""
-    stream_id: str
-    """The stream it arrived on."""
-    position: int
-    """Its position in the stream (from 0; replayed and refused chunks take positions too)."""
-
-
-@dataclass(frozen=True)
-class _Start:
-    """Where a follower starts: after event ``version``, skipping positions up to ``position``."""
-
-    stream_id: str
-    version: int
-    position: int
-    cursor: str | None
-    message_id: str | None = None
-    """The message the stream writes (None: not looked up yet)."""
 
 
 def follow(
@@ -173,23 +146,23 @@ def stream_reader(
     return StreamReader(log, key, start, redactions)
 
 
-def _last_stream(log: ConversationLog, key: UUID) -> _Start | None:
+def _last_stream(log: ConversationLog, key: UUID) -> Start | None:
     """The last ``StreamOpened`` of the conversation (open or not), found by reading back by topic."""
     below: int | None = None
     while True:
-        page = log.select_events(key, lte=below, desc=True, limit=_PAGE)
+        page = log.select_events(key, lte=below, desc=True, limit=PAGE)
         for stored in page:
-            if _kind(stored.topic) is StreamOpened:
+            if kind_of(stored.topic) is StreamOpened:
                 opened = cast(StreamOpened, log.decode(stored))
-                return _Start(
+                return Start(
                     opened.stream_id, opened.originator_version, -1, None, opened.message_id
                 )
-        if len(page) < _PAGE:
+        if len(page) < PAGE:
             return None
         below = page[-1].originator_version - 1
 
 
-def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> _Start:
+def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> Start:
     """Check ``cursor`` names a chunk of this conversation's log; start right after it."""
     try:
         stream_id, position_text, version_text = cursor.rsplit(":", 2)
@@ -197,24 +170,24 @@ def _parse_cursor(log: ConversationLog, key: UUID, cursor: str) -> _Start:
     except (AttributeError, ValueError):
         raise InvalidInputError(f"not a follow cursor: {cursor!r}") from None
     found = log.select_events(key, gt=version - 1, lte=version) if version > 0 else []
-    if found and _kind(found[0].topic) is ChunksReceived:
+    if found and kind_of(found[0].topic) is ChunksReceived:
         batch = cast(ChunksReceived, log.decode(found[0]))
         if batch.stream_id == stream_id and 0 <= position - batch.first_seq < len(batch.chunks):
-            return _Start(stream_id, version - 1, position, cursor)
+            return Start(stream_id, version - 1, position, cursor)
     raise InvalidInputError(f"cursor {cursor!r} names no chunk of this conversation")
 
 
-def _with_message(log: ConversationLog, key: UUID, start: _Start) -> _Start:
+def _with_message(log: ConversationLog, key: UUID, start: Start) -> Start:
     """``start`` with the message its stream writes (read back to the ``StreamOpened``)."""
     below: int | None = start.version
     while True:
-        page = log.select_events(key, lte=below, desc=True, limit=_PAGE)
+        page = log.select_events(key, lte=below, desc=True, limit=PAGE)
         for stored in page:
-            if _kind(stored.topic) is StreamOpened:
+            if kind_of(stored.topic) is StreamOpened:
                 opened = cast(StreamOpened, log.decode(stored))
                 if opened.stream_id == start.stream_id:
                     return replace(start, message_id=opened.message_id)
-        if len(page) < _PAGE:
+        if len(page) < PAGE:
             return start
         below = page[-1].originator_version - 1
 
@@ -237,91 +210,6 @@ class _Waiting:
     news: News | None
     expire: Callable[[str], bool] | None
     expire_every: float
-
-
-class StreamReader:
-    """Reads one stream's applied chunks from the log, a page at a time, from a start point on.
-
-    No waiting and no connection of its own: ``read`` runs one query (in
-    whatever thread the caller likes) and returns what is new. The blocking
-    ``follow`` and the asynchronous ``follow_async`` wait in between.
-    Redacted content (``redactions``, and redactions recorded meanwhile) is
-    read as ``[redacted]``, as every view shows it.
-    """
-
-    def __init__(
-        self, log: ConversationLog, key: UUID, start: _Start, redactions: list[dict[str, Any]]
-    ) -> None:
-        self.log = log
-        self.key = key
-        self._start = start
-        self.stream_id = start.stream_id
-        self.version = start.version
-        self.skip_to = start.position
-        self.cursor = start.cursor
-        """The cursor of the last chunk read (to resume from after a timeout)."""
-        self.ended = False
-        """The stream closed (or another began): nothing more will come."""
-        self.news = False
-        """Whether the last read found news: any event but a writer's lease renewal."""
-        self._redactions = redactions
-        self._masks, self._message_id, self._seen = Masks(redactions), start.message_id, set[Any]()
-
-    def fresh(self) -> StreamReader:
-        """A reader of the same stream from the same start point, as yet unread."""
-        return StreamReader(self.log, self.key, self._start, self._redactions)
-
-    @property
-    def start_position(self) -> int:
-        """The position it started after: it reads the stream's chunks past it."""
-        return self._start.position
-
-    @property
-    def redaction_count(self) -> int:
-        """How many redactions its masks apply (those known at its start and those read since)."""
-        return len(self._redactions)
-
-    def read(self) -> tuple[list[FollowedChunk], bool]:
-        """The chunks recorded since the last read, and whether there is more to read right away."""
-        log, stream_id = self.log, self.stream_id
-        page = log.select_events(self.key, gt=self.version, limit=_PAGE)
-        found: list[FollowedChunk] = []
-        self.news = False
-        for stored in page:
-            self.version = version = stored.originator_version
-            kind = _kind(stored.topic)
-            if kind is not StreamRenewed:  # a renewal is not news: keep-alives go on
-                self.news = True
-            if kind is ChunksReceived:
-                batch = cast(ChunksReceived, log.decode(stored))
-                if batch.stream_id != stream_id:
-                    continue
-                skipped = batch.skipped()
-                for index, chunk in enumerate(batch.chunks):
-                    position = batch.first_seq + index
-                    if index in skipped:
-                        continue
-                    if chunk.get("type") == "start" and isinstance(chunk.get("messageId"), str):
-                        self._message_id = chunk["messageId"]
-                    if position <= self.skip_to:
-                        continue
-                    self.cursor = f"{stream_id}:{position}:{version}"
-                    shown = self._masks.chunk(chunk, self._message_id, self._seen)
-                    found.append(FollowedChunk(self.cursor, shown, stream_id, position))
-            elif kind is Redacted:
-                self._redactions = [*self._redactions, log.decode(stored).record()]
-                self._masks = Masks(self._redactions)
-            elif kind is StreamClosed:
-                if cast(StreamClosed, log.decode(stored)).stream_id == stream_id:
-                    self.ended = True
-                    return found, False
-            elif (
-                kind is StreamOpened
-                and cast(StreamOpened, log.decode(stored)).stream_id != stream_id
-            ):
-                self.ended = True  # cannot happen while ours is open (one stream at a time)
-                return found, False
-        return found, len(page) == _PAGE
 
 
 def _follow(
@@ -371,11 +259,3 @@ def _follow(
 
 
 # -- reading the log -------------------------------------------------------------
-
-
-def _kind(topic: str) -> type | None:
-    """The event class a stored topic names (old, registered topics too), without decoding the event."""
-    try:
-        return cast(type, resolve_topic(topic))
-    except TopicError:  # a topic this code does not know: not an event the follower needs
-        return None

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from chatledger.adapters.persistence.notify import listen, wait_for_notify
+from chatledger.adapters.store.reads.fanout import Fanout
 from chatledger.domain.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ _PAGE = 1000
 
 class Subscription:
     """One follower's wake-up: at most one pending (a bounded queue of one)."""
+
+    fed = False
+    """Whether the follower is fed this process's commits (``Fanout``): not woken for those."""
 
     def __init__(self, key: UUID) -> None:
         self.key = key
@@ -128,6 +132,12 @@ class News:
         self._thread: threading.Thread | None = None
         self._watch = _Watch()
         self._closed = False
+        self.fanout = Fanout()
+        """Hands this process's commits to the followers on event loops (see ``Fanout``)."""
+        log.on_commit.append(self.fanout.committed)
+        inserted = getattr(getattr(log, "recorder", None), "on_inserted", None)
+        if inserted is not None:  # the database recorders (not memory)
+            inserted.append(self.fanout.inserted)
 
     @property
     def followers(self) -> int:
@@ -221,9 +231,20 @@ class News:
             if not touched:
                 return position
             position = touched[-1][0]
-            keys = {key for _, key in touched}
+            fanout = self.fanout
+            keys: set[UUID] = set()
+            fed_keys: set[UUID] = set()
+            for at, key in touched:
+                (fed_keys if fanout.was_fed(at) else keys).add(key)
+            fanout.passed(position)
             with self._lock:
                 woken = [sub for key in keys for sub in self._followers.get(key, ())]
+                woken += [
+                    sub
+                    for key in fed_keys - keys
+                    for sub in self._followers.get(key, ())
+                    if not sub.fed
+                ]
             for subscription in woken:
                 subscription.wake()
             if len(touched) < _PAGE:

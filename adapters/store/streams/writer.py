@@ -104,6 +104,34 @@ class StreamWriter(StreamCommitter):
                 self._flusher.due_at(self._settles_at)
             return received
 
+    def append_unless_due(self, chunk: Any) -> tuple[ReceivedChunk, dict[str, Any]] | None:
+        """``append`` when it cannot commit or wait: the chunk folded and buffered, with the
+        message as folded; None, with nothing done, when it would (call ``append`` then).
+
+        For an event loop: the fold is cheap, a commit or a wait for the lock is not. It
+        does nothing for a boundary chunk, a batch that is due or settling, a stale or
+        closed writer, or while the flusher holds the writer.
+        """
+        if is_boundary(chunk) or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            unsaved, policy, now = self._unsaved, self._policy, time.monotonic()
+            if (
+                self.closed
+                or self._stale
+                or self._settles_at is not None
+                or len(unsaved) + 1 >= policy.max_chunks
+                or (unsaved and now - self._oldest >= policy.max_delay)
+            ):
+                return None
+            received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
+            unsaved.append(chunk)
+            if len(unsaved) == 1:
+                self._oldest = now
+            return received, self._conversation.state.messages[self._message_index]
+        finally:
+            self._lock.release()
+
     def flush(self) -> None:
         """Commit the buffered chunks now (one event, one transaction)."""
         with self._lock:

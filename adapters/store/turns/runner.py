@@ -80,7 +80,23 @@ class _Batches:
         self.collecting = False
 
     async def add(self, chunk: Any) -> None:
-        """Take one chunk; starts storing it unless a batch is being stored (raises its error)."""
+        """Take one chunk; starts storing it unless a batch is being stored (raises its error).
+
+        A chunk that commits nothing and waits for nothing (most text deltas) is folded
+        right here on the loop, when no batch is ahead of it: no thread hop.
+        """
+        if self.job is None and not self.pending:
+            folded = self.writer.append_unless_due(chunk)
+            if folded is not None:
+                received, message = folded
+                if received.error is not None:
+                    log.warning(
+                        "chunk refused on stream %s: %s", self.writer.stream_id, received.error
+                    )
+                shown = sent_for(chunk, received.verdict, message)
+                if shown is not None:
+                    self.outbox.put(shown)
+                return
         self.pending.append(chunk)
         if self.job is not None and self.job.done():
             await self._collect()
