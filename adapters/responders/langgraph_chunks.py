@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 
@@ -93,11 +93,11 @@ class ChunkMapper:
                     {"type": "tool-input-start", "toolCallId": call_id, "toolName": call["name"]}
                 )
                 self.started.add(call_id)
-            delta = call.get("args")
-            if delta and index in self.calls_by_index:
+            args = call.get("args")
+            if args and index in self.calls_by_index:
                 call_id = self.calls_by_index[index]
                 out.append(
-                    {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": delta}
+                    {"type": "tool-input-delta", "toolCallId": call_id, "inputTextDelta": args}
                 )
         return out
 
@@ -242,7 +242,8 @@ def _contents(message: AIMessage | AIMessageChunk) -> list[tuple[str, str]]:
     if isinstance(message.content, str):
         return [("text", message.content)] if message.content else []
     found: list[tuple[str, str]] = []
-    for block in message.content_blocks:
+    for standard in message.content_blocks:
+        block = cast("Mapping[str, Any]", standard)  # a union of TypedDicts: read by its type
         kind = block.get("type")
         if kind == "text" and block.get("text"):
             found.append(("text", str(block["text"])))
