@@ -270,6 +270,30 @@ class Chats(ChatRecords, ChatBranches):
         self._limits.check_value("metadata", metadata)
         return self._changed(tenant, chat_id, lambda c: c.set_metadata(metadata, actor=actor))
 
+    def set_metadata_key(
+        self,
+        chat_id: str,
+        key: str,
+        value: Any,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+    ) -> bool:
+        """Set one key of the conversation's metadata (None removes it), keeping the others.
+
+        Decided on the stored metadata, so a concurrent change of another key is
+        kept; False if the key already held that value.
+        """
+
+        def decide(conversation: Conversation) -> bool:
+            metadata = {k: v for k, v in (conversation.state.metadata or {}).items() if k != key}
+            if value is not None:
+                metadata[key] = value
+            self._limits.check_value("metadata", metadata)
+            return conversation.set_metadata(metadata, actor=actor)
+
+        return self._changed(tenant, chat_id, decide)
+
     def set_owner(
         self,
         chat_id: str,
