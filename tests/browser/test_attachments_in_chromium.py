@@ -92,7 +92,9 @@ def _seed(url: str) -> None:
     with ConversationStore.open(url, tenant="acme") as store:
         store.start_conversation("files", actor="user:alice", ai_sdk=7)
         store.append_message("files", SENT, actor="user:alice")
-        store.ingest("files", text_turn("a1", ANSWER), actor="agent:bot")
+        answer = text_turn("a1", ANSWER)  # with the same image, as an answer's file chunk
+        answer.insert(-2, {"type": "file", "mediaType": "image/png", "url": IMAGE})
+        store.ingest("files", answer, actor="agent:bot")
         store.start_conversation("dropping", actor="user:alice", ai_sdk=7)
         store.set_metadata("dropping", {"messageConcurrency": "drop"}, actor="user:alice")
         store.append_message(
@@ -111,16 +113,16 @@ def served(
 
 
 def _files_shown(tab: Any) -> dict[str, Any]:
-    """The file parts of the user's message as the page shows them."""
+    """The file parts of the messages as the page shows them (each image once it has loaded)."""
     tab.wait_for_function(
-        "() => [...document.querySelectorAll('.part.file img')].some(i => i.complete)"
+        "() => [...document.querySelectorAll('.part.file img')].every(i => i.complete)"
     )
     return tab.evaluate(
         """() => {
-          const img = document.querySelector('.part.file img');
+          const images = [...document.querySelectorAll('.part.file img')];
           const links = [...document.querySelectorAll('.part.file a')];
           return {
-            src: img.getAttribute('src'), width: img.naturalWidth, height: img.naturalHeight,
+            images: images.map(i => [i.getAttribute('src'), i.naturalWidth, i.naturalHeight]),
             links: links.map(a => [a.textContent, a.getAttribute('href'), a.getAttribute('download')]),
             types: [...document.querySelectorAll('.part.file')].map(f => f.dataset.mediaType),
           };
@@ -129,12 +131,13 @@ def _files_shown(tab: Any) -> dict[str, Any]:
 
 
 def _assert_as_sent(shown: dict[str, Any]) -> None:
-    assert shown["src"] == IMAGE  # the data URL it was sent as, not a blob reference
-    assert (shown["width"], shown["height"]) == (40, 30)  # decoded: the image renders
-    assert shown["types"] == ["image/png", "application/pdf"]
+    # The data URL each was sent as, not a blob reference; decoded: the image renders.
+    assert shown["images"] == [[IMAGE, 40, 30], [IMAGE, 40, 30]]  # the user's, the answer's
+    assert shown["types"] == ["image/png", "application/pdf", "image/png"]
     assert shown["links"] == [
         ["chart.png", IMAGE, "chart.png"],
         ["contract.pdf", DOCUMENT, "contract.pdf"],
+        ["image/png", IMAGE, "image/png"],
     ]
 
 
@@ -142,7 +145,8 @@ def test_the_files_are_lifted_and_the_conversation_page_shows_them_as_sent(
     chromium: Any, served: Served
 ) -> None:
     rows = Tamperer(served.url).run("SELECT size FROM chatledger_blobs")
-    assert sorted(size for (size,) in rows) == sorted([len(png()), len(pdf())])  # kept once
+    # The image (sent by the user, then in the answer) and the PDF: each kept once.
+    assert sorted(size for (size,) in rows) == sorted([len(png()), len(pdf())])
     with ConversationStore.open(served.url, tenant="acme") as store:
         assert store.messages("files")[0] == SENT
     address = served.base + "/conversation?id=files"
