@@ -152,13 +152,22 @@ def covering(
     return next((g for g in grants if g.covers(chat_id, tool_name, input, now)), None)
 
 
+_LONGEST_SECONDS = 100 * 365 * 86_400
+"""The longest time a grant may be given for (past it a date cannot be written)."""
+
+
 def expires_at(now: datetime, seconds: float | None) -> datetime | None:
     """When a grant given at ``now`` for ``seconds`` ends (None: until revoked); refuses a non-positive time."""
     if seconds is None:
         return None
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 0 < seconds <= _LONGEST_SECONDS
+    ):
         raise InvalidInputError(
-            f"a grant's duration must be a positive number of seconds, got {seconds!r}; "
+            f"a grant's duration must be a positive number of seconds (at most "
+            f"{_LONGEST_SECONDS}, 100 years), got {seconds!r}; "
             "leave it out for a grant that lasts until revoked"
         )
     return now + timedelta(seconds=seconds)

@@ -70,7 +70,7 @@ class AttachmentRoutes:
     async def get(self, request: Request) -> Response:
         """``GET /api/chats/{id}/attachments/{sha256}[?type=MEDIA]``: one attachment's bytes."""
         who = self.identify(request)
-        chat_id, digest = request.path_params["chat_id"], request.path_params["digest"]
+        chat_id, digest = request.path_params["chat_id"], request.path_params["sha256"]
         if not _DIGEST.fullmatch(digest):
             raise invalid("the attachment is named by the 64 lowercase hex digits of its SHA-256")
         data = await run_in_threadpool(self._read, who.tenant, chat_id, digest)

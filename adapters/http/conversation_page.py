@@ -253,7 +253,7 @@ def _message_view(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def part_view(part: dict[str, Any]) -> dict[str, Any]:
-    """A part as the template draws it: ``kind`` (text, reasoning, tool, step, other) and its fields."""
+    """A part as the template draws it: ``kind`` (text, reasoning, tool, step, file, other) and its fields."""
     kind = part.get("type", "")
     if kind == "text":
         return {"kind": "text", "text": part.get("text", ""), "state": part.get("state")}
@@ -261,6 +261,8 @@ def part_view(part: dict[str, Any]) -> dict[str, Any]:
         return {"kind": "reasoning", "text": part.get("text", ""), "state": part.get("state")}
     if kind == "step-start":
         return {"kind": "step"}
+    if kind == "file" and isinstance(part.get("url"), str):
+        return file_view(part)
     if kind == "dynamic-tool" or kind.startswith("tool-"):
         approval = part.get("approval") or {}
         return {
@@ -274,6 +276,23 @@ def part_view(part: dict[str, Any]) -> dict[str, Any]:
             "approval": approval,
         }
     return {"kind": "other", "type": kind, "json": _json(part)}
+
+
+_SHOWN_SCHEMES = ("data:", "https:", "http:")
+"""The file URLs a page links to or shows (never ``javascript:`` and the like)."""
+
+
+def file_view(part: dict[str, Any]) -> dict[str, Any]:
+    """A file part as the page draws it: an image inline, anything else a download link."""
+    url, media = part["url"], str(part.get("mediaType") or "")
+    safe = url.lower().startswith(_SHOWN_SCHEMES)
+    return {
+        "kind": "file",
+        "url": url if safe else None,
+        "media_type": media,
+        "filename": part.get("filename") or media or "file",
+        "image": safe and media.startswith("image/"),
+    }
 
 
 def _json(value: Any) -> str:

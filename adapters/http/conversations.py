@@ -23,6 +23,7 @@ from chatledger.adapters.http.auth import Identity
 from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import BodyLimits, read_body, string_field
 from chatledger.adapters.store import ConversationStore
+from chatledger.domain.concurrency import METADATA_KEY, parse_concurrency
 from chatledger.domain.errors import InvalidInputError, InvalidMessageError
 from chatledger.domain.owners import ANY, check_owner
 
@@ -44,13 +45,14 @@ class ConversationEndpoints:
         self.limits = limits
 
     async def start(self, request: Request) -> Response:
-        """``POST /api/chats`` ``{id?, aiSdk?, metadata?, owner?}``: start a conversation (201; 200 if it exists).
+        """``POST /api/chats`` ``{id?, aiSdk?, metadata?, owner?, messageConcurrency?}``: start (201; 200: it exists).
 
         ``owner`` names the runtime that continues it (e.g. ``client:my-app`` for
         a Node server using chatledger as its store): only that runtime's claims
         (``POST /api/continuations/claim``) take its continuation requests, so this
-        server's responder never answers it. Default ``any``. A conversation that
-        exists keeps its owner.
+        server's responder never answers it. Default ``any``. ``messageConcurrency``
+        is its policy for messages sent mid-answer (``PUT .../message-concurrency``
+        changes it). A conversation that exists keeps its owner and policy.
         """
         who = self.identify(request)
         body = await read_body(request, self.limits["start"], optional=True)
@@ -60,14 +62,20 @@ class ConversationEndpoints:
             raise invalid(f"'aiSdk' must be 6 or 7, not {ai_sdk!r}")
         if metadata is not None and not isinstance(metadata, dict):
             raise invalid("'metadata' must be a JSON object")
-        owner = body.get("owner", ANY)
+        owner, policy = body.get("owner", ANY), body.get(METADATA_KEY)
         try:
             check_owner(owner)
         except InvalidInputError as error:
             raise invalid(f"'owner': {error}") from None
+        if policy is not None:
+            try:
+                parse_concurrency(policy, f"'{METADATA_KEY}'")
+            except InvalidInputError as error:
+                raise invalid(str(error)) from None
         start = functools.partial(
             self.store.chats.start_conversation, chat_id, tenant=who.tenant, actor=who.actor,
             metadata=metadata, exist_ok=True, ai_sdk=ai_sdk, owner=owner,
+            message_concurrency=policy,
         )  # fmt: skip
         created = await run_in_threadpool(start)
         return JSONResponse(

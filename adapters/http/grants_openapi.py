@@ -36,7 +36,7 @@ def grant_paths(limits: BodyLimits, error: dict[str, Any]) -> dict[str, Any]:
         "reason": {"type": "string"},
         "forSeconds": {"type": "number", "exclusiveMinimum": 0},
     }
-    errors = {code: error for code in ("400", "401", "403", "413", "415", "422")}
+    errors = {code: error for code in ("400", "401", "403", "404", "413", "415", "422")}
     chat_id = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
     grant_id = {"name": "grant_id", "in": "path", "required": True, "schema": {"type": "string"}}
     return {

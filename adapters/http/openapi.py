@@ -14,6 +14,7 @@ from chatledger.adapters.http.continuations import continuation_paths
 from chatledger.adapters.http.grants_openapi import grant_paths
 from chatledger.adapters.http.health import health_paths
 from chatledger.adapters.http.ledger import ledger_paths
+from chatledger.adapters.http.message_concurrency import message_concurrency_paths
 from chatledger.adapters.http.metrics import metrics_paths
 from chatledger.adapters.http.operator import operator_paths
 from chatledger.adapters.http.pages_openapi import pages_paths
@@ -368,4 +369,5 @@ def openapi_document(
     # POST /api/chats, .../messages, .../answers: for servers that run the model elsewhere.
     document["paths"] = merge_paths(document["paths"], writer_paths(limits, _ERROR))
     document["paths"] = merge_paths(document["paths"], grant_paths(limits["approvals"], _ERROR))
+    document["paths"] |= message_concurrency_paths(limits["stop"], _ERROR)
     return document

@@ -15,6 +15,7 @@ from chatledger.adapters.http.attachments import AttachmentRoutes
 from chatledger.adapters.http.grants import GrantEndpoints
 from chatledger.adapters.http.health import health_routes
 from chatledger.adapters.http.ledger import ledger_routes
+from chatledger.adapters.http.message_concurrency import MessageConcurrencyEndpoint
 from chatledger.adapters.http.metrics import metrics_route
 from chatledger.adapters.http.pages import page_routes
 from chatledger.adapters.http.websocket import ChatSocket
@@ -40,7 +41,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         ),
         Route(f"{chats}/messages", reads.messages, methods=["GET"]),
         Route(
-            f"{chats}/attachments/{{digest}}",
+            f"{chats}/attachments/{{sha256}}",
             AttachmentRoutes(chat.store, chat.identity).get,
             methods=["GET"],
         ),
@@ -57,6 +58,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         Route("/api/chats", chat.conversations.start, methods=["POST"]),
         Route(f"{chats}/messages", chat.conversations.append_message, methods=["POST"]),
         Route(f"{chats}/answers", chat.answers.stream_in, methods=["POST"]),
+        MessageConcurrencyEndpoint(chat.store, chat.identity, chat.limits["stop"]).route(),
         Route("/api/approvals", reads.approvals, methods=["GET"]),
         Route("/api/continuations/claim", chat.pulls.claim, methods=["POST"]),
         Route(f"{chats}/continuations/retire", chat.pulls.retire, methods=["POST"]),

@@ -117,6 +117,11 @@ def writer_paths(
                                 "description": "the runtime that continues it, e.g. "
                                 "`client:my-app` (default `any`)",
                             },
+                            "messageConcurrency": {
+                                "type": "string",
+                                "description": "what a user message sent while an answer "
+                                "streams does: queue, latest, merge, drop, debounce[:SECONDS]",
+                            },
                         },
                         [],
                         start_limits,

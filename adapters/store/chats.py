@@ -19,6 +19,7 @@ from chatledger.adapters.store.branching import ChatBranches
 from chatledger.adapters.store.records import ChatRecords
 from chatledger.adapters.store.transaction import Transaction, transact
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.concurrency import METADATA_KEY, parse_concurrency
 from chatledger.domain.errors import (
     ConcurrentWriteError,
     ConversationExistsError,
@@ -68,6 +69,7 @@ class Chats(ChatRecords, ChatBranches):
         exist_ok: bool = False,
         ai_sdk: int | None = None,
         owner: str = ANY,
+        message_concurrency: str | None = None,
     ) -> bool:
         """Create a conversation; ConversationExistsError if it is already there.
 
@@ -77,7 +79,12 @@ class Chats(ChatRecords, ChatBranches):
         it speaks, for good: its chunks, its fold and its ``ai-sdk`` conversion.
         ``owner`` is the runtime that continues it (``chatledger.domain.owners``;
         default ``any``: every continuation worker); ``set_owner`` changes it.
+        ``message_concurrency`` (``chatledger.domain.concurrency``) is recorded with
+        the start as the metadata's ``messageConcurrency``, so it applies at once.
         """
+        if message_concurrency is not None:
+            parse_concurrency(message_concurrency, "message_concurrency")
+            metadata = {**(metadata or {}), METADATA_KEY: message_concurrency.strip()}
         tenant = tenant or self.tenant
         check_names(chat_id=chat_id, tenant=tenant, actor=actor)
         for what, value in (
@@ -93,6 +100,8 @@ class Chats(ChatRecords, ChatBranches):
         conversation = Conversation.start(
             tenant, chat_id, actor=actor, metadata=metadata, ai_sdk=version, owner=owner
         )
+        if message_concurrency is not None and metadata is not None:  # folded, same commit
+            conversation.set_metadata(metadata, actor=actor)
         try:
             self._uow.create(conversation)
         except ConcurrentWriteError:
@@ -269,6 +278,30 @@ class Chats(ChatRecords, ChatBranches):
         """Replace the conversation's metadata (a JSON object); False if it already was exactly that."""
         self._limits.check_value("metadata", metadata)
         return self._changed(tenant, chat_id, lambda c: c.set_metadata(metadata, actor=actor))
+
+    def set_metadata_key(
+        self,
+        chat_id: str,
+        key: str,
+        value: Any,
+        *,
+        tenant: str | None = None,
+        actor: str = "system",
+    ) -> bool:
+        """Set one key of the conversation's metadata (None removes it), keeping the others.
+
+        Decided on the stored metadata, so a concurrent change of another key is
+        kept; False if the key already held that value.
+        """
+
+        def decide(conversation: Conversation) -> bool:
+            metadata = {k: v for k, v in (conversation.state.metadata or {}).items() if k != key}
+            if value is not None:
+                metadata[key] = value
+            self._limits.check_value("metadata", metadata)
+            return conversation.set_metadata(metadata, actor=actor)
+
+        return self._changed(tenant, chat_id, decide)
 
     def set_owner(
         self,

@@ -70,7 +70,24 @@ function Part({ part, onAnswer }) {
   if (part.type === "dynamic-tool" || part.type.startsWith("tool-")) {
     return <ToolPart part={part} onAnswer={onAnswer} />;
   }
+  if (part.type === "file") return <FilePart part={part} />;
   return null;
+}
+
+// An image inline, any other file a download link; only data: and http(s): URLs are followed.
+function FilePart({ part }) {
+  const url = typeof part.url === "string" && /^(data|https?):/i.test(part.url) ? part.url : null;
+  const media = part.mediaType ?? "";
+  const name = part.filename || media || "file";
+  return (
+    <figure className="part file" data-media-type={media}>
+      {url && media.startsWith("image/") && <img src={url} alt={name} />}
+      <figcaption>
+        {url ? <a href={url} download={name}>{name}</a> : name}
+        <span className="media-type">{media}</span>
+      </figcaption>
+    </figure>
+  );
 }
 
 function ToolPart({ part, onAnswer }) {
