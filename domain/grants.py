@@ -4,7 +4,9 @@ A grant is given by a person who approves a call. Its **scope** says what
 it covers, across the tenant's conversations unless it names one:
 
 - ``input``: this tool with exactly this input (the same JSON value; key
-  order aside, ``1`` and ``1.0`` differ). Never another input.
+  order aside, ``1`` and ``1.0`` differ). Never another input. The grant
+  keeps only the input's SHA-256 digest (``input_digest``), never the input:
+  nothing of a conversation's tool input outlives its erasure in the ledger.
 - ``tool``: this tool, whatever the input (the grant says so).
 - ``conversation``: every call in this conversation (of this tool, if it names one).
 
@@ -15,6 +17,8 @@ in ``chatledger.domain.grant_ledger``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,6 +34,7 @@ __all__ = [
     "check_grant",
     "covering",
     "expires_at",
+    "input_digest",
 ]
 
 SCOPES = ("input", "tool", "conversation")
@@ -59,7 +64,7 @@ class Grant:
     tool_name: str | None
     """The tool it covers (``conversation`` scope: None covers every tool)."""
     input: Any
-    """``input`` scope: the one input it covers; else None."""
+    """``input`` scope, given before grants kept digests: the one input it covers; else None."""
     chat_id: str | None
     """The one conversation it covers (required for ``conversation`` scope); None: all of the tenant's."""
     actor: str
@@ -77,6 +82,10 @@ class Grant:
     """Calls it approved."""
     recent: tuple[tuple[str, str, datetime], ...] = ()
     """The last calls it approved (at most ``RECENT``), oldest first: (chat id, tool call id, when)."""
+    input_digest: str | None = None
+    """``input`` scope: the SHA-256 digest of the one input it covers (``input_digest()``)."""
+    given_in: str | None = None
+    """The conversation of the approval it was given with (None: given without one, or erased)."""
 
     def is_live(self, now: datetime) -> bool:
         """Given, not revoked, not expired at ``now``."""
@@ -105,7 +114,11 @@ class Grant:
             return False
         if self.scope == "tool":
             return True
-        return self.scope == "input" and same_input(self.input, input)
+        if self.scope != "input":
+            return False
+        if self.input_digest is not None:
+            return self.input_digest == input_digest(input)
+        return same_input(self.input, input)
 
     def status(self, now: datetime) -> str:
         """``live``, ``revoked`` or ``expired`` at ``now``."""
@@ -123,6 +136,8 @@ class Grant:
             "scope": self.scope,
             "toolName": self.tool_name,
             "input": self.input,
+            "inputDigest": self.input_digest,
+            "givenIn": self.given_in,
             "chatId": self.chat_id,
             "actor": self.actor,
             "reason": self.reason,
@@ -139,6 +154,18 @@ class Grant:
             ],
             "status": self.status(now),
         }
+
+
+def input_digest(value: Any) -> str:
+    """``sha256:<hex>`` of a tool input's canonical JSON: equal exactly when the inputs are the same value.
+
+    Keys sorted, no spaces, text as is; ``1`` and ``1.0`` (and ``1`` and
+    ``true``) differ, as ``same_input`` says. Only the digest is kept, so the
+    ledger holds nothing readable of the input (a guessed input can still be
+    checked against it).
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -58,6 +58,41 @@ def reader_open(backend: Backend) -> Iterator[None]:
             pg.rollback()
 
 
+def ask(store: Any, chat: str, call: str, path: str) -> None:
+    """A turn of ``chat`` that ends on ``delete_file(path)`` awaiting approval."""
+    store.ingest(
+        chat,
+        [
+            {"type": "start"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": call, "toolName": "delete_file"},
+            {"type": "tool-input-available", "toolCallId": call, "toolName": "delete_file",
+             "input": {"path": path}},
+            {"type": "tool-approval-request", "approvalId": f"ap-{call}", "toolCallId": call},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ],
+        actor="agent:bot",
+    )  # fmt: skip
+
+
+def grant_in(store: Any, erased: str, kept: str) -> tuple[str, str]:
+    """Grants given in ``erased``: one for its exact input (tenant-wide, used there again, and
+    covering it in ``kept``), one for the whole conversation. Their ids."""
+    path = f"/srv/{INPUT}"
+    ask(store, erased, "call-1", path)
+    exact = store.grants.approve(erased, tool_call_id="call-1", actor="user:alice")
+    ask(store, erased, "call-2", path)  # approved by the grant: a use naming the erased chat
+    whole = store.grants.give(scope="conversation", chat_id=erased, actor="user:alice")
+    assert store.grants.get(exact.grant_id).uses == 1
+    assert store.grants.covering(kept, "delete_file", {"path": path}) is not None
+    return exact.grant_id, whole.grant_id
+
+
+INPUT = "CANARYAINPUT"
+"""The erased chat's tool input, which its grant was given for."""
+
+
 def needles(backend: Backend, tag: str, keyed: bool) -> list[bytes]:
     """What must not survive: the texts, or (with a cipher key) the wrapped data keys of the chat."""
     if not keyed:
@@ -99,9 +134,10 @@ def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
     )
     store = backend.open(**options)
     chat = fill(store, "A")
-    fill(store, "B")
+    kept = fill(store, "B")
+    exact, whole = grant_in(store, chat, kept)
     store.list_conversations(query="CANARYATEXT")
-    what = needles(backend, "A", keyed)
+    what = [*needles(backend, "A", keyed), INPUT.encode()]
     assert in_store(holding(backend, what), backend)  # the search sees it before
 
     with reader_open(backend) if concurrent_reader else contextlib.nullcontext():
@@ -136,6 +172,10 @@ def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
     assert any("snapshots" in r for r in report.removed)
     assert any("data key" in r for r in report.removed) == keyed
     assert any("backup" in where for where in receipt.details["outside"])
+    # the grants outlive the erased chat without naming it: the exact one still answers elsewhere
+    assert store.grants.covering(kept, "delete_file", {"path": f"/srv/{INPUT}"}).grant_id == exact
+    assert store.grants.get(whole).status(store.grants.clock()) == "revoked"
+    assert store.grants.get(exact).uses == 1
 
 
 @pytest.mark.timeout(120)

@@ -317,6 +317,10 @@ class Operations:
         """
         return OtelExporter(self._log, endpoint, name=name, content=content)
 
+    def notify_erasures(self, hook: Callable[[str, str], None]) -> None:
+        """Call ``hook(tenant, chat_id)`` after each conversation is erased, before the files are cleaned."""
+        self._eraser.on_erased = hook
+
     def _forget_one(self, key: UUID) -> None:
         """Drop what this process caches of one conversation (after erasing it)."""
         self._cache.take(key)

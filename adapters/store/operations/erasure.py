@@ -143,6 +143,8 @@ class Eraser:
         self._purge = LogPurge(log)
         self._plain_log = False
         """Whether an event erased since the last compaction was readable without its data key."""
+        self.on_erased: Callable[[str, str], None] | None = None
+        """Called with (tenant, chat id) after each erasure, before compaction (the grant ledger's)."""
 
     def _parts(self) -> tuple[Any, DataKeys]:
         tables = chain_tables(self._log.recorder, self._log.config.backend)
@@ -239,6 +241,9 @@ class Eraser:
             blobs.forget(key)
         self._forget(key)
         self._projector.catch_up()
+        named = plan.chat_id or chat_id
+        if self.on_erased is not None and event.tenant and named:
+            self.on_erased(event.tenant, named)
         return ErasureReport(
             event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable,
             removed=event.removed,
