@@ -27,16 +27,22 @@ from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.replay_diff import same_input
 
 __all__ = [
+    "ERASED",
     "RECENT",
     "SCOPES",
+    "AutomaticApproval",
     "Grant",
     "GrantNotFoundError",
+    "automatic_approvals",
+    "automatic_reason",
     "check_grant",
     "covering",
     "expires_at",
     "input_digest",
 ]
 
+ERASED = "(erased)"
+"""What stands for an erased conversation, call or approval in a grant's uses."""
 SCOPES = ("input", "tool", "conversation")
 RECENT = 10
 """How many of a grant's last uses it lists (``Grant.recent``); ``uses`` counts them all."""
@@ -166,6 +172,58 @@ def input_digest(value: Any) -> str:
     """
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def automatic_reason(grant: Grant) -> str:
+    """The reason recorded with an approval a grant gave: the grant, who gave it, and why."""
+    why = f": {grant.reason}" if grant.reason else ""
+    return f"approved automatically by standing grant {grant.grant_id} given by {grant.actor}{why}"
+
+
+@dataclass(frozen=True)
+class AutomaticApproval:
+    """A call a standing grant approved (the inbox's "approved by a grant" list)."""
+
+    chat_id: str
+    tool_call_id: str
+    tool_name: str | None
+    """The grant's tool (None: a conversation grant for any tool)."""
+    grant_id: str
+    given_by: str
+    """Who gave the grant."""
+    reason: str
+    """The reason recorded with the approval (``automatic_reason``)."""
+    at: datetime
+
+    @property
+    def actor(self) -> str:
+        """The approval's actor in the audit: ``grant:<id>``."""
+        return f"grant:{self.grant_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (camelCase)."""
+        return {
+            "chatId": self.chat_id,
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "grantId": self.grant_id,
+            "actor": self.actor,
+            "reason": self.reason,
+            "grantedBy": self.given_by,
+            "at": self.at.isoformat(),
+        }
+
+
+def automatic_approvals(grants: list[Grant], limit: int = RECENT) -> list[AutomaticApproval]:
+    """The last ``limit`` calls the grants approved, newest first (each grant lists its last ``RECENT``)."""
+    found = [
+        AutomaticApproval(chat, call, g.tool_name, g.grant_id, g.actor, automatic_reason(g), at)
+        for g in grants
+        for chat, call, at in g.recent
+        if chat != ERASED
+    ]
+    found.sort(key=lambda a: a.at, reverse=True)
+    return found[: max(limit, 0)]
 
 
 def _iso(value: datetime | None) -> str | None:

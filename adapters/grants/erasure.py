@@ -26,11 +26,9 @@ from uuid import UUID
 from psycopg import sql
 
 from chatledger.domain.grant_ledger import GrantLedger, ledger_id
+from chatledger.domain.grants import ERASED
 
 __all__ = ["ERASED", "scrub_conversation"]
-
-ERASED = "(erased)"
-"""What stands for an erased conversation, call or approval in the ledger."""
 
 
 def scrub_conversation(log: Any, tenant: str, chat_id: str) -> int:

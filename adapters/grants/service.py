@@ -29,8 +29,12 @@ from chatledger.adapters.grants.erasure import scrub_conversation
 from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.grant_ledger import GrantLedger, ledger_id
 from chatledger.domain.grants import (
+    RECENT,
+    AutomaticApproval,
     Grant,
     GrantNotFoundError,
+    automatic_approvals,
+    automatic_reason,
     check_grant,
     covering,
     expires_at,
@@ -48,12 +52,6 @@ __all__ = ["Grants", "automatic_reason", "sharded_grants"]
 log = logging.getLogger("chatledger.grants")
 
 _RETRIES = 8
-
-
-def automatic_reason(grant: Grant) -> str:
-    """The reason recorded with an approval a grant gave: the grant, who gave it, and why."""
-    why = f": {grant.reason}" if grant.reason else ""
-    return f"approved automatically by standing grant {grant.grant_id} given by {grant.actor}{why}"
 
 
 def _now() -> datetime:
@@ -200,6 +198,16 @@ class Grants:
         return covering(
             self._grants(tenant or self.tenant), chat_id, tool_name, input, self.clock()
         )
+
+    def automatic_approvals(
+        self, *, tenant: str | None = None, limit: int = RECENT
+    ) -> builtins.list[AutomaticApproval]:
+        """The calls standing grants approved lately, newest first: the call, the grant, who gave it, why.
+
+        Each grant lists its last ``RECENT`` uses (``Grant.recent``); a use in
+        an erased conversation is left out.
+        """
+        return automatic_approvals(self._grants(tenant or self.tenant), limit)
 
     # -- answering -------------------------------------------------------------------------
 
