@@ -49,11 +49,11 @@ def scrub_conversation(log: Any, tenant: str, chat_id: str) -> int:
 
 def _scrubbed(event: Any, chat_id: str) -> dict[str, Any] | None:
     """The fields of ``event`` to replace so it no longer names ``chat_id``; None: it does not."""
-    if isinstance(event, GrantLedger.GrantUsed):
+    if isinstance(event, GrantLedger.GrantUsed):  # type: ignore[attr-defined]
         if event.chat_id == chat_id:
             return {"chat_id": ERASED, "tool_call_id": ERASED, "approval_id": ERASED}
         return None
-    if isinstance(event, GrantLedger.GrantIssued):
+    if isinstance(event, GrantLedger.GrantIssued):  # type: ignore[attr-defined]
         fields: dict[str, Any] = {}
         if isinstance(event.source, dict) and event.source.get("chatId") == chat_id:
             fields |= {"source": None, "input": None}  # an input kept before digests: dropped

@@ -317,7 +317,7 @@ class Operations:
         """
         return OtelExporter(self._log, endpoint, name=name, content=content)
 
-    def notify_erasures(self, hook: Callable[[str, str], None]) -> None:
+    def notify_erasures(self, hook: Callable[[str, str], object]) -> None:
         """Call ``hook(tenant, chat_id)`` after each conversation is erased, before the files are cleaned."""
         self._eraser.on_erased = hook
 

@@ -143,7 +143,7 @@ class Eraser:
         self._purge = LogPurge(log)
         self._plain_log = False
         """Whether an event erased since the last compaction was readable without its data key."""
-        self.on_erased: Callable[[str, str], None] | None = None
+        self.on_erased: Callable[[str, str], object] | None = None
         """Called with (tenant, chat id) after each erasure, before compaction (the grant ledger's)."""
 
     def _parts(self) -> tuple[Any, DataKeys]:
