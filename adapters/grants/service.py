@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
+from chatledger.adapters.grants.check import grant_findings
 from chatledger.adapters.grants.erasure import scrub_conversation
 from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.grant_ledger import GrantLedger, ledger_id
@@ -282,6 +283,10 @@ class Grants:
         finally:
             with self._lock:
                 self._cache.pop(tenant, None)  # what it folded still names the conversation
+
+    def findings(self) -> builtins.list[tuple[str, str | None, str | None, str]]:
+        """What ``verify`` finds wrong in the grant ledgers (``adapters.grants.check``)."""
+        return grant_findings(self._log)
 
     def after_close(self, tenant: str, chat_id: str) -> None:
         """The stream writers' hook: settle the conversation; a failure is logged, never raised."""
