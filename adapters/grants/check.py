@@ -59,7 +59,7 @@ def _check(
         return []
     if key not in issued:
         return [("grants", None, None, f"{where}: the ledger has no Started event before it")]
-    grant_id = getattr(event, "grant_id", None)
+    grant_id = str(getattr(event, "grant_id", ""))
     if isinstance(event, GrantLedger.GrantIssued):  # type: ignore[attr-defined]
         if grant_id in issued[key]:
             return [("grants", None, tenant, f"{where}: grant {grant_id} is issued twice")]
