@@ -6,7 +6,8 @@ the conversation (as the conversation's own events are rewritten into
 tombstones):
 
 - ``GrantIssued`` given with an approval in it: the approval (``source``)
-  is dropped; limited to it (``chat_id``): the conversation is replaced by
+  is dropped (and an input kept before grants kept digests becomes its
+  digest, so the grant still covers it elsewhere); limited to it (``chat_id``): the conversation is replaced by
   ``ERASED`` (the grant is revoked first, so it covers nothing);
 - ``GrantUsed`` in it: the conversation, call and approval are replaced by
   ``ERASED`` (the use still counts).
@@ -26,7 +27,7 @@ from uuid import UUID
 from psycopg import sql
 
 from chatledger.domain.grant_ledger import GrantLedger, ledger_id
-from chatledger.domain.grants import ERASED
+from chatledger.domain.grants import ERASED, input_digest
 
 __all__ = ["ERASED", "scrub_conversation"]
 
@@ -56,7 +57,9 @@ def _scrubbed(event: Any, chat_id: str) -> dict[str, Any] | None:
     if isinstance(event, GrantLedger.GrantIssued):  # type: ignore[attr-defined]
         fields: dict[str, Any] = {}
         if isinstance(event.source, dict) and event.source.get("chatId") == chat_id:
-            fields |= {"source": None, "input": None}  # an input kept before digests: dropped
+            fields |= {"source": None}
+            if event.input is not None:  # kept before grants kept digests: its digest instead
+                fields |= {"input": None, "input_digest": input_digest(event.input)}
         if event.chat_id == chat_id:
             fields |= {"chat_id": ERASED}
         return fields or None

@@ -197,3 +197,29 @@ def test_finish_erasure_with_nothing_erased_is_done(durable_backend: Backend) ->
     store = durable_backend.open()
     fill(store, "H")
     assert store.operations.finish_erasure(wait_for_readers=WAIT).done
+
+
+def test_a_grant_stored_with_its_input_keeps_only_the_digest_after_the_erasure(
+    durable_backend: Backend,
+) -> None:
+    """A grant kept before grants kept digests held the input: erasing its chat digests it."""
+    from datetime import UTC, datetime
+
+    store = durable_backend.open(compress=False)
+    store.start_conversation("gone", actor="user:alice")
+    ask(store, "gone", "c1", "/srv/CANARYOLDINPUT")
+    old = {"path": "/srv/CANARYOLDINPUT"}
+    source = {"chatId": "gone", "toolCallId": "c1", "approvalId": "ap-c1"}
+    store.grants._change("default", lambda ledger: ledger.issue(  # as an older version stored it
+        "grant_old", "input", "delete_file", old, None, "user:alice", None, datetime.now(UTC),
+        None, source,
+    ))  # fmt: skip
+    store.start_conversation("kept", actor="user:alice")
+    assert store.grants.covering("kept", "delete_file", old).input == old
+    report = store.operations.erase(
+        "gone", actor="op:olga", reason="GDPR 43", wait_for_readers=WAIT
+    )
+    assert report.compaction is not None and report.compaction.done
+    assert in_store(holding(durable_backend, [b"CANARYOLDINPUT", b'"gone"']), durable_backend) == []
+    still = store.grants.covering("kept", "delete_file", old)
+    assert still is not None and still.input is None and still.input_digest is not None
