@@ -223,3 +223,27 @@ def test_a_grant_stored_with_its_input_keeps_only_the_digest_after_the_erasure(
     assert in_store(holding(durable_backend, [b"CANARYOLDINPUT", b'"gone"']), durable_backend) == []
     still = store.grants.covering("kept", "delete_file", old)
     assert still is not None and still.input is None and still.input_digest is not None
+
+
+def test_a_ledger_that_cannot_be_rewritten_is_named_with_how_to_finish(
+    durable_backend: Backend,
+) -> None:
+    """The conversation is erased either way; the error says the ledger still names it, and what to run."""
+    from chatledger.domain.errors import ChatLedgerError
+
+    store = durable_backend.open(compress=False)
+    chat = fill(store, "K")
+    kept = fill(store, "L")
+    grant_in(store, chat, kept)
+
+    def broken(tenant: str, chat_id: str) -> None:
+        raise OSError("disk full")
+
+    store.operations.notify_erasures(broken)
+    with pytest.raises(ChatLedgerError, match="forget_conversation") as raised:
+        store.operations.erase(chat, actor="op:olga", reason="GDPR 45", wait_for_readers=WAIT)
+    assert "disk full" in str(raised.value) and "finish-erasure" in str(raised.value)
+    assert store.grants.forget_conversation("default", chat) > 0
+    assert store.operations.finish_erasure(wait_for_readers=WAIT).done
+    what = [chat.encode(), INPUT.encode()]
+    assert in_store(holding(durable_backend, what), durable_backend) == []

@@ -59,6 +59,7 @@ from chatledger.domain.chain import content_digest
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.erasure import ConversationErased, tombstone_bytes
 from chatledger.domain.errors import (
+    ChatLedgerError,
     ConcurrentWriteError,
     ConversationErasedError,
     ConversationNotFoundError,
@@ -243,7 +244,14 @@ class Eraser:
         self._projector.catch_up()
         named = plan.chat_id or chat_id
         if self.on_erased is not None and event.tenant and named:
-            self.on_erased(event.tenant, named)
+            try:
+                self.on_erased(event.tenant, named)
+            except Exception as error:  # erased already: say what is left and how to finish
+                raise ChatLedgerError(
+                    f"conversation {named!r} is erased, but the grant ledger still names it: "
+                    f"{str(error)[:200]}; run store.grants.forget_conversation({event.tenant!r}, "
+                    f"{named!r}), then 'chatledger finish-erasure'"
+                ) from error
         return ErasureReport(
             event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable,
             removed=event.removed,
