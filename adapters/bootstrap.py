@@ -196,6 +196,9 @@ def compose(parts: StoreParts, settings: StoreSettings) -> Services:
     grant_log = parts.grant_log or GrantLog(parts.config, create=False)
     grants = Grants(grant_log, chats, reads, tenant=settings.tenant)
     streams.after_close = grants.after_close  # a closed stream's calls a grant covers are approved
+    operations.notify_erasures(grants.forget_conversation)  # the ledger stops naming erased chats
+    inbox.grants = grants  # the inbox lists what grants approved
+    operations.also_verify(grants.findings)  # verify checks the grant ledgers
     return Services(
         parts, settings, chats=chats, streams=streams, turns=turns, reads=reads, inbox=inbox,
         operations=operations, flusher=flusher, news=news, grants=grants,

@@ -42,12 +42,16 @@ class GrantLedger(Aggregate):
     def issue(
         self, grant_id: str, scope: str, tool_name: str | None, input: Any, chat_id: str | None,
         actor: str, reason: str | None, at: datetime, expires_at: datetime | None,
-        source: dict[str, Any] | None,
+        source: dict[str, Any] | None, input_digest: str | None = None,
     ) -> None:  # fmt: skip
-        """A person gave a grant (``source``: the approval it was given with, if any)."""
+        """A person gave a grant (``source``: the approval it was given with, if any).
+
+        ``input_digest``: an ``input`` grant's digest of its input (``input`` then None).
+        """
         self.book[grant_id] = Grant(
-            grant_id, self.tenant, scope, tool_name, input, chat_id, actor, reason, at, expires_at
-        )
+            grant_id, self.tenant, scope, tool_name, input, chat_id, actor, reason, at, expires_at,
+            input_digest=input_digest, given_in=(source or {}).get("chatId"),
+        )  # fmt: skip
 
     @event("GrantUsed")
     def use(

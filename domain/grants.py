@@ -4,7 +4,9 @@ A grant is given by a person who approves a call. Its **scope** says what
 it covers, across the tenant's conversations unless it names one:
 
 - ``input``: this tool with exactly this input (the same JSON value; key
-  order aside, ``1`` and ``1.0`` differ). Never another input.
+  order aside, ``1`` and ``1.0`` differ). Never another input. The grant
+  keeps only the input's SHA-256 digest (``input_digest``), never the input:
+  nothing of a conversation's tool input outlives its erasure in the ledger.
 - ``tool``: this tool, whatever the input (the grant says so).
 - ``conversation``: every call in this conversation (of this tool, if it names one).
 
@@ -15,6 +17,8 @@ in ``chatledger.domain.grant_ledger``.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,15 +27,22 @@ from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.replay_diff import same_input
 
 __all__ = [
+    "ERASED",
     "RECENT",
     "SCOPES",
+    "AutomaticApproval",
     "Grant",
     "GrantNotFoundError",
+    "automatic_approvals",
+    "automatic_reason",
     "check_grant",
     "covering",
     "expires_at",
+    "input_digest",
 ]
 
+ERASED = "(erased)"
+"""What stands for an erased conversation, call or approval in a grant's uses."""
 SCOPES = ("input", "tool", "conversation")
 RECENT = 10
 """How many of a grant's last uses it lists (``Grant.recent``); ``uses`` counts them all."""
@@ -59,7 +70,7 @@ class Grant:
     tool_name: str | None
     """The tool it covers (``conversation`` scope: None covers every tool)."""
     input: Any
-    """``input`` scope: the one input it covers; else None."""
+    """``input`` scope, given before grants kept digests: the one input it covers; else None."""
     chat_id: str | None
     """The one conversation it covers (required for ``conversation`` scope); None: all of the tenant's."""
     actor: str
@@ -77,6 +88,10 @@ class Grant:
     """Calls it approved."""
     recent: tuple[tuple[str, str, datetime], ...] = ()
     """The last calls it approved (at most ``RECENT``), oldest first: (chat id, tool call id, when)."""
+    input_digest: str | None = None
+    """``input`` scope: the SHA-256 digest of the one input it covers (``input_digest()``)."""
+    given_in: str | None = None
+    """The conversation of the approval it was given with (None: given without one, or erased)."""
 
     def is_live(self, now: datetime) -> bool:
         """Given, not revoked, not expired at ``now``."""
@@ -105,7 +120,11 @@ class Grant:
             return False
         if self.scope == "tool":
             return True
-        return self.scope == "input" and same_input(self.input, input)
+        if self.scope != "input":
+            return False
+        if self.input_digest is not None:
+            return self.input_digest == input_digest(input)
+        return same_input(self.input, input)
 
     def status(self, now: datetime) -> str:
         """``live``, ``revoked`` or ``expired`` at ``now``."""
@@ -123,6 +142,8 @@ class Grant:
             "scope": self.scope,
             "toolName": self.tool_name,
             "input": self.input,
+            "inputDigest": self.input_digest,
+            "givenIn": self.given_in,
             "chatId": self.chat_id,
             "actor": self.actor,
             "reason": self.reason,
@@ -139,6 +160,70 @@ class Grant:
             ],
             "status": self.status(now),
         }
+
+
+def input_digest(value: Any) -> str:
+    """``sha256:<hex>`` of a tool input's canonical JSON: equal exactly when the inputs are the same value.
+
+    Keys sorted, no spaces, text as is; ``1`` and ``1.0`` (and ``1`` and
+    ``true``) differ, as ``same_input`` says. Only the digest is kept, so the
+    ledger holds nothing readable of the input (a guessed input can still be
+    checked against it).
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def automatic_reason(grant: Grant) -> str:
+    """The reason recorded with an approval a grant gave: the grant, who gave it, and why."""
+    why = f": {grant.reason}" if grant.reason else ""
+    return f"approved automatically by standing grant {grant.grant_id} given by {grant.actor}{why}"
+
+
+@dataclass(frozen=True)
+class AutomaticApproval:
+    """A call a standing grant approved (the inbox's "approved by a grant" list)."""
+
+    chat_id: str
+    tool_call_id: str
+    tool_name: str | None
+    """The grant's tool (None: a conversation grant for any tool)."""
+    grant_id: str
+    given_by: str
+    """Who gave the grant."""
+    reason: str
+    """The reason recorded with the approval (``automatic_reason``)."""
+    at: datetime
+
+    @property
+    def actor(self) -> str:
+        """The approval's actor in the audit: ``grant:<id>``."""
+        return f"grant:{self.grant_id}"
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (camelCase)."""
+        return {
+            "chatId": self.chat_id,
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "grantId": self.grant_id,
+            "actor": self.actor,
+            "reason": self.reason,
+            "grantedBy": self.given_by,
+            "at": self.at.isoformat(),
+        }
+
+
+def automatic_approvals(grants: list[Grant], limit: int = RECENT) -> list[AutomaticApproval]:
+    """The last ``limit`` calls the grants approved, newest first (each grant lists its last ``RECENT``)."""
+    found = [
+        AutomaticApproval(chat, call, g.tool_name, g.grant_id, g.actor, automatic_reason(g), at)
+        for g in grants
+        for chat, call, at in g.recent
+        if chat != ERASED
+    ]
+    found.sort(key=lambda a: a.at, reverse=True)
+    return found[: max(limit, 0)]
 
 
 def _iso(value: datetime | None) -> str | None:

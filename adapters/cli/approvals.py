@@ -55,10 +55,17 @@ def add(commands: Commands) -> None:
         "inbox",
         inbox,
         as_json("the inbox"),
+        flag(
+            "--automatic",
+            "with --json: print {approvals, automatic} (as GET /api/approvals), automatic "
+            "being the calls standing grants approved lately",
+        ),
         help="list the tool calls awaiting approval across conversations",
         description="Print every tool call awaiting a human's approval in the tenant's "
         "conversations, oldest first: chat, call id, tool, input and how long it has waited; "
-        "then the continuation requests not yet taken, with their owner and age.",
+        "then the calls standing grants approved lately (newest first, each naming its grant, "
+        "who gave it and why); then the continuation requests not yet taken, with their owner "
+        "and age.",
     )
     for name, run in (("approve", approve), ("deny", deny)):
         commands.declare(
@@ -148,6 +155,7 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
     """``chatledger inbox``: every tool call awaiting approval, oldest first."""
     with open_existing(args) as store:
         pending = store.pending_approvals()
+        automatic = store.inbox.automatic_approvals()
         queued = [] if args.json else store.pending_continuations()
     if args.json:
         listed = [
@@ -162,7 +170,10 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
             }
             for item in pending
         ]
-        print(json.dumps(listed, indent=2, ensure_ascii=False), file=out)
+        document: Any = listed
+        if args.automatic:
+            document = {"approvals": listed, "automatic": [a.to_json() for a in automatic]}
+        print(json.dumps(document, indent=2, ensure_ascii=False), file=out)
         return 0
     if not pending:
         print(f"no tool call awaits approval (tenant {args.tenant!r})", file=out)
@@ -175,6 +186,14 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
     if pending:
         print(
             f"\n{len(pending)} awaiting approval; answer with: {PROG} approve|deny CHAT CALL",
+            file=out,
+        )
+    if automatic:
+        print("\napproved automatically by a standing grant (latest first):", file=out)
+    for done in automatic:
+        print(
+            f"{done.chat_id}  {done.tool_call_id}  {done.tool_name or 'a tool'}  "
+            f"by {done.actor} (given by {done.given_by})  {done.at:%Y-%m-%d %H:%M:%S} UTC",
             file=out,
         )
     if queued:

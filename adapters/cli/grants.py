@@ -116,7 +116,9 @@ def _print(
         print("no grants", file=out)
     for g in found:
         covers = {
-            "input": f"{g.tool_name}({json.dumps(g.input, ensure_ascii=False)[:80]})",
+            "input": f"{g.tool_name}(the input of digest {g.input_digest[:23]}…)"
+            if g.input_digest
+            else f"{g.tool_name}({json.dumps(g.input, ensure_ascii=False)[:80]})",
             "tool": f"{g.tool_name}(any input)",
             "conversation": f"{g.tool_name or 'any tool'}",
         }[g.scope]

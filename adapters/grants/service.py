@@ -25,9 +25,22 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
+from chatledger.adapters.grants.check import grant_findings
+from chatledger.adapters.grants.erasure import scrub_conversation
 from chatledger.domain.errors import ChatLedgerError, InvalidInputError
 from chatledger.domain.grant_ledger import GrantLedger, ledger_id
-from chatledger.domain.grants import Grant, GrantNotFoundError, check_grant, covering, expires_at
+from chatledger.domain.grants import (
+    RECENT,
+    AutomaticApproval,
+    Grant,
+    GrantNotFoundError,
+    automatic_approvals,
+    automatic_reason,
+    check_grant,
+    covering,
+    expires_at,
+    input_digest,
+)
 from chatledger.domain.limits import check_names, check_text
 
 if TYPE_CHECKING:
@@ -40,12 +53,6 @@ __all__ = ["Grants", "automatic_reason", "sharded_grants"]
 log = logging.getLogger("chatledger.grants")
 
 _RETRIES = 8
-
-
-def automatic_reason(grant: Grant) -> str:
-    """The reason recorded with an approval a grant gave: the grant, who gave it, and why."""
-    why = f": {grant.reason}" if grant.reason else ""
-    return f"approved automatically by standing grant {grant.grant_id} given by {grant.actor}{why}"
 
 
 def _now() -> datetime:
@@ -93,9 +100,9 @@ class Grants:
         now = self.clock()
         ends = expires_at(now, for_seconds)
         grant_id = f"grant_{secrets.token_hex(8)}"
-        kept = input if scope == "input" else None
+        digest = input_digest(input) if scope == "input" else None  # never the input itself
         self._change(tenant, lambda ledger: ledger.issue(
-            grant_id, scope, tool_name, kept, chat_id, actor, reason, now, ends, source
+            grant_id, scope, tool_name, None, chat_id, actor, reason, now, ends, source, digest
         ))  # fmt: skip
         if chat_id is not None:
             self.settle(chat_id, tenant=tenant)
@@ -193,6 +200,16 @@ class Grants:
             self._grants(tenant or self.tenant), chat_id, tool_name, input, self.clock()
         )
 
+    def automatic_approvals(
+        self, *, tenant: str | None = None, limit: int = RECENT
+    ) -> builtins.list[AutomaticApproval]:
+        """The calls standing grants approved lately, newest first: the call, the grant, who gave it, why.
+
+        Each grant lists its last ``RECENT`` uses (``Grant.recent``); a use in
+        an erased conversation is left out.
+        """
+        return automatic_approvals(self._grants(tenant or self.tenant), limit)
+
     # -- answering -------------------------------------------------------------------------
 
     def settle(
@@ -242,6 +259,34 @@ class Grants:
         self, tenant: str, grant_id: str, chat_id: str, call_id: str, approval_id: str, at: datetime
     ) -> None:
         self._change(tenant, lambda ledger: ledger.use(grant_id, chat_id, call_id, approval_id, at))
+
+    def forget_conversation(self, tenant: str, chat_id: str) -> int:
+        """After ``chat_id`` was erased: the ledger stops naming it (``adapters.grants.erasure``).
+
+        The grants limited to it are revoked first (they cover nothing any
+        more); then every event naming it is rewritten in place. Returns how
+        many events were rewritten.
+        """
+        now = self.clock()
+        limited = [g.grant_id for g in self._grants(tenant) if g.chat_id == chat_id]
+        if limited:
+
+            def revoke(ledger: GrantLedger) -> None:
+                for grant_id in limited:
+                    grant = ledger.book[grant_id]
+                    if grant.revoked_at is None and grant.expired_at is None:
+                        ledger.revoke(grant_id, "chatledger", "its conversation was erased", now)
+
+            self._change(tenant, revoke)
+        try:
+            return scrub_conversation(self._log, tenant, chat_id)
+        finally:
+            with self._lock:
+                self._cache.pop(tenant, None)  # what it folded still names the conversation
+
+    def findings(self) -> builtins.list[tuple[str, str | None, str | None, str]]:
+        """What ``verify`` finds wrong in the grant ledgers (``adapters.grants.check``)."""
+        return grant_findings(self._log)
 
     def after_close(self, tenant: str, chat_id: str) -> None:
         """The stream writers' hook: settle the conversation; a failure is logged, never raised."""
@@ -327,4 +372,5 @@ def sharded_grants(shards: Sequence[Any], chats: Chats, reads: Reader) -> Grants
     grants = Grants(first.grants.ledger_log, chats, reads, tenant=first.tenant)
     for shard in shards:
         shard.streams.after_close = grants.after_close
+        shard.operations.notify_erasures(grants.forget_conversation)
     return grants

@@ -346,7 +346,11 @@ def openapi_document(
             "/api/approvals": {
                 "get": {
                     "summary": "Every tool call of the tenant awaiting approval, oldest first",
-                    "responses": {"200": _ok("{approvals}"), **_errors()},
+                    "description": "approvals: the calls awaiting a person's answer, oldest "
+                    "first. automatic: the calls standing grants approved lately, newest first, "
+                    "each with chatId, toolCallId, toolName, grantId, actor (grant:<id>), "
+                    "reason, grantedBy and at.",
+                    "responses": {"200": _ok("{approvals, automatic}"), **_errors()},
                 }
             },
             "/openapi.json": {

@@ -134,10 +134,14 @@ class ReadEndpoints:
         return JSONResponse({"format": format_, "messages": converted})
 
     async def approvals(self, request: Request) -> Response:
-        """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first."""
+        """``GET /api/approvals``: every tool call of the tenant awaiting approval, oldest first.
+
+        ``automatic``: the calls standing grants approved lately, newest first.
+        """
         who = self.identify(request)
         tenant = who.tenant
         pending = await run_in_threadpool(self.store.inbox.pending_approvals, tenant=tenant)
+        automatic = await run_in_threadpool(self.store.inbox.automatic_approvals, tenant=tenant)
         return JSONResponse(
             {
                 "approvals": [
@@ -152,6 +156,7 @@ class ReadEndpoints:
                         "ageSeconds": item.age_seconds,
                     }
                     for item in pending
-                ]
+                ],
+                "automatic": [item.to_json() for item in automatic],
             }
         )

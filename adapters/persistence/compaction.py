@@ -44,7 +44,7 @@ from chatledger.adapters.persistence.blobs import BLOBS_TABLE
 from chatledger.adapters.persistence.config import StoreConfig
 from chatledger.adapters.persistence.data_keys import ERASURES_TABLE, KEYS_TABLE
 from chatledger.adapters.persistence.read_models.dialect import QUARANTINE, SEARCH_TABLE, TABLES
-from chatledger.adapters.persistence.schema import STORE_TABLES, direct_connection
+from chatledger.adapters.persistence.schema import GRANTS_TABLE, STORE_TABLES, direct_connection
 
 __all__ = [
     "DEFAULT_WAIT_SECONDS",
@@ -57,9 +57,10 @@ __all__ = [
     "outside_of",
 ]
 
-PURGED_TABLES = (*TABLES.values(), QUARANTINE, KEYS_TABLE)
+PURGED_TABLES = (*TABLES.values(), QUARANTINE, KEYS_TABLE, GRANTS_TABLE)
 """PostgreSQL tables whose dead rows hold readable content after an erasure: the read models
-(sealed with the store key at most) and the data keys (each would decrypt its conversation)."""
+(sealed with the store key at most), the data keys (each would decrypt its conversation) and the
+grant ledgers (their events that named the conversation, rewritten)."""
 LOG_TABLES = ("chatledger_events", "chatledger_snapshots", BLOBS_TABLE)
 """The log's tables (and its attachments): their dead rows are readable only when not under a data
 key (a store without a cipher key, or events from before data keys); under one, the destroyed key

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from chatledger.domain.aggregate import Conversation
 from chatledger.domain.errors import ChatLedgerError
+from chatledger.domain.grants import RECENT, AutomaticApproval
 from chatledger.domain.limits import check_name
 from chatledger.domain.owners import ClaimWatch, is_overdue, may_claim, wall_clock_watch
 from chatledger.projections.listing import ConversationList, ListQuery
@@ -22,11 +23,12 @@ from chatledger.projections.projector import continuation_of
 from chatledger.projections.read_models import ContinuationRequest, PendingApproval
 
 if TYPE_CHECKING:
+    from chatledger.adapters.grants.service import Grants
     from chatledger.adapters.store.unit_of_work import UnitOfWork
     from chatledger.projections.projector import Projector
     from chatledger.projections.read_models import ReadModelView
 
-__all__ = ["ContinuationRequest", "Inbox", "PendingApproval"]
+__all__ = ["AutomaticApproval", "ContinuationRequest", "Inbox", "PendingApproval"]
 
 
 class Inbox:
@@ -45,11 +47,25 @@ class Inbox:
         self.tenant = tenant
         self._uow, self._view, self._projector, self._settle_all = uow, view, projector, settle_all
         self._watch = overdue
+        self.grants: Grants | None = None
+        """The store's standing grants (set when composed): what ``automatic_approvals`` reads."""
 
     def pending_approvals(self, *, tenant: str | None = None) -> list[PendingApproval]:
         """Every tool call awaiting approval across the tenant's conversations, oldest first."""
         self._catch_up()
         return self._view.pending_approvals(tenant or self.tenant)
+
+    def automatic_approvals(
+        self, *, tenant: str | None = None, limit: int = RECENT
+    ) -> list[AutomaticApproval]:
+        """The calls standing grants approved lately, newest first, each naming its grant (actor, reason, id).
+
+        The inbox's other half: what was approved without asking (see
+        ``store.grants.automatic_approvals``).
+        """
+        if self.grants is None:
+            return []
+        return self.grants.automatic_approvals(tenant=tenant or self.tenant, limit=limit)
 
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started (claimed or not), oldest first.

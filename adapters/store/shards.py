@@ -92,6 +92,10 @@ class ShardedInbox:
         found = [a for s in self._store.shards for a in s.inbox.pending_approvals(tenant=tenant)]
         return sorted(found, key=lambda a: a.requested_at)
 
+    def automatic_approvals(self, *, tenant: str | None = None, limit: int = 10) -> list[Any]:
+        """What standing grants approved lately, newest first (the shards share the first's ledger)."""
+        return self._store.shards[0].inbox.automatic_approvals(tenant=tenant, limit=limit)
+
     def pending_continuations(self, *, tenant: str | None = None) -> list[ContinuationRequest]:
         """Continuation requests not yet started, in all shards, oldest first."""
         shards = self._store.shards

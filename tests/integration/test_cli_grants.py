@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from chatledger.adapters.cli import main
+from chatledger.domain.grants import input_digest
 from tests.integration.test_grants import approved_by_grant, ask
 
 
@@ -20,7 +21,8 @@ def test_grant_from_the_shell_approves_later_calls_until_revoked(
     assert main(["grant", "a", first, "--url", url, "--actor", "user:ops", "--reason", "read-only",
                  "--for", "600", "--json"]) == 0  # fmt: skip
     given = json.loads(capsys.readouterr().out)
-    assert (given["scope"], given["toolName"], given["input"]) == ("input", "search", {"q": "x"})
+    assert (given["scope"], given["toolName"], given["input"]) == ("input", "search", None)
+    assert given["inputDigest"] == input_digest({"q": "x"})
     assert given["actor"] == "user:ops" and given["expiresAt"] is not None
 
     assert approved_by_grant(store, "b", ask(store, "b", "search", {"q": "x"}))

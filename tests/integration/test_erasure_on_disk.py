@@ -58,6 +58,41 @@ def reader_open(backend: Backend) -> Iterator[None]:
             pg.rollback()
 
 
+def ask(store: Any, chat: str, call: str, path: str) -> None:
+    """A turn of ``chat`` that ends on ``delete_file(path)`` awaiting approval."""
+    store.ingest(
+        chat,
+        [
+            {"type": "start"},
+            {"type": "start-step"},
+            {"type": "tool-input-start", "toolCallId": call, "toolName": "delete_file"},
+            {"type": "tool-input-available", "toolCallId": call, "toolName": "delete_file",
+             "input": {"path": path}},
+            {"type": "tool-approval-request", "approvalId": f"ap-{call}", "toolCallId": call},
+            {"type": "finish-step"},
+            {"type": "finish", "finishReason": "tool-calls"},
+        ],
+        actor="agent:bot",
+    )  # fmt: skip
+
+
+def grant_in(store: Any, erased: str, kept: str) -> tuple[str, str]:
+    """Grants given in ``erased``: one for its exact input (tenant-wide, used there again, and
+    covering it in ``kept``), one for the whole conversation. Their ids."""
+    path = f"/srv/{INPUT}"
+    ask(store, erased, "call-1", path)
+    exact = store.grants.approve(erased, tool_call_id="call-1", actor="user:alice")
+    ask(store, erased, "call-2", path)  # approved by the grant: a use naming the erased chat
+    whole = store.grants.give(scope="conversation", chat_id=erased, actor="user:alice")
+    assert store.grants.get(exact.grant_id).uses == 1
+    assert store.grants.covering(kept, "delete_file", {"path": path}) is not None
+    return exact.grant_id, whole.grant_id
+
+
+INPUT = "CANARYAINPUT"
+"""The erased chat's tool input, which its grant was given for."""
+
+
 def needles(backend: Backend, tag: str, keyed: bool) -> list[bytes]:
     """What must not survive: the texts, or (with a cipher key) the wrapped data keys of the chat."""
     if not keyed:
@@ -99,9 +134,10 @@ def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
     )
     store = backend.open(**options)
     chat = fill(store, "A")
-    fill(store, "B")
+    kept = fill(store, "B")
+    exact, whole = grant_in(store, chat, kept)
     store.list_conversations(query="CANARYATEXT")
-    what = needles(backend, "A", keyed)
+    what = [*needles(backend, "A", keyed), INPUT.encode()]
     assert in_store(holding(backend, what), backend)  # the search sees it before
 
     with reader_open(backend) if concurrent_reader else contextlib.nullcontext():
@@ -136,6 +172,10 @@ def test_erase_leaves_no_canary_on_disk_or_says_what_holds_it(
     assert any("snapshots" in r for r in report.removed)
     assert any("data key" in r for r in report.removed) == keyed
     assert any("backup" in where for where in receipt.details["outside"])
+    # the grants outlive the erased chat without naming it: the exact one still answers elsewhere
+    assert store.grants.covering(kept, "delete_file", {"path": f"/srv/{INPUT}"}).grant_id == exact
+    assert store.grants.get(whole).status(store.grants.clock()) == "revoked"
+    assert store.grants.get(exact).uses == 1
 
 
 @pytest.mark.timeout(120)
@@ -157,3 +197,53 @@ def test_finish_erasure_with_nothing_erased_is_done(durable_backend: Backend) ->
     store = durable_backend.open()
     fill(store, "H")
     assert store.operations.finish_erasure(wait_for_readers=WAIT).done
+
+
+def test_a_grant_stored_with_its_input_keeps_only_the_digest_after_the_erasure(
+    durable_backend: Backend,
+) -> None:
+    """A grant kept before grants kept digests held the input: erasing its chat digests it."""
+    from datetime import UTC, datetime
+
+    store = durable_backend.open(compress=False)
+    store.start_conversation("gone", actor="user:alice")
+    ask(store, "gone", "c1", "/srv/CANARYOLDINPUT")
+    old = {"path": "/srv/CANARYOLDINPUT"}
+    source = {"chatId": "gone", "toolCallId": "c1", "approvalId": "ap-c1"}
+    store.grants._change("default", lambda ledger: ledger.issue(  # as an older version stored it
+        "grant_old", "input", "delete_file", old, None, "user:alice", None, datetime.now(UTC),
+        None, source,
+    ))  # fmt: skip
+    store.start_conversation("kept", actor="user:alice")
+    assert store.grants.covering("kept", "delete_file", old).input == old
+    report = store.operations.erase(
+        "gone", actor="op:olga", reason="GDPR 43", wait_for_readers=WAIT
+    )
+    assert report.compaction is not None and report.compaction.done
+    assert in_store(holding(durable_backend, [b"CANARYOLDINPUT", b'"gone"']), durable_backend) == []
+    still = store.grants.covering("kept", "delete_file", old)
+    assert still is not None and still.input is None and still.input_digest is not None
+
+
+def test_a_ledger_that_cannot_be_rewritten_is_named_with_how_to_finish(
+    durable_backend: Backend,
+) -> None:
+    """The conversation is erased either way; the error says the ledger still names it, and what to run."""
+    from chatledger.domain.errors import ChatLedgerError
+
+    store = durable_backend.open(compress=False)
+    chat = fill(store, "K")
+    kept = fill(store, "L")
+    grant_in(store, chat, kept)
+
+    def broken(tenant: str, chat_id: str) -> None:
+        raise OSError("disk full")
+
+    store.operations.notify_erasures(broken)
+    with pytest.raises(ChatLedgerError, match="forget_conversation") as raised:
+        store.operations.erase(chat, actor="op:olga", reason="GDPR 45", wait_for_readers=WAIT)
+    assert "disk full" in str(raised.value) and "finish-erasure" in str(raised.value)
+    assert store.grants.forget_conversation("default", chat) > 0
+    assert store.operations.finish_erasure(wait_for_readers=WAIT).done
+    what = [chat.encode(), INPUT.encode()]
+    assert in_store(holding(durable_backend, what), durable_backend) == []

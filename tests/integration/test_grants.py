@@ -10,6 +10,7 @@ import pytest
 
 from chatledger.adapters.grants import GrantNotFoundError
 from chatledger.domain.errors import InvalidInputError
+from chatledger.domain.grants import input_digest
 
 USER = "user:alice"
 _ids = itertools.count(1)
@@ -54,7 +55,9 @@ def approved_by_grant(store: Any, chat_id: str, call: str) -> bool:
 def test_an_input_grant_approves_the_same_input_anywhere_and_nothing_else(store: Any) -> None:
     first = ask(store, "a", "delete_file", {"path": "/tmp/x", "recursive": True})
     grant = store.grants.approve("a", tool_call_id=first, actor=USER, reason="tmp is fine")
-    assert grant.scope == "input" and grant.input == {"path": "/tmp/x", "recursive": True}
+    assert grant.scope == "input" and grant.input is None  # only the digest is kept
+    assert grant.input_digest == input_digest({"recursive": True, "path": "/tmp/x"})
+    assert grant.given_in == "a"
     assert store.status("a").status == "ready-to-continue"  # the approval itself, as a person's
 
     same = ask(store, "b", "delete_file", {"recursive": True, "path": "/tmp/x"})  # key order aside

@@ -66,7 +66,7 @@ async def test_tenants_are_isolated(sqlite_store: ConversationStore) -> None:
             404,
             "ConversationNotFoundError",
         )
-        assert (await globex.get("/api/approvals")).json() == {"approvals": []}
+        assert (await globex.get("/api/approvals")).json() == {"approvals": [], "automatic": []}
         assert len((await acme.get("/api/approvals")).json()["approvals"]) == 1
 
         # The same chat id for globex is a conversation of its own.

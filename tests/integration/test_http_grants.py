@@ -8,6 +8,7 @@ import pytest
 
 from chatledger.adapters.http.app import create_app
 from chatledger.adapters.responders.scripted import demo_responder
+from chatledger.domain.grants import input_digest
 from tests.integration.http_support import client_of, error_of
 from tests.integration.test_grants import approved_by_grant, ask
 
@@ -26,7 +27,9 @@ async def test_approve_with_a_grant_then_list_and_revoke_it(store: Any) -> None:
         )
         assert made.status_code == 201, made.text
         grant = made.json()
-        assert grant["scope"] == "input" and grant["input"] == {"path": "/tmp/x"}
+        assert grant["scope"] == "input" and grant["inputDigest"] == input_digest(
+            {"path": "/tmp/x"}
+        )
         assert grant["actor"] == "alice" and grant["status"] == "live"
         assert store.status("a").status == "ready-to-continue"
 

@@ -127,7 +127,7 @@ async def test_json_endpoints_and_error_mapping(sqlite_store: ConversationStore)
             "continuationRequested": False,
         }
         assert (await client.get("/api/chats/j/status")).json()["status"] == "ready-to-continue"
-        assert (await client.get("/api/approvals")).json() == {"approvals": []}
+        assert (await client.get("/api/approvals")).json() == {"approvals": [], "automatic": []}
         ai_sdk = await client.get("/api/chats/j/model-messages")
         assert ai_sdk.json()["messages"] == sqlite_store.model_messages("j")
         error_of(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -62,3 +64,18 @@ def test_nothing_is_covered_at_or_after_the_end(offset: int, value: Any) -> None
     assert timed.covers("a", "search", value, now) == (now < end)
     revoked = _grant("tool", "search", None, None, revoked_at=T0)
     assert not revoked.covers("a", "search", value, T0 - timedelta(days=1))
+
+
+def test_a_grant_that_keeps_only_the_digest_covers_exactly_the_same_input() -> None:
+    """Key order aside, the same value; ``1`` and ``1.0``, ``1`` and ``true`` differ; never readable."""
+    from chatledger.domain.grants import input_digest
+
+    value = {"path": "/tmp/x", "n": 1, "deep": {"b": [1, "é"], "a": None}}
+    grant = dataclasses.replace(_grant("input", "search", None, None),
+                                input_digest=input_digest(value))  # fmt: skip
+    now = grant.granted_at
+    same = {"deep": {"a": None, "b": [1, "é"]}, "n": 1, "path": "/tmp/x"}
+    assert grant.covers("any", "search", same, now)
+    for other in ({**value, "n": 1.0}, {**value, "n": True}, {**value, "path": "/tmp/y"}, [value]):
+        assert not grant.covers("any", "search", other, now)
+    assert "/tmp/x" not in json.dumps(grant.to_json(now))

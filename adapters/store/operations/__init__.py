@@ -7,7 +7,7 @@ seals), ``export``, ``erasure``, ``otel``; ``sharded`` runs them over the databa
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -316,6 +316,16 @@ class Operations:
         ``pip install 'chatledger[otel]'``.
         """
         return OtelExporter(self._log, endpoint, name=name, content=content)
+
+    def notify_erasures(self, hook: Callable[[str, str], object]) -> None:
+        """Call ``hook(tenant, chat_id)`` after each conversation is erased, before the files are cleaned."""
+        self._eraser.on_erased = hook
+
+    def also_verify(
+        self, check: Callable[[], Iterable[tuple[str, str | None, str | None, str]]]
+    ) -> None:
+        """Run ``check`` in every ``verify`` of the whole store; its findings are problems."""
+        self._verifier.also.append(check)
 
     def _forget_one(self, key: UUID) -> None:
         """Drop what this process caches of one conversation (after erasing it)."""

@@ -59,6 +59,7 @@ from chatledger.domain.chain import content_digest
 from chatledger.domain.conversation import ConversationState
 from chatledger.domain.erasure import ConversationErased, tombstone_bytes
 from chatledger.domain.errors import (
+    ChatLedgerError,
     ConcurrentWriteError,
     ConversationErasedError,
     ConversationNotFoundError,
@@ -143,6 +144,8 @@ class Eraser:
         self._purge = LogPurge(log)
         self._plain_log = False
         """Whether an event erased since the last compaction was readable without its data key."""
+        self.on_erased: Callable[[str, str], object] | None = None
+        """Called with (tenant, chat id) after each erasure, before compaction (the grant ledger's)."""
 
     def _parts(self) -> tuple[Any, DataKeys]:
         tables = chain_tables(self._log.recorder, self._log.config.backend)
@@ -239,6 +242,16 @@ class Eraser:
             blobs.forget(key)
         self._forget(key)
         self._projector.catch_up()
+        named = plan.chat_id or chat_id
+        if self.on_erased is not None and event.tenant and named:
+            try:
+                self.on_erased(event.tenant, named)
+            except Exception as error:  # erased already: say what is left and how to finish
+                raise ChatLedgerError(
+                    f"conversation {named!r} is erased, but the grant ledger still names it: "
+                    f"{str(error)[:200]}; run store.grants.forget_conversation({event.tenant!r}, "
+                    f"{named!r}), then 'chatledger finish-erasure'"
+                ) from error
         return ErasureReport(
             event.tenant, plan.chat_id or chat_id, head, now, actor, reason, plan.unreadable,
             removed=event.removed,

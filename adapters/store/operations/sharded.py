@@ -11,6 +11,7 @@ database's own URL.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
@@ -116,10 +117,20 @@ class ShardedOperations:
         tenant: str | None = None,
         wait_for_readers: float = DEFAULT_WAIT_SECONDS,
     ) -> ErasureReport:
-        """Erase the conversation in its shard (see ``Operations.erase``)."""
-        return self._locate(chat_id, tenant).erase(
+        """Erase the conversation in its shard (see ``Operations.erase``).
+
+        The grant ledger (the first shard's) is rewritten too: that database's
+        files are cleaned as well, and the report's compaction covers both.
+        """
+        shard = self._locate(chat_id, tenant)
+        report = shard.erase(
             chat_id, actor=actor, reason=reason, tenant=tenant, wait_for_readers=wait_for_readers
         )
+        first = self.shards[0]
+        if shard is not first and report.compaction is not None:
+            ledger = first.finish_erasure(wait_for_readers=wait_for_readers)
+            report = replace(report, compaction=Compaction.of_all([report.compaction, ledger]))
+        return report
 
     def retain(
         self,
@@ -137,6 +148,7 @@ class ShardedOperations:
         now = now or datetime.now(UTC)
         merged: RetentionReport | None = None
         parts: list[Compaction] = []
+        later: list[RetentionReport] = []
         for shard in self.shards:
             offset = len(merged.idle) if merged is not None else 0
 
@@ -153,8 +165,11 @@ class ShardedOperations:
             merged.idle += report.idle
             merged.erased += report.erased
             merged.failed += report.failed
+            later += [report] if shard is not self.shards[0] else []
             parts += [report.compaction] if report.compaction is not None else []
         assert merged is not None  # there is at least one shard
+        if any(r.erased for r in later):  # their grant uses were rewritten in the first's ledger
+            parts.append(self.shards[0].finish_erasure(wait_for_readers=wait_for_readers))
         merged.compaction = Compaction.of_all(parts)
         return merged
 

@@ -27,7 +27,7 @@ says which conversation and what differs).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -68,7 +68,7 @@ class Problem:
     """One disagreement between the log and what is derived from it."""
 
     where: str
-    """``chain``, ``seal``, ``log``, ``snapshot``, ``read-model`` or ``settings``."""
+    """``chain``, ``seal``, ``log``, ``snapshot``, ``read-model``, ``settings`` or ``grants``."""
     chat_id: str | None
     tenant: str | None
     what: str
@@ -141,6 +141,8 @@ class Verifier:
         self._projector = projector
         self._orphans: set[UUID] = set()
         """Conversations whose events lack their first one (named by the log scan)."""
+        self.also: list[Callable[[], Iterable[tuple[str, str | None, str | None, str]]]] = []
+        """More checks of the whole store, each giving findings (the grant ledgers')."""
 
     def verify(
         self,
@@ -186,6 +188,8 @@ class Verifier:
             head = int(self._log.recorder.max_notification_id() or 0)
             findings = bookkeeping_findings(self._view, self._log.name, head)
             report.problems.extend(Problem(*finding) for finding in findings)
+            for check in self.also:
+                report.problems.extend(Problem(*finding) for finding in check())
         return report
 
     def _check_integrity(
