@@ -178,14 +178,17 @@ SELECT 'backend ' || pid || coalesce(' (' || nullif(application_name, '') || ')'
        || coalesce(', in a transaction since ' || xact_start::text, '')
 FROM pg_stat_activity
 WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age(%(xid)s::text::xid)
+  AND (datname = current_database() OR datname IS NULL)
 UNION ALL
 SELECT 'replication slot ' || slot_name FROM pg_replication_slots
 WHERE xmin IS NOT NULL AND age(xmin) >= age(%(xid)s::text::xid)
 UNION ALL
 SELECT 'prepared transaction ' || gid FROM pg_prepared_xacts
-WHERE age(transaction) >= age(%(xid)s::text::xid)
+WHERE age(transaction) >= age(%(xid)s::text::xid) AND database = current_database()
 """
-"""What still sees the rows erased by transaction ``xid``, so VACUUM may not remove them."""
+"""What still sees the rows erased by transaction ``xid``, so VACUUM may not remove them: sessions and
+prepared transactions of this database (another database's do not hold its rows back; a WAL sender,
+of no database, may), and replication slots."""
 
 
 def compact_postgres(

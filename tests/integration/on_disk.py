@@ -9,10 +9,11 @@ index and TOAST relation of the store's schema, and the WAL segments.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
-from tests.integration.conftest import Backend, _postgres_conninfo
+from tests.integration.conftest import Backend
 
 __all__ = ["files_holding", "store_files"]
 
@@ -35,7 +36,8 @@ def store_files(backend: Backend) -> dict[str, list[Path]]:
         wal = path.with_name(path.name + "-wal")
         return {"file": [path], "wal": [wal] if wal.exists() else []}
     schema = backend.url.rsplit("schema=", 1)[1]
-    with psycopg.connect(_postgres_conninfo(), autocommit=True) as connection:
+    server = urlunsplit(urlsplit(backend.url)._replace(query=""))  # the store's own database
+    with psycopg.connect(server, autocommit=True) as connection:
         connection.execute("CHECKPOINT")  # what shared buffers hold, written to the files
         (data,) = connection.execute("SHOW data_directory").fetchone() or ("",)
         paths = [row[0] for row in connection.execute(_RELATIONS, {"schema": schema}) if row[0]]

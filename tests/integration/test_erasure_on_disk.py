@@ -19,20 +19,64 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 from eventsourcing.cryptography import AESCipher
+from psycopg import sql
 
-from tests.integration.conftest import Backend, _postgres_conninfo
+from tests.integration.conftest import _POSTGRES, _SQLITE, Backend, _backend, _postgres_conninfo
 from tests.integration.on_disk import files_holding, store_files
 from tests.integration.tamper import Tamperer
 from tests.integration.test_erasure import canaries, fill
 
 WAIT = 0.3
 """How long erase waits for readers here (seconds): the reader is released only after it answers."""
+
+
+@pytest.fixture(params=[_SQLITE, _POSTGRES])
+def durable_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    """A fresh SQLite file, or on PostgreSQL a database of its own (not a schema in the shared one).
+
+    VACUUM keeps a dead row while any session of its database may still see it, and erase waits
+    for those sessions: in the shared database, another test run's transactions would hold the
+    erased rows back and make the answer "pending".
+    """
+    if request.param == "sqlite":
+        yield from _backend("sqlite", request, tmp_path)
+        return
+    request.getfixturevalue("postgres_server")
+    with durable_database() as backend:
+        yield backend
+
+
+@contextlib.contextmanager
+def durable_database() -> Iterator[Backend]:
+    """A PostgreSQL database of its own, dropped at the end, as a store URL's ``Backend``."""
+    name = f"erase_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(_postgres_conninfo(), autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = urlunsplit(
+        urlsplit(_postgres_conninfo())._replace(path=f"/{name}", query="schema=ledger")
+    )
+    backend = Backend("postgres", url)
+    try:
+        yield backend
+    finally:
+        backend.close_all()
+        with psycopg.connect(_postgres_conninfo(), autocommit=True) as admin:
+            drop = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            admin.execute(drop)
+
+
+def _server_of(backend: Backend) -> str:
+    """The conninfo of the database a store URL names (its ``schema`` parameter left out)."""
+    return urlunsplit(urlsplit(backend.url)._replace(query=""))
 
 
 @contextlib.contextmanager
@@ -49,7 +93,7 @@ def reader_open(backend: Backend) -> Iterator[None]:
             db.close()
         return
     schema = backend.url.rsplit("schema=", 1)[1]
-    with psycopg.connect(_postgres_conninfo(), application_name="a-long-report") as pg:
+    with psycopg.connect(_server_of(backend), application_name="a-long-report") as pg:
         pg.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         pg.execute(f'SELECT count(*) FROM "{schema}".chatledger_events').fetchone()
         try:
@@ -121,6 +165,26 @@ def keyed(request: pytest.FixtureRequest) -> bool:
 @pytest.fixture(params=[pytest.param(False, id="alone"), pytest.param(True, id="reader")])
 def concurrent_reader(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+@pytest.mark.postgres
+@pytest.mark.timeout(60)
+def test_a_transaction_in_another_database_does_not_hold_the_erasure_back(
+    postgres_server: str,
+) -> None:
+    """VACUUM's horizon is per database: a snapshot open elsewhere on the server is not a reader."""
+    with durable_database() as backend:
+        store = backend.open(compress=False)
+        chat = fill(store, "A")
+        with psycopg.connect(_postgres_conninfo(), application_name="another-database") as other:
+            other.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            other.execute("SELECT count(*) FROM pg_class").fetchone()  # holds a snapshot
+            report = store.operations.erase(
+                chat, actor="operator:olga", reason="test", wait_for_readers=WAIT
+            )
+            other.rollback()
+        assert report.compaction is not None and report.compaction.done, report.compaction
+        assert in_store(holding(backend, needles(backend, "A", False)), backend) == []
 
 
 @pytest.mark.timeout(120)
