@@ -96,6 +96,19 @@ class PendingApproval:
         """How long it has been waiting."""
         return (datetime.now(UTC) - self.requested_at).total_seconds()
 
+    def to_json(self) -> dict[str, Any]:
+        """The approval as the JSON API and the MCP tools give it (camelCase keys)."""
+        return {
+            "chatId": self.chat_id,
+            "messageId": self.message_id,
+            "toolCallId": self.tool_call_id,
+            "toolName": self.tool_name,
+            "input": self.input,
+            "approvalId": self.approval_id,
+            "requestedAt": self.requested_at.isoformat(),
+            "ageSeconds": self.age_seconds,
+        }
+
 
 @dataclass(frozen=True)
 class ContinuationRequest:

@@ -158,18 +158,7 @@ def inbox(args: argparse.Namespace, out: TextIO) -> int:
         automatic = store.inbox.automatic_approvals()
         queued = [] if args.json else store.pending_continuations()
     if args.json:
-        listed = [
-            {
-                "chatId": item.chat_id,
-                "toolCallId": item.tool_call_id,
-                "toolName": item.tool_name,
-                "input": item.input,
-                "approvalId": item.approval_id,
-                "messageId": item.message_id,
-                "requestedAt": item.requested_at.isoformat(),
-            }
-            for item in pending
-        ]
+        listed = [item.to_json() for item in pending]
         document: Any = listed
         if args.automatic:
             document = {"approvals": listed, "automatic": [a.to_json() for a in automatic]}

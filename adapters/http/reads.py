@@ -144,19 +144,7 @@ class ReadEndpoints:
         automatic = await run_in_threadpool(self.store.inbox.automatic_approvals, tenant=tenant)
         return JSONResponse(
             {
-                "approvals": [
-                    {
-                        "chatId": item.chat_id,
-                        "messageId": item.message_id,
-                        "toolCallId": item.tool_call_id,
-                        "toolName": item.tool_name,
-                        "input": item.input,
-                        "approvalId": item.approval_id,
-                        "requestedAt": item.requested_at.isoformat(),
-                        "ageSeconds": item.age_seconds,
-                    }
-                    for item in pending
-                ],
+                "approvals": [item.to_json() for item in pending],
                 "automatic": [item.to_json() for item in automatic],
             }
         )

@@ -117,17 +117,7 @@ class StoreTools:
         """Every tool call of the tenant awaiting approval, oldest first."""
         return {
             "approvals": [
-                {
-                    "chatId": item.chat_id,
-                    "messageId": item.message_id,
-                    "toolCallId": item.tool_call_id,
-                    "toolName": item.tool_name,
-                    "input": item.input,
-                    "approvalId": item.approval_id,
-                    "requestedAt": item.requested_at.isoformat(),
-                    "ageSeconds": item.age_seconds,
-                }
-                for item in self.store.inbox.pending_approvals(tenant=caller.tenant)
+                item.to_json() for item in self.store.inbox.pending_approvals(tenant=caller.tenant)
             ]
         }
 
