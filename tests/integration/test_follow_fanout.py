@@ -100,8 +100,10 @@ async def test_each_commit_reaches_the_follower_from_memory_once_in_order_and_co
             got.append(item)
     assert _deltas(got) == [f"w{i} " for i in range(30)]
     assert len({item.cursor for item in got}) == 30
-    # the log is read on the safety re-check only (once a second), not once per commit
-    assert _catchup(follower).reads - reads <= time.monotonic() - started + 6
+    # the log is read on the safety re-check and when a hand-over finds a read under way, not once
+    # per commit: quiet, none of the 30 commits is re-read; a full suite running beside this one
+    # on PostgreSQL (two runs on a 2-core box) saw 9
+    assert _catchup(follower).reads - reads < 15 + (time.monotonic() - started)
     stream.close()
     assert [item async for item in follower] == []
 

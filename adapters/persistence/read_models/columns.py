@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -75,7 +76,13 @@ def readable(what: str, read: Callable[[], T]) -> T:
         return read()
     except StoredDataError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError) as error:  # JSON, a time, a kind
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        zlib.error,
+    ) as error:  # JSON, time, kind, deflate
         raise StoredDataError(
             f"a row of the {what} cannot be read ({type(error).__name__}: {str(error)[:200]}); "
             "'chatledger rebuild' makes the read models again from the log"

@@ -36,7 +36,11 @@ if TYPE_CHECKING:
     from chatledger.projections.projector import Progress, Projector
     from chatledger.projections.read_models import QuarantinedEvent, ReadModelView
 
-__all__ = ["Operations"]
+__all__ = ["WIRING", "Operations"]
+
+WIRING = frozenset({"notify_erasures", "also_verify"})
+"""``Operations`` methods the composition root wires other services in with, not operations an
+operator runs: a sharded store's services wire each shard's ``Operations`` themselves."""
 
 
 class Operations:
