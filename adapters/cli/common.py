@@ -42,6 +42,7 @@ __all__ = [
     "open_existing",
     "open_store",
     "progress_bar",
+    "read_text",
     "seal_key",
     "stop_on_sigterm",
 ]
@@ -205,3 +206,15 @@ def stop_on_sigterm() -> threading.Event:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     return stop
+
+
+def read_text(name: str) -> str:
+    """A file's UTF-8 text (``-``: standard input)."""
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as error:
+        raise CommandError(f"cannot read {name}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{name} is not UTF-8 text (byte {error.start})") from None

@@ -28,7 +28,6 @@ __all__ = [
     "export_as",
     "parse_json",
     "print_report",
-    "read_text",
 ]
 
 LISTING = "; ".join(f"{name}: {listed.summary}" for name, listed in FORMATS.items())
@@ -86,15 +85,3 @@ def parse_json(text: str, name: str) -> Any:
         return json.loads(text)
     except ValueError as error:
         raise CommandError(f"{name} is not JSON: {error}") from None
-
-
-def read_text(name: str) -> str:
-    """A file's UTF-8 text (``-``: standard input)."""
-    try:
-        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-    except OSError as error:
-        raise CommandError(f"cannot read {name}: {error.strerror or error}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise CommandError(f"{name} is not UTF-8 text (byte {error.start})") from None

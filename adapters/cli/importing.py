@@ -8,7 +8,7 @@ import uuid
 from functools import partial
 from typing import Any, TextIO
 
-from chatledger.adapters.cli.common import advance, open_store, progress_bar, seal_key
+from chatledger.adapters.cli.common import advance, open_store, progress_bar, read_text, seal_key
 from chatledger.adapters.cli.format_io import (
     BUNDLE,
     FORMAT,
@@ -17,7 +17,6 @@ from chatledger.adapters.cli.format_io import (
     STRICT,
     parse_json,
     print_report,
-    read_text,
 )
 from chatledger.adapters.cli.options import PROGRESS, SEAL_KEY_FILE, Commands, option
 

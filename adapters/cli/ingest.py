@@ -6,11 +6,10 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, TextIO
 
 from chatledger.adapters.cli.chunk_files import read_chunks
-from chatledger.adapters.cli.common import PROG, CommandError, open_store, progress_bar
+from chatledger.adapters.cli.common import PROG, CommandError, open_store, progress_bar, read_text
 from chatledger.adapters.cli.options import CHAT, Commands, flag, option
 from chatledger.adapters.cli.render import count, render_ingest
 from chatledger.domain.errors import ConversationExistsError, ConversationNotFoundError
@@ -62,7 +61,7 @@ def add(commands: Commands) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Write the file's chunks as one model response; exit 1 when any was refused or none applied."""
-    file_format, records = read_chunks(_read_text(args.file))
+    file_format, records = read_chunks(read_text(args.file))
     if not records:
         raise CommandError(f"{args.file} holds no chunks")
     outcome = _capture_outcome(record.chunk for record in records)
@@ -110,14 +109,3 @@ def _capture_outcome(chunks: Iterable[Any]) -> str:
     if "error" in kinds:
         return "errored"
     return "interrupted"
-
-
-def _read_text(name: str) -> str:
-    try:
-        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-    except OSError as error:
-        raise CommandError(f"cannot read {name}: {error.strerror or error}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise CommandError(f"{name} is not UTF-8 text (byte {error.start})") from None
