@@ -30,8 +30,10 @@ from chatledger.adapters.cli.options import (
 
 if TYPE_CHECKING:
     from chatledger.adapters.http.auth import TokenTable
+    from chatledger.adapters.http.settings import AppSettings
+    from chatledger.domain.seal import SealKey
 
-__all__ = ["add", "run", "serve_in_workers"]
+__all__ = ["add", "app_settings", "run", "serve_in_workers"]
 
 
 def add(commands: Commands) -> None:
@@ -164,7 +166,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError(f"--workers takes a number of processes >= 1, not {args.workers}")
     concurrency = message_concurrency(args)
     responder = load_responder(args.responder, args.delay)
-    seal_key = common.seal_key(args, required=False)  # the verify page checks seals with it
+    # the verify page checks seals with the seal key
+    settings = app_settings(args, common.seal_key(args, required=False))
     _check_port(args.host, args.port)  # before a token file or a database file is created
     try:
         tokens = serve_tokens(
@@ -195,7 +198,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         if args.workers > 1:
             print(f"chatledger: {args.workers} server processes", file=out, flush=True)
             store.close()  # each worker opens its own
-            serve_in_workers(args, tokens)
+            serve_in_workers(args, tokens, settings)
             return 0
         serve(
             store,
@@ -203,14 +206,24 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             args.port,
             responder=responder,
             authenticate=tokens,
-            cors_origins=args.cors_origin or (),
             log_level=args.log_level,
-            run_continuations=not args.no_continuations,
-            allowed_hosts=args.allowed_host or (),
-            seal_key=seal_key,
-            owner=args.owner,
+            settings=settings,
         )
     return 0
+
+
+def app_settings(args: argparse.Namespace, seal_key: SealKey | None) -> AppSettings:
+    """The HTTP app's settings ``serve``'s options give (every server process gets these)."""
+    from chatledger.adapters.http.guard import LOCAL_HOSTS
+    from chatledger.adapters.http.settings import AppSettings
+
+    return AppSettings(
+        cors_origins=tuple(args.cors_origin or ()),
+        allowed_hosts=tuple(dict.fromkeys([*LOCAL_HOSTS, args.host, *(args.allowed_host or ())])),
+        run_continuations=not args.no_continuations,
+        owner=args.owner,
+        seal_key=seal_key,
+    )
 
 
 def _check_port(host: str, port: int) -> None:
@@ -241,9 +254,9 @@ def _check_port(host: str, port: int) -> None:
         ) from None
 
 
-def serve_in_workers(args: argparse.Namespace, tokens: TokenTable | None) -> None:
+def serve_in_workers(args: argparse.Namespace, tokens: TokenTable | None, app: AppSettings) -> None:
     """``serve --workers N``: the settings resolved here, N processes built from them."""
-    from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers
+    from chatledger.adapters.cli.serve_workers import WorkerSettings, serve_workers, settings_json
     from chatledger.adapters.http.token_file import TokenFile
 
     settings = WorkerSettings(
@@ -257,9 +270,7 @@ def serve_in_workers(args: argparse.Namespace, tokens: TokenTable | None) -> Non
         if tokens is None
         else {token.decode(): [who.tenant, who.user] for token, who in tokens.tokens.items()},
         token_file=str(tokens.path) if isinstance(tokens, TokenFile) else None,
-        cors_origins=args.cors_origin or [],
-        allowed_hosts=[args.host, *(args.allowed_host or ())],
-        run_continuations=not args.no_continuations,
-        owner=args.owner,
+        app=settings_json(app),
+        seal_key_file=args.seal_key_file,
     )
     serve_workers(settings, args.host, args.port, args.workers, args.log_level)

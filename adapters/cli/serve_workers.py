@@ -7,25 +7,30 @@ same database (its own connections, its own ``News`` watcher). Any of them
 can answer any request: a resume reads the log, whichever process writes
 the answer; a stop closes the stream the writing process then notices.
 
-The parent resolves the settings once (tokens included) and hands them to
-the workers in the environment variable ``CHATLEDGER_SERVE_WORKER`` (JSON;
-readable only by the same user, as ``$CHATLEDGER_TOKENS`` is). Each worker
-builds its app from it in ``app()``, the factory uvicorn calls.
+The parent resolves the settings once (tokens and the app's ``AppSettings``
+included) and hands them to the workers in the environment variable
+``CHATLEDGER_SERVE_WORKER`` (JSON; readable only by the same user, as
+``$CHATLEDGER_TOKENS`` is). Each worker builds its app from it in ``app()``,
+the factory uvicorn calls; the seal key is not written there: each worker
+reads it from the same file or environment variable as the parent.
 """
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["CONFIG_ENV", "WorkerSettings", "app", "serve_workers"]
+    from chatledger.adapters.http.settings import AppSettings
+
+__all__ = ["CONFIG_ENV", "WorkerSettings", "app", "serve_workers", "settings_json"]
 
 CONFIG_ENV = "CHATLEDGER_SERVE_WORKER"
 """The environment variable carrying the workers' settings (JSON)."""
@@ -45,10 +50,15 @@ class WorkerSettings:
     """token -> [tenant, user]; None: every request is ``tenant`` (``--no-auth``)."""
     token_file: str | None = None
     """The token file each worker reads again when it changes (the tokens above came from it)."""
-    cors_origins: list[str] = field(default_factory=list)
-    allowed_hosts: list[str] = field(default_factory=list)
-    run_continuations: bool = True
-    owner: str | None = None
+    app: dict[str, Any] = field(default_factory=dict)
+    """The app's ``AppSettings`` but its seal key, as JSON (``settings_json``)."""
+    seal_key_file: str | None = None
+    """``--seal-key-file``; without it each worker looks in the environment, as the parent did."""
+
+
+def settings_json(settings: AppSettings) -> dict[str, Any]:
+    """``settings`` as JSON values, all but the seal key (a secret, read again by each worker)."""
+    return {f.name: getattr(settings, f.name) for f in fields(settings) if f.name != "seal_key"}
 
 
 def serve_workers(
@@ -75,10 +85,10 @@ def serve_workers(
 
 def app() -> Starlette:
     """The app of one worker process, from ``$CHATLEDGER_SERVE_WORKER`` (uvicorn's factory)."""
-    from chatledger.adapters.cli.common import load_responder
+    from chatledger.adapters.cli.common import load_responder, seal_key
     from chatledger.adapters.http.app import create_app
     from chatledger.adapters.http.auth import Identity
-    from chatledger.adapters.http.guard import LOCAL_HOSTS
+    from chatledger.adapters.http.settings import AppSettings
     from chatledger.adapters.store import ConversationStore
 
     settings = WorkerSettings(**json.loads(os.environ[CONFIG_ENV]))
@@ -100,13 +110,11 @@ def app() -> Starlette:
 
         entries = [e.strip() for e in os.environ.get(TOKENS_ENV, "").split(",") if e.strip()]
         authenticate = TokenFile(Path(settings.token_file), entries)
+    key = seal_key(argparse.Namespace(seal_key_file=settings.seal_key_file), required=False)
     return create_app(
         store,
         responder=load_responder(settings.responder, settings.delay),
         tokens=tokens,
         authenticate=authenticate,
-        cors_origins=settings.cors_origins,
-        run_continuations=settings.run_continuations,
-        allowed_hosts=[*LOCAL_HOSTS, *settings.allowed_hosts],
-        owner=settings.owner,
+        settings=AppSettings(**settings.app, seal_key=key),
     )

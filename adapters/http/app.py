@@ -38,6 +38,7 @@ store, and frames.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -53,14 +54,9 @@ from chatledger.adapters.http.answers import AnswerEndpoints
 from chatledger.adapters.http.auth import Access, Authenticate, Identity, TokenTable
 from chatledger.adapters.http.branches import BranchEndpoints
 from chatledger.adapters.http.chat import ChatSends
-from chatledger.adapters.http.continuations import MAX_WAIT_SECONDS, ContinuationEndpoints
+from chatledger.adapters.http.continuations import ContinuationEndpoints
 from chatledger.adapters.http.conversations import ConversationEndpoints
-from chatledger.adapters.http.deadlines import (
-    CLIENT_DISCONNECT_HANDLER,
-    DEFAULT_BODY_READ_SECONDS,
-    DEFAULT_WEBSOCKET_IDLE_SECONDS,
-    ConnectionCounts,
-)
+from chatledger.adapters.http.deadlines import CLIENT_DISCONNECT_HANDLER, ConnectionCounts
 from chatledger.adapters.http.errors import EXCEPTION_HANDLERS, HTTPProblem
 from chatledger.adapters.http.guard import LOCAL_HOSTS, RequestGuard
 from chatledger.adapters.http.metrics import RequestCounter, RequestCounts
@@ -70,6 +66,7 @@ from chatledger.adapters.http.reads import ReadEndpoints
 from chatledger.adapters.http.requests import BodyLimits
 from chatledger.adapters.http.resume import Resumes
 from chatledger.adapters.http.routes import routes
+from chatledger.adapters.http.settings import AppSettings, settings_with
 from chatledger.adapters.http.sse import SSE_HEADERS
 from chatledger.adapters.responders.scripted import Responder, demo_responder
 from chatledger.adapters.store import ConversationStore
@@ -79,9 +76,16 @@ from chatledger.adapters.store.turns.continuations import (
     worker_name,
 )
 from chatledger.adapters.store.turns.runner import TurnRunner
-from chatledger.domain.seal import SealKey
 
-__all__ = ["SSE_HEADERS", "ChatApp", "HTTPProblem", "create_app", "openapi_document", "serve"]
+__all__ = [
+    "SSE_HEADERS",
+    "AppSettings",
+    "ChatApp",
+    "HTTPProblem",
+    "create_app",
+    "openapi_document",
+    "serve",
+]
 
 
 class ChatApp:
@@ -92,52 +96,39 @@ class ChatApp:
         store: ConversationStore,
         responder: Responder,
         authenticate: Authenticate | None,
-        *,
-        keepalive_seconds: float = 15.0,
-        max_body_bytes: int = 32_000_000,
-        continuation_poll_seconds: float = 2.0,
-        continuation_grace_seconds: float = 5.0,
-        run_continuations: bool = True,
-        seal_key: SealKey | None = None,
-        answer_idle_seconds: float = 300.0,
-        owner: str | None = None,
-        continuation_wait_seconds: float = MAX_WAIT_SECONDS,
-        body_read_seconds: float = DEFAULT_BODY_READ_SECONDS,
-        websocket_idle_seconds: float = DEFAULT_WEBSOCKET_IDLE_SECONDS,
+        settings: AppSettings,
     ) -> None:
         self.store = store
-        self.body_read_seconds = body_read_seconds
-        """How long a request body may take to arrive (408 past it; ``deadlines.py``)."""
-        self.websocket_idle_seconds = websocket_idle_seconds
-        """How long a WebSocket may stay silent with nothing in flight before it is closed."""
+        self.settings = settings
+        """What the app was created with (``settings.py``): deadlines, limits, seal key, ..."""
         self.connections = ConnectionCounts()
         """Bodies cut off, clients that hung up, idle WebSockets closed (counted since start)."""
-        self.seal_key = seal_key
-        """The key the verify page checks seals with (None: seals are shown unchecked)."""
-        self.limits = body_limits(store, max_body_bytes)
+        self.limits = body_limits(store, settings.max_body_bytes)
         """What each JSON route's body may hold (``POST /api/chat`` up to ``max_body_bytes``)."""
         self.access = Access(authenticate, store.tenant)
         self.identity: Callable[[Request], Identity] = self.access.identity
-        self.runner = TurnRunner(responder, owner=owner)
+        self.runner = TurnRunner(responder, owner=settings.owner)
         """The answers this process is writing; its ``owner`` (default: the responder's
         ``responder:<actor>``) owns the conversations the app starts and is whose requests it runs."""
-        self.resumes = Resumes(store, keepalive_seconds=keepalive_seconds)
+        self.resumes = Resumes(store, keepalive_seconds=settings.keepalive_seconds)
         self.sends = ChatSends(
             store, self.runner, self.resumes, self.identity,
-            limits=self.limits["chat"], keepalive_seconds=keepalive_seconds,
+            limits=self.limits["chat"], keepalive_seconds=settings.keepalive_seconds,
         )  # fmt: skip
         """``POST /api/chat`` and the WebSocket's sends."""
         continuations = ContinuationRunner(
             store, start_claimed(store.turns, self.runner), tenants=self.access.tenants(),
-            worker=worker_name("http"), grace_seconds=continuation_grace_seconds,
-            poll_seconds=continuation_poll_seconds, owner=self.runner.owner,
+            worker=worker_name("http"), grace_seconds=settings.continuation_grace_seconds,
+            poll_seconds=settings.continuation_poll_seconds or 0.0, owner=self.runner.owner,
         )  # fmt: skip
-        self.continuations = continuations if run_continuations else None
+        self.continuations = continuations if settings.run_continuations else None
         """The continuation policy (None: this app runs no continuations; a worker does)."""
         self.reads = ReadEndpoints(store, self.identity)
         self.conversations = ConversationEndpoints(store, self.identity, limits=self.limits)
         """Start a conversation, append a message: for servers that run the model elsewhere."""
-        self.answers = AnswerEndpoints(store, self.identity, idle_seconds=answer_idle_seconds)
+        self.answers = AnswerEndpoints(
+            store, self.identity, idle_seconds=settings.answer_idle_seconds
+        )
         """An answer streamed in by a server that runs the model elsewhere."""
         self.actions = ActionEndpoints(
             store, self.identity, limits=self.limits, runner=self.runner,
@@ -148,7 +139,10 @@ class ChatApp:
         self.requests = RequestCounts()
         """HTTP answers by method and status, for ``/metrics``."""
         self.pulls = ContinuationEndpoints(
-            store, self.identity, self.limits["stop"], max_wait_seconds=continuation_wait_seconds
+            store,
+            self.identity,
+            self.limits["stop"],
+            max_wait_seconds=settings.continuation_wait_seconds,
         )
         """The pull route of external owners (``adapters/http/continuations.py``)."""
 
@@ -188,19 +182,8 @@ def create_app(
     responder: Responder,
     tokens: Mapping[str, str | Identity] | None = None,
     authenticate: Authenticate | None = None,
-    keepalive_seconds: float = 15.0,
-    max_body_bytes: int = 32_000_000,
-    continuation_poll_seconds: float | None = 2.0,
-    continuation_grace_seconds: float = 5.0,
-    run_continuations: bool = True,
-    cors_origins: Sequence[str] = (),
-    allowed_hosts: Sequence[str] = LOCAL_HOSTS,
-    seal_key: SealKey | None = None,
-    answer_idle_seconds: float = 300.0,
-    owner: str | None = None,
-    continuation_wait_seconds: float = MAX_WAIT_SECONDS,
-    body_read_seconds: float = DEFAULT_BODY_READ_SECONDS,
-    websocket_idle_seconds: float = DEFAULT_WEBSOCKET_IDLE_SECONDS,
+    settings: AppSettings | None = None,
+    **overrides: Any,
 ) -> Starlette:
     """The chatledger HTTP app (see the module docstring) on a store, or on a store URL it opens.
 
@@ -210,9 +193,15 @@ def create_app(
     (``Request -> Identity``). With neither, every request is served as the
     store's default tenant. A store given by URL (or None: ``$CHATLEDGER_URL``,
     else ``sqlite:///./chatledger.db``) is opened now and closed at shutdown;
-    a store object stays the caller's. ``keepalive_seconds`` is how long a
-    stream stays quiet before an SSE comment is sent; a body over
-    ``max_body_bytes`` is refused (413). ``app.state.chatledger`` is the ``ChatApp``.
+    a store object stays the caller's. ``app.state.chatledger`` is the ``ChatApp``.
+
+    ``settings`` (an ``AppSettings``, ``http/settings.py``, which documents
+    each one) are the deadlines, body limit, continuations, owner, CORS
+    origins, allowed hosts and seal key; any of them may also be given as a
+    keyword (``create_app(store, responder=r, cors_origins=["https://a.example"])``),
+    which replaces that one of ``settings``. An unknown keyword, or a value of
+    the wrong type or out of range, is a ``TypeError`` or ``ValueError`` saying
+    what to give.
 
     Continuations: an approval or tool output given through the JSON
     endpoints runs its continuation at once; besides, every
@@ -225,50 +214,27 @@ def create_app(
     conversations its ``owner`` owns (default: ``responder:<the responder's
     actor>``, the owner of the conversations it starts) and of those owned by
     ``any``: never those of a framework or another runtime. An external owner
-    pulls its requests with ``POST /api/continuations/claim``, which waits at
-    most ``continuation_wait_seconds`` for one.
+    pulls its requests with ``POST /api/continuations/claim``.
 
-    ``cors_origins`` lets browser pages of those origins (``"*"``: any) call
-    the app, e.g. a ``useChat`` front end served from another port; pages of
-    any other origin are refused (403). ``allowed_hosts`` are the ``Host``
-    names the app answers to (``"*"``: any; default: the localhost names),
-    which keeps DNS-rebinding pages out (see ``http/guard.py``).
-
-    ``seal_key`` (the key ``chatledger seal`` signs with, or its public half)
-    lets the verify page check the newest seal's signature.
-
-    ``answer_idle_seconds``: how long an answer streamed in by another server
-    (``POST /api/chats/{id}/answers``) may stay silent before its stream is
-    closed ``interrupted`` (its writer is taken for gone).
-
-    A request body must arrive whole within ``body_read_seconds`` (408
-    otherwise); a WebSocket silent for ``websocket_idle_seconds`` with no
-    request in flight is closed; a client hanging up mid-body is counted,
-    not logged as a server error (``app.state.chatledger.connections``).
+    A client hanging up mid-body is counted, not logged as a server error
+    (``app.state.chatledger.connections``).
     """
+    settings = settings_with(settings, overrides, caller="create_app()")
     if authenticate is None and tokens is not None:
         authenticate = TokenTable(tokens)
     if store_or_url is None or isinstance(store_or_url, str):
         store, owned = ConversationStore.open(store_or_url), True
     else:
         store, owned = store_or_url, False
-    chat = ChatApp(
-        store, responder, authenticate, keepalive_seconds=keepalive_seconds,
-        max_body_bytes=max_body_bytes, continuation_poll_seconds=continuation_poll_seconds or 0.0,
-        continuation_grace_seconds=continuation_grace_seconds,
-        run_continuations=run_continuations, seal_key=seal_key, owner=owner,
-        answer_idle_seconds=answer_idle_seconds,
-        continuation_wait_seconds=continuation_wait_seconds,
-        body_read_seconds=body_read_seconds, websocket_idle_seconds=websocket_idle_seconds,
-    )  # fmt: skip
+    chat = ChatApp(store, responder, authenticate, settings)
     app = Starlette(
         routes=routes(chat),
         middleware=[
             Middleware(RequestCounter, counts=chat.requests),
-            *_middleware(allowed_hosts, cors_origins),
+            *_middleware(settings.allowed_hosts, settings.cors_origins),
         ],
         exception_handlers={**EXCEPTION_HANDLERS, **CLIENT_DISCONNECT_HANDLER},
-        lifespan=_lifespan(chat, sweep=continuation_poll_seconds is not None, owned=owned),
+        lifespan=_lifespan(chat, sweep=settings.continuation_poll_seconds is not None, owned=owned),
     )
     app.state.chatledger = chat
     return app
@@ -321,33 +287,29 @@ def serve(
     responder: Responder | None = None,
     tokens: Mapping[str, str | Identity] | None = None,
     authenticate: Authenticate | None = None,
-    cors_origins: Sequence[str] = (),
     log_level: str = "info",
-    run_continuations: bool = True,
-    allowed_hosts: Sequence[str] = (),
-    seal_key: SealKey | None = None,
-    owner: str | None = None,
+    settings: AppSettings | None = None,
+    **overrides: Any,
 ) -> None:
     """Serve a store (or the store at a URL) over HTTP with uvicorn until interrupted (``chatledger serve``).
 
     Without a ``responder`` the demo responder answers (the recorded demo turn
     and its continuation, in a loop): enough to try a client against. The
-    server answers to the localhost names, ``host`` and ``allowed_hosts``.
+    settings are ``create_app``'s (``settings=`` and keywords); the server
+    answers to the localhost names and ``host`` besides ``allowed_hosts``.
     """
     import uvicorn
 
     from chatledger.adapters.http.server_options import server_options
 
+    settings = settings_with(settings, overrides, caller="serve()")
+    hosts = dict.fromkeys([*LOCAL_HOSTS, host, *settings.allowed_hosts])
     app = create_app(
         store_or_url,
         responder=responder or demo_responder(delay=0.05),
         tokens=tokens,
         authenticate=authenticate,
-        cors_origins=cors_origins,
-        run_continuations=run_continuations,
-        allowed_hosts=[*LOCAL_HOSTS, host, *allowed_hosts],
-        seal_key=seal_key,
-        owner=owner,
+        settings=dataclasses.replace(settings, allowed_hosts=tuple(hosts)),
     )
     options = server_options()
     uvicorn.run(

@@ -64,7 +64,7 @@ def _app_of(request: Request) -> Any:
 async def read_within(request: Request, limit: int, too_large: HTTPProblem) -> bytes:
     """The request's body, at most ``limit`` bytes (``too_large`` past it), within the app's deadline."""
     chat = _app_of(request)
-    seconds = getattr(chat, "body_read_seconds", DEFAULT_BODY_READ_SECONDS)
+    seconds = DEFAULT_BODY_READ_SECONDS if chat is None else chat.settings.body_read_seconds
     received = bytearray()
     try:
         async with asyncio.timeout(seconds):

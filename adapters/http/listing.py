@@ -9,7 +9,7 @@ previous page). Only the token's tenant is ever listed.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -20,6 +20,9 @@ from chatledger.adapters.http.errors import invalid
 from chatledger.adapters.http.requests import int_param
 from chatledger.projections.listing import ConversationList
 
+if TYPE_CHECKING:
+    from chatledger.adapters.http.settings import AppSettings
+
 __all__ = ["Tenancy", "list_chats", "list_from_request"]
 
 
@@ -27,8 +30,8 @@ class Tenancy(Protocol):
     """What the page and list endpoints need of the HTTP app: its store and who is asking."""
 
     store: Any
-    seal_key: Any
-    """The key seals are checked with on the verify page, or None."""
+    settings: AppSettings
+    """The app's settings (the verify page checks seals with their ``seal_key``)."""
 
     def identity(self, request: Request) -> Identity:
         """The caller's tenant and user (raises a 401 problem without a known token)."""

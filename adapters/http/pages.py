@@ -180,7 +180,7 @@ class _Pages:
     async def verify_fragment(self, request: Request) -> Response:
         tenant = self.app.identity(request).tenant
         chat_id = _chat_param(request)
-        key = self.app.seal_key
+        key = self.app.settings.seal_key
         report = await run_in_threadpool(
             lambda: self.app.store.operations.verify(chat_id, tenant=tenant, seal_key=key)
         )

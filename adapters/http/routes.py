@@ -36,7 +36,7 @@ def routes(chat: ChatApp) -> list[BaseRoute]:
         WebSocketRoute(
             "/api/chat/ws",
             ChatSocket(
-                chat.sends, chat.resumes, chat.websocket_idle_seconds, chat.connections
+                chat.sends, chat.resumes, chat.settings.websocket_idle_seconds, chat.connections
             ).serve,
         ),
         Route(f"{chats}/messages", reads.messages, methods=["GET"]),

@@ -11,6 +11,7 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.responders import demo
+from chatledger.domain.seal import SealKey
 from tests.integration.http_support import running_server, send_body, sse_events
 
 
@@ -70,6 +71,28 @@ def test_two_worker_processes_serve_one_database(tmp_path: Path) -> None:
         for i, answer in enumerate(answers):
             assert store.status(f"w{i}").last_outcome == "finished"
             assert store.messages(f"w{i}")[-1]["id"] == answer[0]["messageId"]
+
+
+@pytest.mark.timeout(180)
+def test_every_worker_checks_seals_with_the_servers_seal_key(tmp_path: Path) -> None:
+    """``--seal-key-file`` reaches the worker processes' verify page, as it does one process's."""
+    url = f"sqlite:///{tmp_path / 'workers.db'}"
+    secret = "an operator secret of thirty-two bytes"
+    (tmp_path / "seal.key").write_text(secret)
+    options = ("--workers", "2", "--delay", "0.01", "--seal-key-file", str(tmp_path / "seal.key"))
+    headers = {"authorization": "Bearer token-node"}
+    with running_server(url, *options) as base:
+        body = send_body("sealed", [demo.USER_MESSAGE])
+        assert sse_events(httpx.post(f"{base}/api/chat", json=body, headers=headers, timeout=60))
+        with ConversationStore.open(url, tenant="node-tenant") as store:
+            store.operations.seal(SealKey.from_text(secret))
+        pages = [  # a new connection each: either worker may take it
+            httpx.get(f"{base}/ui/verify", params={"id": "sealed"}, headers=headers, timeout=60)
+            for _ in range(6)
+        ]
+    for page in pages:
+        assert page.status_code == 200
+        assert "signature verified with the server" in page.text, page.text
 
 
 def _cmdline(pid: int) -> bytes:
