@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from chatledger.adapters.store.reads.coalesce import Coalesced
 from chatledger.adapters.store.reads.follow import stream_reader
 from chatledger.adapters.store.reads.follow_pool import read_in_pool
-from chatledger.adapters.store.reads.live_stream import LiveStream, live_stream_reader
+from chatledger.adapters.store.reads.live_stream import LiveStream, LiveStreamReader
 from chatledger.adapters.store.reads.news import LoopSubscription, News
 from chatledger.adapters.store.reads.stream_reader import FollowedChunk, StreamReader
 from chatledger.domain.errors import ChatLedgerError
@@ -177,7 +177,8 @@ class Catchup:
             wakeup = _Wakeup(self, asyncio.get_running_loop())
             self._reading = True  # what is fed before the first read waits for it
             fanout.add(reader.key, self)
-            await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
+            if not news.subscribe_at_once(reader.key, wakeup):  # the hub is not watching yet
+                await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
             self._wakeup = wakeup
             more = True
             while self.followers > 0 and not self.ended and self.error is None:
@@ -235,8 +236,6 @@ class Catchups:
         self._streams: dict[tuple[UUID, str], Catchup] = {}
         self._resolutions: Coalesced[_Ask, StreamReader | None] = Coalesced()
         """Which stream, from where: read once for the followers who ask it together."""
-        self._live: Coalesced[tuple[UUID, str], StreamReader | None] = Coalesced()
-        """Where a stream this process writes starts (``live_stream_reader``), likewise."""
 
     async def resolve(
         self,
@@ -249,16 +248,12 @@ class Catchups:
         """``stream_reader(log, tenant, chat_id, after)``, read once for those who ask it together.
 
         ``live``: the stream open now as this process's writer of it holds it;
-        with no cursor, its start is found from there (``live_stream_reader``),
-        and from the log as before when that cannot tell.
+        with no cursor, nothing is read here: its start is found by the first
+        read of its catch-up (``LiveStreamReader``).
         The reader returned may be shared: start a ``Catchup`` on its ``fresh()`` copy.
         """
         if live is not None and after is None:
-            found = await self._live(
-                (live.key, live.stream_id), lambda: read_in_pool(live_stream_reader, log, live)
-            )
-            if found is not None:
-                return found
+            return LiveStreamReader(log, live, tenant, chat_id)
         return await self._resolutions(
             (tenant, chat_id, after),
             lambda: read_in_pool(stream_reader, log, tenant, chat_id, after),
