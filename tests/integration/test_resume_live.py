@@ -19,8 +19,8 @@ import pytest
 
 from chatledger import ConversationStore
 from chatledger.adapters.http.app import create_app
-from chatledger.adapters.responders.scripted import ScriptedResponder
 from chatledger.adapters.persistence.log import ConversationLog
+from chatledger.adapters.responders.scripted import ScriptedResponder
 from chatledger.adapters.store.reads.catchup import catchups
 from tests.integration.conftest import Backend
 from tests.integration.http_support import client_of, sse_events
@@ -57,7 +57,9 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     seen: list[str] = []
     real = ConversationLog.load
 
-    def counted(self: ConversationLog, key: Any, tenant: str, chat_id: str, *a: Any, **k: Any) -> Any:
+    def counted(
+        self: ConversationLog, key: Any, tenant: str, chat_id: str, *a: Any, **k: Any
+    ) -> Any:
         seen.append(chat_id)
         return real(self, key, tenant, chat_id, *a, **k)
 
@@ -67,7 +69,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 async def _until_read(store: ConversationStore, attached: int = 1) -> None:
     """Let the loop run until ``attached`` followers of this loop have read the log once."""
-    hub = store.reads._news  # noqa: SLF001 - the follower's hub, to see it attached
+    hub = store.reads._news
     for _ in range(100_000):
         streams = catchups(hub).streams()
         if sum(c.followers for c in streams if c.reads) >= attached:
