@@ -38,6 +38,7 @@ from chatledger.adapters.http.sse import DONE, KEEP_ALIVE, SSE_HEADERS, sse_even
 from chatledger.adapters.store import ConversationStore
 from chatledger.adapters.store.reads import AsyncFollower, FollowedChunk
 from chatledger.adapters.store.reads.coalesce import Coalesced
+from chatledger.adapters.store.reads.live_stream import LiveStream
 from chatledger.domain.continuation import ConversationStatus
 from chatledger.domain.delivery import depends_on_message, resumed
 from chatledger.domain.errors import ChatLedgerError, FollowTimeoutError
@@ -122,11 +123,12 @@ class Resumes:
 
     async def response(self, chat_id: str, tenant: str, after: str | None) -> Response:
         """Replay the open stream from its start (or after a cursor), live; 204 when none is open."""
-        if after is None and await self.open_stream_id(chat_id, tenant) is None:
+        live = self._live(chat_id, tenant) if after is None else None
+        if live is None and after is None and await self.open_stream_id(chat_id, tenant) is None:
             return Response(status_code=204)
         prefix = (
             []
-            if after is not None
+            if after is not None or (live is not None and not live.needs_prefix)
             else await self._prefixes(
                 (tenant, chat_id),
                 lambda: run_in_threadpool(
@@ -135,13 +137,24 @@ class Resumes:
             )
         )
         follower = await self.store.reads.follow_async(
-            chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds
-        )
+            chat_id, after=after, tenant=tenant, timeout=self.keepalive_seconds,
+            **({} if live is None else {"live": live}),
+        )  # fmt: skip
         return StreamingResponse(
-            self._follow_events(follower, chat_id, tenant, prefix),
+            self._follow_events(follower, chat_id, tenant, prefix, live),
             media_type="text/event-stream",
             headers=SSE_HEADERS,
         )
+
+    def _live(self, chat_id: str, tenant: str) -> LiveStream | None:
+        """The stream open now as this process's writer of it holds it (None: ask the log).
+
+        A stream written here is known without a load of the conversation:
+        which stream, whether a prefix is sent, the message a ``start`` names.
+        """
+        writer_of = getattr(getattr(self.store, "streams", None), "writer_of", None)
+        writer = None if writer_of is None else writer_of(chat_id, tenant=tenant)
+        return None if writer is None else writer.live_stream()
 
     async def _follow_events(
         self,
@@ -149,10 +162,12 @@ class Resumes:
         chat_id: str,
         tenant: str,
         prefix: Sequence[dict[str, Any]] = (),
+        live: LiveStream | None = None,
     ) -> AsyncIterator[str]:
         if prefix:
             yield "".join(sse_event(chunk) for chunk in prefix)
-        async with contextlib.aclosing(self.followed(follower, chat_id, tenant)) as items:
+        followed = self.followed(follower, chat_id, tenant, live)
+        async with contextlib.aclosing(followed) as items:
             async for item in items:
                 if item is KEEP_ALIVE:
                     yield KEEP_ALIVE
@@ -174,9 +189,12 @@ class Resumes:
         return frame
 
     async def followed(
-        self, follower: AsyncFollower, chat_id: str, tenant: str
+        self, follower: AsyncFollower, chat_id: str, tenant: str, live: LiveStream | None = None
     ) -> AsyncGenerator[list[FollowedChunk] | str | ChatLedgerError, None]:
         """The followed chunks as the client must get them, ``KEEP_ALIVE`` when quiet, then the end.
+
+        ``live``: the followed stream's writer in this process, asked first
+        for the message a chunk depends on (no load of the conversation).
 
         The chunks come in lists, each what one read of the log found (never
         empty): a client gets them in one write, not one write each. A
@@ -190,7 +208,7 @@ class Resumes:
                         sent = []
                         for item in (first, *follower.take_ready()):
                             if depends_on_message(item.chunk):
-                                shown = await self._as_sent(item, chat_id, tenant)
+                                shown = await self._as_sent(item, chat_id, tenant, live)
                                 if shown is not None:
                                     sent.append(shown)
                             else:  # the common case, sent as it is
@@ -211,14 +229,19 @@ class Resumes:
             await follower.aclose()
 
     async def _as_sent(
-        self, item: FollowedChunk, chat_id: str, tenant: str
+        self, item: FollowedChunk, chat_id: str, tenant: str, live: LiveStream | None = None
     ) -> FollowedChunk | None:
         """A followed chunk that ``depends_on_message`` as the client must get it, or None to leave it out.
 
         The message it depends on comes from the conversation's aggregate
         (the log), not the read models: a resume never waits for (or does)
-        the projection of every other conversation.
+        the projection of every other conversation; or from the stream's
+        writer in this process (``live``), which folds that very message.
         """
+        if live is not None:
+            told, sent = live.writer.resumed_chunk(item.chunk)
+            if told:
+                return None if sent is None else dataclasses.replace(item, chunk=sent)
         stored = await self._stored_messages(
             (tenant, chat_id), lambda: run_in_threadpool(self._messages, chat_id, tenant)
         )

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from chatledger.adapters.store.reads.coalesce import Coalesced
 from chatledger.adapters.store.reads.follow import stream_reader
 from chatledger.adapters.store.reads.follow_pool import read_in_pool
+from chatledger.adapters.store.reads.live_stream import LiveStream, LiveStreamReader
 from chatledger.adapters.store.reads.news import LoopSubscription, News
 from chatledger.adapters.store.reads.stream_reader import FollowedChunk, StreamReader
 from chatledger.domain.errors import ChatLedgerError
@@ -176,7 +177,8 @@ class Catchup:
             wakeup = _Wakeup(self, asyncio.get_running_loop())
             self._reading = True  # what is fed before the first read waits for it
             fanout.add(reader.key, self)
-            await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
+            if not news.subscribe_at_once(reader.key, wakeup):  # the hub is not watching yet
+                await read_in_pool(news.subscribe, reader.key, wakeup)  # before the first read
             self._wakeup = wakeup
             more = True
             while self.followers > 0 and not self.ended and self.error is None:
@@ -236,12 +238,22 @@ class Catchups:
         """Which stream, from where: read once for the followers who ask it together."""
 
     async def resolve(
-        self, log: ConversationLog, tenant: str, chat_id: str, after: str | None
+        self,
+        log: ConversationLog,
+        tenant: str,
+        chat_id: str,
+        after: str | None,
+        live: LiveStream | None = None,
     ) -> StreamReader | None:
         """``stream_reader(log, tenant, chat_id, after)``, read once for those who ask it together.
 
+        ``live``: the stream open now as this process's writer of it holds it;
+        with no cursor, nothing is read here: its start is found by the first
+        read of its catch-up (``LiveStreamReader``).
         The reader returned may be shared: start a ``Catchup`` on its ``fresh()`` copy.
         """
+        if live is not None and after is None:
+            return LiveStreamReader(log, live, tenant, chat_id)
         return await self._resolutions(
             (tenant, chat_id, after),
             lambda: read_in_pool(stream_reader, log, tenant, chat_id, after),

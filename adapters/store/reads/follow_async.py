@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from chatledger.adapters.store.reads.catchup import PAGE, Catchup, catchups
 from chatledger.adapters.store.reads.follow import FollowedChunk
 from chatledger.adapters.store.reads.follow_pool import READER_THREADS
+from chatledger.adapters.store.reads.live_stream import LiveStream
 from chatledger.adapters.store.reads.news import News
 from chatledger.domain.errors import FollowTimeoutError, InvalidInputError
 
@@ -48,24 +49,38 @@ async def open_follower(
     recheck_seconds: float = RECHECK_SECONDS,
     expire: Callable[[str], bool] | None = None,
     expire_every: float = 10.0,
+    live: LiveStream | None = None,
 ) -> AsyncFollower:
     """An async follower of the conversation's stream after ``after`` (the rules of ``follow``).
 
     ``ConversationNotFoundError`` and ``InvalidInputError`` are raised here,
     before any iteration. ``expire(stream_id)`` closes the stream if its
     writer's lease ran out; while the stream is quiet it is called at once
-    and then every ``expire_every`` seconds, as ``follow`` does.
+    and then every ``expire_every`` seconds, as ``follow`` does. ``live``: the stream as
+    this process's writer of it holds it (``Catchups.resolve``).
     """
     if timeout is not None and timeout <= 0:
         raise InvalidInputError(f"timeout must be positive seconds, not {timeout!r}")
     if recheck_seconds <= 0:
         raise InvalidInputError(f"recheck_seconds must be positive, not {recheck_seconds!r}")
     shared = catchups(news)
-    reader = await shared.resolve(log, tenant, chat_id, after)
+    if live is not None and expire is not None:
+        expire = _unless_written(live, expire)
+    reader = await shared.resolve(log, tenant, chat_id, after, live)
     if reader is None:
         return AsyncFollower(chat_id, None, None, timeout)
     catchup = shared.join(reader, recheck_seconds, expire, expire_every)
     return AsyncFollower(chat_id, catchup, reader.cursor, timeout, reader.start_position)
+
+
+def _unless_written(live: LiveStream, expire: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``expire``, but not while this process's writer of the stream is open: it keeps the
+    stream's lease renewed, so asking (a load of the conversation) would find nothing to do."""
+
+    def unless_written(stream_id: str) -> bool:
+        return False if live.writer.writing(stream_id) else expire(stream_id)
+
+    return unless_written
 
 
 class AsyncFollower(AsyncIterator[FollowedChunk]):

@@ -173,6 +173,16 @@ class News:
             ) from watch.failure
         return subscription
 
+    def subscribe_at_once(self, key: UUID, subscription: Subscription) -> bool:
+        """``subscribe`` if it need not wait (the hub is watching already): True if subscribed;
+        False: nothing done, call ``subscribe`` (off the event loop: it may wait)."""
+        with self._lock:
+            watch = self._watch if self._thread is not None and not self._closed else None
+            if watch is None or not watch.ready.is_set() or watch.failure is not None:
+                return False
+            self._followers.setdefault(key, set()).add(subscription)
+        return True
+
     def unsubscribe(self, subscription: Subscription) -> None:
         """No more wake-ups for this follower (the thread ends soon after the last one leaves)."""
         with self._lock:

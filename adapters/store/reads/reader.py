@@ -21,6 +21,7 @@ from uuid import UUID
 from chatledger.adapters.store.reads.compacted import CompactionReads
 from chatledger.adapters.store.reads.follow import FollowedChunk, follow
 from chatledger.adapters.store.reads.follow_async import AsyncFollower, open_follower
+from chatledger.adapters.store.reads.live_stream import LiveStream
 from chatledger.adapters.store.reads.resume_prefix import resume_prefix_of
 from chatledger.adapters.store.reads.rows import MessageRows
 from chatledger.adapters.store.reads.shown import masks_of, shown, shown_messages
@@ -322,6 +323,7 @@ class Reader(CompactionReads):
         after: str | None = None,
         tenant: str | None = None,
         timeout: float | None = None,
+        live: LiveStream | None = None,
     ) -> AsyncFollower:
         """``follow`` for asyncio: an async iterator of the same chunks, no thread per follower.
 
@@ -329,15 +331,15 @@ class Reader(CompactionReads):
         or ``InvalidInputError`` at once); iterate it with ``async for``, and
         ``await aclose()`` it to stop early. It waits on the event loop and
         reads the log in a worker thread only when there is news; a stream
-        whose writer died ends as with ``follow``. Details:
-        ``chatledger.adapters.store.reads.follow_async``.
+        whose writer died ends as with ``follow``. ``live`` (the stream as this process's writer
+        holds it): no settle, and its start is found without a load. See ``follow_async``.
         """
         tenant = tenant or self.tenant
-        if self._writes(conversation_id(tenant, chat_id)):  # commit off the event loop
+        if live is None and self._writes(conversation_id(tenant, chat_id)):  # off the loop
             await asyncio.to_thread(self._settle, tenant, chat_id)
         return await open_follower(
             self._log, self._news, tenant, chat_id, after=after, timeout=timeout,
-            expire=self._expiry(tenant, chat_id), expire_every=self._expire_every,
+            expire=self._expiry(tenant, chat_id), expire_every=self._expire_every, live=live,
         )  # fmt: skip
 
     # -- what the use cases read: the aggregate as stored, as every view shows it -------------

@@ -17,11 +17,13 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
+from chatledger.adapters.store.reads.live_stream import LiveStream
 from chatledger.adapters.store.streams.flusher import Flusher, GroupMember
 from chatledger.adapters.store.streams.pending_open import PendingOpen
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.adapters.store.unit_of_work import UnitOfWork, attempts
 from chatledger.domain.aggregate import Conversation, conversation_id
+from chatledger.domain.delivery import resumed
 from chatledger.domain.errors import ConcurrentWriteError, NoOpenStreamError
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 from chatledger.domain.limits import Limits
@@ -107,6 +109,53 @@ class StreamCommitter(GroupMember):
     def unit_of_work(self) -> UnitOfWork:
         """What this writer commits through (the flusher groups writers by it)."""
         return self._uow
+
+    def live_stream(self) -> LiveStream | None:
+        """The open stream as this writer holds it, for a resume (no read of the log).
+
+        None when it cannot tell without waiting (its lock is held), or when
+        its memory may not be what the log says: it ended, its open is not
+        committed yet, it is stale, or redactions apply.
+        """
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            state = self._conversation.state
+            stream = state.stream
+            if (
+                self.closed
+                or self._open is not None
+                or self._stale
+                or stream is None
+                or stream.stream_id != self.stream_id
+                or state.redactions
+            ):
+                return None
+            return LiveStream(
+                self.key,
+                self.stream_id,
+                stream.continuation,
+                state.dialect.replays_message_on_resume,
+                self,
+            )
+        finally:
+            self._lock.release()
+
+    def writing(self, stream_id: str) -> bool:
+        """Whether this writer still writes stream ``stream_id`` (then it keeps its lease)."""
+        return not self.closed and self.stream_id == stream_id
+
+    def resumed_chunk(self, chunk: Any) -> tuple[bool, Any]:
+        """``(True, resumed(chunk, message))`` with the message this stream writes, as folded;
+        ``(False, None)`` when it cannot tell without waiting or may be stale (ask the log)."""
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            if self._stale:
+                return False, None
+            return True, resumed(chunk, self._conversation.state.messages[self._message_index])
+        finally:
+            self._lock.release()
 
     def _save(self, record: Callable[[Conversation], None]) -> None:
         """Record and commit; if another writer got in first, reload and re-apply the batch.

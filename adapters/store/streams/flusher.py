@@ -179,6 +179,12 @@ class Flusher:
         with self._wake:
             return key in self._by_key
 
+    def writer_of(self, key: UUID) -> GroupMember | None:
+        """This process's open writer of conversation ``key`` (None: none, or more than one)."""
+        with self._wake:
+            writers = self._by_key.get(key, ())
+            return next(iter(writers)) if len(writers) == 1 else None
+
     def settle_all(self) -> None:
         """``settle`` every conversation this process writes (before reading across them)."""
         with self._wake:

@@ -21,7 +21,7 @@ from chatledger.adapters.store.streams.pending_open import PendingOpen
 from chatledger.adapters.store.streams.policy import BatchPolicy
 from chatledger.adapters.store.streams.writer import StreamWriter
 from chatledger.adapters.store.unit_of_work import UnitOfWork
-from chatledger.domain.aggregate import Conversation
+from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.conversation import Verdict
 from chatledger.domain.errors import InvalidChunkError, InvalidInputError
 from chatledger.domain.limits import Limits, check_choice, check_flag, check_names
@@ -175,6 +175,12 @@ class Streams:
         )
         writer.after_close = self.after_close
         return writer
+
+    def writer_of(self, chat_id: str, *, tenant: str | None = None) -> StreamWriter | None:
+        """This process's open writer of the conversation, if it has exactly one (a resume reads
+        the stream from its memory: ``StreamWriter.live_stream``)."""
+        found = self._flusher.writer_of(conversation_id(tenant or self.tenant, chat_id))
+        return found if isinstance(found, StreamWriter) else None
 
     def expire_lapsed(self, conversation: Conversation, noticed_by: str) -> None:
         """Close the conversation's stream if its writer's lease ran out (a decision step)."""
