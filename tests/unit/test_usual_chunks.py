@@ -1,0 +1,209 @@
+"""The usual chunks' shortcut (``usual_chunks.usual_cost``) agrees with the general check.
+
+Random streams of framing chunks (usual keys and odd ones, strings with
+control characters, non-ASCII, lone surrogates, names too long, finish reasons
+known and not, values that are not strings) and of bare deltas (text,
+reasoning, tool input; valid and not) go into two copies of one conversation,
+both through ``Conversation.receive``: one as the store runs it, one with the
+shortcut turned off (``fold_checked`` then takes ``Limits.chunk_cost`` and
+``check_chunk`` for every chunk). Verdicts, refusals (their class, reason and
+position), the state after every chunk and the events recorded must be the
+same; and wherever the shortcut gives a cost, the general check takes the
+chunk at that cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from chatledger.domain import stream_rules, usual_chunks
+from chatledger.domain.aggregate import Conversation, ReceivedChunk
+from chatledger.domain.chunks import check_chunk
+from chatledger.domain.dialects import dialect_for
+from chatledger.domain.errors import InvalidChunkError
+from chatledger.domain.limits import Limits
+from chatledger.domain.usual_chunks import usual_cost
+
+strings = st.one_of(
+    st.sampled_from(["t1", "t2", "a1", "a2", "u1", "call_1", "call_2", "stop", "tool-calls"]),
+    st.text(st.characters(min_codepoint=0, max_codepoint=127), max_size=12),
+    st.text(max_size=8),  # non-ASCII, lone surrogates
+    st.integers(250, 300).map(lambda n: "m" * n),  # around the longest name
+    st.just("\x01" * 90),  # six bytes of JSON a character
+)
+values = st.one_of(strings, strings, st.none(), st.integers(), st.just(["t1"]), st.just({}))
+reasons = st.sampled_from(["stop", "length", "tool-calls", "error", "other", "interrupted", "x"])
+keys = st.sampled_from(
+    ["id", "messageId", "finishReason", "providerMetadata", "delta", "__proto__"]
+)
+
+
+@st.composite
+def framing(draw: st.DrawFn) -> dict[str, Any]:
+    """A framing chunk, most often with its usual keys only."""
+    kind = draw(
+        st.sampled_from(["start", "start-step", "text-start", "text-end", "finish-step", "finish"])
+    )
+    chunk: dict[str, Any] = {"type": kind}
+    if kind in ("text-start", "text-end"):
+        chunk["id"] = draw(st.sampled_from(["t1", "t2"]) | strings)
+    if kind == "start" and draw(st.booleans()):
+        chunk["messageId"] = draw(st.sampled_from(["a1", "a2", "u1"]) | strings)
+    if kind == "finish" and draw(st.booleans()):
+        chunk["finishReason"] = draw(reasons | strings)
+    for _ in range(draw(st.integers(0, 2)) if draw(st.integers(0, 3)) == 0 else 0):
+        chunk[draw(keys)] = draw(values)
+    return chunk
+
+
+@st.composite
+def delta(draw: st.DrawFn) -> dict[str, Any]:
+    """A bare delta of any kind, sometimes with a key too many, missing or of the wrong type."""
+    kind, id_key, text_key = draw(
+        st.sampled_from(
+            [
+                ("text-delta", "id", "delta"),
+                ("reasoning-delta", "id", "delta"),
+                ("tool-input-delta", "toolCallId", "inputTextDelta"),
+            ]
+        )
+    )
+    chunk: dict[str, Any] = {"type": kind, id_key: draw(strings), text_key: draw(strings)}
+    odd = draw(st.integers(0, 5))
+    if odd == 0:
+        chunk[draw(keys)] = draw(values)
+    elif odd == 1:
+        chunk[draw(st.sampled_from([id_key, text_key]))] = draw(values)
+    elif odd == 2:
+        del chunk[id_key]
+    return chunk
+
+
+def _tool_start(call: str) -> dict[str, Any]:
+    return {"type": "tool-input-start", "toolCallId": call, "toolName": "search"}
+
+
+chunk = st.one_of(
+    framing(),
+    framing(),
+    delta(),
+    st.sampled_from(["call_1", "call_2"]).map(_tool_start),
+    st.sampled_from([{"type": "reasoning-start", "id": "t1"}, ["start"], {"type": 3}]),
+)
+limits = st.one_of(
+    st.just(Limits()),
+    st.integers(30, 400).map(lambda most: Limits(max_chunk_bytes=most)),
+    st.integers(100, 600).map(lambda most: Limits(max_message_bytes=most)),
+    st.just(Limits(max_depth=0)),
+)
+
+
+def _opened(ai_sdk: int) -> tuple[Conversation, Conversation]:
+    """Two copies of a conversation with a stream open (built from the same events)."""
+    recorder = Conversation.start("acme", "chat", actor="user:alice", ai_sdk=ai_sdk)
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    recorder.append_message(message, actor="user:alice", limits=Limits())
+    recorder.open_stream("s1", "a1", continuation=False, trigger="submit-message", actor="bot")
+    events = recorder.collect_events()
+    copies = []
+    for _ in range(2):
+        conversation: Any = None
+        for event in events:
+            conversation = event.mutate(conversation)
+        copies.append(conversation)
+    return copies[0], copies[1]
+
+
+def _outcome(received: ReceivedChunk) -> tuple[Any, ...]:
+    error = received.error
+    shown = None if error is None else (type(error), error.reason, error.position, error.chunk_type)
+    return received.position, received.verdict, shown
+
+
+def _general(conversation: Conversation, chunk: Any, limits: Limits) -> ReceivedChunk:
+    """``receive`` with the shortcut turned off: the general check for every chunk."""
+    with mock.patch.object(stream_rules, "usual_cost", lambda *_: None):
+        return conversation.receive("s1", chunk, limits=limits)
+
+
+def _recorded(conversation: Conversation) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (type(event).__name__, event.model_dump(exclude={"timestamp", "ages_ms"}))
+        for event in conversation.collect_events()
+    ]
+
+
+@settings(max_examples=800, deadline=None)
+@example(ai_sdk=6, limits=Limits(), forget=True, stream=[{"type": "finish", "finishReason": "x"}])
+@example(ai_sdk=6, limits=Limits(), forget=True, stream=[{"type": "start", "messageId": "u1"}])
+@example(
+    ai_sdk=7,
+    limits=Limits(max_chunk_bytes=40),
+    forget=False,
+    stream=[{"type": "text-start", "id": "t" * 30}],
+)
+@given(
+    ai_sdk=st.sampled_from([6, 7]),
+    limits=limits,
+    forget=st.booleans(),
+    stream=st.lists(chunk, max_size=12),
+)
+def test_the_shortcut_gives_what_the_general_check_gives(
+    ai_sdk: int, limits: Limits, forget: bool, stream: list[Any]
+) -> None:
+    """Same verdict, refusal and state after every chunk, and the same events recorded."""
+    if forget:
+        usual_chunks._accepted.clear()  # the models see each shape again
+    fast, general = _opened(ai_sdk)
+    for item in stream:
+        got = fast.receive("s1", item, limits=limits)
+        want = _general(general, item, limits)
+        assert _outcome(got) == _outcome(want), item
+        assert fast.state.to_json() == general.state.to_json(), item
+    for conversation in (fast, general):
+        conversation.close_stream("s1", "finished", None, actor="bot")
+    assert _recorded(fast) == _recorded(general)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(ai_sdk=st.sampled_from([6, 7]), limits=limits, item=chunk)
+def test_a_cost_from_the_shortcut_is_the_general_checks(
+    ai_sdk: int, limits: Limits, item: Any
+) -> None:
+    """Wherever the shortcut vouches for a chunk, ``chunk_cost`` and ``check_chunk`` take it at that cost."""
+    dialect = dialect_for(ai_sdk)
+    got = usual_cost(item, dialect, limits)
+    if got is None:
+        return
+    assert got == limits.chunk_cost(item)
+    check_chunk(item, dialect)
+
+
+def test_the_usual_chunks_take_the_shortcut() -> None:
+    """A turn's framing chunks and bare deltas get a cost (else the properties above prove little)."""
+    dialect = dialect_for(6)
+    usual = [
+        {"type": "start", "messageId": "a-0001-003"},
+        {"type": "start-step"},
+        {"type": "text-start", "id": "txt-3"},
+        {"type": "text-end", "id": "txt-3"},
+        {"type": "finish-step"},
+        {"type": "finish", "finishReason": "stop"},
+        {"type": "finish"},
+        {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '{"query": "'},
+        {"type": "text-delta", "id": "txt-3", "delta": " d\u00e9j\u00e0"},
+    ]
+    for item in usual:
+        assert usual_cost(item, dialect, Limits()) == Limits().chunk_cost(item), item
+    refused = {"type": "finish", "finishReason": "tired"}
+    assert usual_cost(refused, dialect, Limits()) is None
+    try:
+        check_chunk(refused, dialect)
+    except InvalidChunkError:
+        pass
+    else:
+        raise AssertionError("the models take a finish reason they do not know")
