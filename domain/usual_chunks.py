@@ -5,7 +5,8 @@ sizes) and ``check_chunk`` (the dialect's models). Besides the text deltas an
 open part takes at once (``OpenStream.receive_plain_delta``), a stream is made
 of bare deltas (``tool-input-delta`` among them) and a few framing chunks
 (``start``, ``start-step``, ``text-start``, ``text-end``, ``finish-step``,
-``finish``) whose values are short strings. ``usual_cost`` gives such a
+``finish``, the reasoning parts' start and end, ``tool-input-start``) whose
+values are short strings. ``usual_cost`` gives such a
 chunk's cost without encoding it as JSON or running the models, or None when
 it cannot vouch for it: the general check then decides, refusals included.
 
@@ -28,9 +29,21 @@ from chatledger.domain.limits import PART_ALLOWANCE, Limits, check_name
 __all__ = ["usual_cost"]
 
 _FRAMING: Final = frozenset(
-    {"start", "start-step", "text-start", "text-end", "finish-step", "finish"}
+    {
+        "start",
+        "start-step",
+        "text-start",
+        "text-end",
+        "reasoning-start",
+        "reasoning-end",
+        "finish-step",
+        "finish",
+        "tool-input-start",
+    }
 )
-_FRAMING_KEYS: Final = frozenset({"type", "id", "messageId", "finishReason"})
+_FRAMING_KEYS: Final = frozenset(
+    {"type", "id", "messageId", "finishReason", "toolCallId", "toolName"}
+)
 """The keys a framing chunk may have to take the shortcut (each a string)."""
 _BARE_DELTAS: Final = {
     "text-delta": ("id", "delta"),
@@ -38,7 +51,7 @@ _BARE_DELTAS: Final = {
     "tool-input-delta": ("toolCallId", "inputTextDelta"),
 }
 """Delta type -> its id's key and its text's key (as ``check_chunk``'s and ``delta_text``'s)."""
-_NAMED: Final = ("messageId", "toolCallId")
+_NAMED: Final = ("messageId", "toolCallId", "toolName")
 """The keys of these chunks whose values are names (``Limits.chunk_cost`` checks them)."""
 
 _accepted: set[tuple[Any, frozenset[str], str | None]] = set()
@@ -49,10 +62,10 @@ def usual_cost(chunk: Any, dialect: Dialect, limits: Limits) -> int | None:
     """``limits.chunk_cost(chunk)`` for a usual chunk that ``check_chunk`` takes; else None.
 
     A bare delta (its type, its id, its text) costs its text's length; a
-    framing chunk whose keys are among type, id, messageId and finishReason,
-    each a string, costs its JSON size plus ``PART_ALLOWANCE``. Either must
-    be within ``limits.max_chunk_bytes`` and its names (messageId,
-    toolCallId) must pass ``check_name``. None means nothing was decided.
+    framing chunk whose keys are among type, id, messageId, finishReason,
+    toolCallId and toolName, each a string, costs its JSON size plus
+    ``PART_ALLOWANCE``. Either must be within ``limits.max_chunk_bytes`` and
+    its names (messageId, toolCallId, toolName) must pass ``check_name``. None means nothing was decided.
     """
     if type(chunk) is not dict or type(limits) is not Limits or limits.max_depth < 1:
         return None

@@ -24,8 +24,8 @@ from chatledger.domain import stream_rules, usual_chunks
 from chatledger.domain.aggregate import Conversation, ReceivedChunk
 from chatledger.domain.chunks import check_chunk
 from chatledger.domain.dialects import dialect_for
-from chatledger.domain.errors import InvalidChunkError
-from chatledger.domain.limits import Limits
+from chatledger.domain.errors import InvalidChunkError, OversizedChunkError
+from chatledger.domain.limits import PART_ALLOWANCE, Limits, NotStorableError, json_size
 from chatledger.domain.usual_chunks import usual_cost
 
 strings = st.one_of(
@@ -38,7 +38,7 @@ strings = st.one_of(
 values = st.one_of(strings, strings, st.none(), st.integers(), st.just(["t1"]), st.just({}))
 reasons = st.sampled_from(["stop", "length", "tool-calls", "error", "other", "interrupted", "x"])
 keys = st.sampled_from(
-    ["id", "messageId", "finishReason", "providerMetadata", "delta", "__proto__"]
+    ["id", "messageId", "finishReason", "toolCallId", "toolName", "title", "delta", "__proto__"]
 )
 
 
@@ -46,11 +46,26 @@ keys = st.sampled_from(
 def framing(draw: st.DrawFn) -> dict[str, Any]:
     """A framing chunk, most often with its usual keys only."""
     kind = draw(
-        st.sampled_from(["start", "start-step", "text-start", "text-end", "finish-step", "finish"])
+        st.sampled_from(
+            [
+                "start",
+                "start-step",
+                "text-start",
+                "text-end",
+                "reasoning-start",
+                "reasoning-end",
+                "finish-step",
+                "finish",
+                "tool-input-start",
+            ]
+        )
     )
     chunk: dict[str, Any] = {"type": kind}
-    if kind in ("text-start", "text-end"):
+    if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
         chunk["id"] = draw(st.sampled_from(["t1", "t2"]) | strings)
+    if kind == "tool-input-start":
+        chunk["toolCallId"] = draw(st.sampled_from(["call_1", "call_2"]) | strings)
+        chunk["toolName"] = draw(st.sampled_from(["search", "rm"]) | strings)
     if kind == "start" and draw(st.booleans()):
         chunk["messageId"] = draw(st.sampled_from(["a1", "a2", "u1"]) | strings)
     if kind == "finish" and draw(st.booleans()):
@@ -194,6 +209,7 @@ def test_the_usual_chunks_take_the_shortcut() -> None:
         {"type": "finish-step"},
         {"type": "finish", "finishReason": "stop"},
         {"type": "finish"},
+        {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search_docs"},
         {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '{"query": "'},
         {"type": "text-delta", "id": "txt-3", "delta": " d\u00e9j\u00e0"},
     ]
@@ -207,3 +223,43 @@ def test_the_usual_chunks_take_the_shortcut() -> None:
         pass
     else:
         raise AssertionError("the models take a finish reason they do not know")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    output=json_values,
+    most_output=st.integers(1, 200),
+    most_chunk=st.integers(40, 400),
+    depth=st.integers(1, 4),
+)
+def test_a_tool_output_within_its_chunk_is_checked_once(
+    output: Any, most_output: int, most_chunk: int, depth: int
+) -> None:
+    """``chunk_cost`` skips the output's own check only where that check cannot refuse it."""
+    limits = Limits(max_chunk_bytes=most_chunk, max_tool_output_bytes=most_output, max_depth=depth)
+    item = {"type": "tool-output-available", "toolCallId": "call_1", "output": output}
+
+    def outcome(check: Any) -> Any:
+        try:
+            return check()
+        except InvalidChunkError as error:
+            return type(error), error.reason
+
+    def reference() -> int:  # chunk_cost as it was: the output checked on its own, always
+        try:
+            size = json_size(item, max_depth=depth)
+        except NotStorableError as error:
+            raise InvalidChunkError(error.args[0], chunk_type=item["type"]) from None
+        if size > most_chunk:
+            raise OversizedChunkError("chunk", size, most_chunk, chunk_type=item["type"])
+        limits.check_tool_output(output, tool_call_id="call_1", chunk_type=item["type"])
+        return size + PART_ALLOWANCE
+
+    assert outcome(lambda: limits.chunk_cost(item)) == outcome(reference)
