@@ -280,7 +280,9 @@ class Limits:
             raise InvalidChunkError(problem, chunk_type=_printable(kind_name))
         if size > self.max_chunk_bytes:
             raise OversizedChunkError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
-        if kind == "tool-output-available":
+        if kind == "tool-output-available" and size > self.max_tool_output_bytes:
+            # The output's JSON is part of the chunk's, which passed: only a chunk over the
+            # output limit can hold an output over it.
             self.check_tool_output(
                 chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name
             )
