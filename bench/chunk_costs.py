@@ -2,8 +2,9 @@
 
 The peers' turns (``workload.py``: ~160 AI SDK v6 chunks a turn, a tool call
 every fourth turn) go through ``Conversation.receive`` with no store behind
-it, each call timed alone (``perf_counter_ns``); a turn's stream is opened,
-then flushed and closed outside the timing. Reported per tree: mean µs per
+it, each call timed alone in the thread's CPU time (``thread_time_ns``, less
+the clock's own cost, measured first: the machine's load hardly moves it); a
+turn's stream is opened, then flushed and closed outside the timing. Reported per tree: mean µs per
 chunk for the bare deltas, the framing chunks (start, start-step, text-start,
 text-end, finish-step, finish) and the tool chunks (tool-input-*,
 tool-output-available), and the fold's µs per turn; medians (min-max) over
@@ -50,8 +51,14 @@ def _child(args: argparse.Namespace) -> int:
     limits = limits_module.Limits()
     totals = dict.fromkeys(KINDS, 0)
     counts = dict.fromkeys(KINDS, 0)
+    by_type: dict[str, list[int]] = {}
     turns = 0
-    clock = time.perf_counter_ns
+    clock = time.thread_time_ns
+    calibration = []
+    for _ in range(20000):
+        started = clock()
+        calibration.append(clock() - started)
+    overhead = sorted(calibration)[len(calibration) // 2]
     for index in range(args.conversations):
         chat = conversation(index, args.turns)
         conv = aggregate.Conversation.start("acme", chat.chat_id, actor="user:bench")
@@ -67,13 +74,19 @@ def _child(args: argparse.Namespace) -> int:
                 kind = _kind(chunk)
                 started = clock()
                 receive(stream_id, chunk, limits=limits)
-                totals[kind] += clock() - started
+                spent = clock() - started - overhead
+                totals[kind] += spent
                 counts[kind] += 1
+                by_type.setdefault(chunk["type"], [0, 0])
+                by_type[chunk["type"]][0] += spent
+                by_type[chunk["type"]][1] += 1
             conv.close_stream(stream_id, "finished", None, actor="bot")
             conv.collect_events()
             turns += 1
     result = {kind: totals[kind] / counts[kind] / 1000 for kind in KINDS}
     result["turn"] = sum(totals.values()) / turns / 1000
+    for name, (spent, count) in by_type.items():
+        result[name] = spent / count / 1000
     result["load"] = os.getloadavg()[0]
     print(json.dumps(result))
     return 0
@@ -85,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--conversations", type=int, default=20)
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--by-type", action="store_true", help="also a median per chunk type")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--src", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -124,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         ratios = [a["turn"] / b["turn"] for a, b in zip(rows, results[first], strict=True)]
         cells.append(f"{median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})")
         print(f"| {name} | " + " | ".join(cells) + " |")
+    if args.by_type:
+        print("\n| chunk type | " + " | ".join(f"{name} µs" for name, _ in entries) + " |")
+        print("|---|" + "---|" * len(entries))
+        kinds = [key for key in results[first][0] if key not in (*KINDS, "turn", "load")]
+        for kind in kinds:
+            cells = [median([row[kind] for row in results[name]]) for name, _ in entries]
+            print(f"| {kind} | " + " | ".join(f"{cell:.2f}" for cell in cells) + " |")
     loads = [row["load"] for rows in results.values() for row in rows]
     print(f"\n1-minute load average at the measurements: {min(loads):.1f}-{max(loads):.1f}")
     return 0
