@@ -117,8 +117,8 @@ limits = st.one_of(
 )
 
 
-def _opened(ai_sdk: int) -> tuple[Conversation, Conversation]:
-    """Two copies of a conversation with a stream open (built from the same events)."""
+def _opened(ai_sdk: int) -> tuple[Conversation, Conversation, list[Any]]:
+    """Two copies of a conversation with a stream open, and the events they were built from."""
     recorder = Conversation.start("acme", "chat", actor="user:alice", ai_sdk=ai_sdk)
     message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
     recorder.append_message(message, actor="user:alice", limits=Limits())
@@ -130,7 +130,7 @@ def _opened(ai_sdk: int) -> tuple[Conversation, Conversation]:
         for event in events:
             conversation = event.mutate(conversation)
         copies.append(conversation)
-    return copies[0], copies[1]
+    return copies[0], copies[1], list(events)
 
 
 def _outcome(received: ReceivedChunk) -> tuple[Any, ...]:
@@ -145,10 +145,10 @@ def _general(conversation: Conversation, chunk: Any, limits: Limits) -> Received
         return conversation.receive("s1", chunk, limits=limits)
 
 
-def _recorded(conversation: Conversation) -> list[tuple[str, dict[str, Any]]]:
+def _shown(events: list[Any]) -> list[tuple[str, dict[str, Any]]]:
     return [
         (type(event).__name__, event.model_dump(exclude={"timestamp", "ages_ms"}))
-        for event in conversation.collect_events()
+        for event in events
     ]
 
 
@@ -170,10 +170,11 @@ def _recorded(conversation: Conversation) -> list[tuple[str, dict[str, Any]]]:
 def test_the_shortcut_gives_what_the_general_check_gives(
     ai_sdk: int, limits: Limits, forget: bool, stream: list[Any]
 ) -> None:
-    """Same verdict, refusal and state after every chunk, and the same events recorded."""
+    """Same verdict, refusal and state after every chunk, the same events recorded, and
+    those events replay to the live state."""
     if forget:
         usual_chunks._accepted.clear()  # the models see each shape again
-    fast, general = _opened(ai_sdk)
+    fast, general, opened = _opened(ai_sdk)
     for item in stream:
         got = fast.receive("s1", item, limits=limits)
         want = _general(general, item, limits)
@@ -181,7 +182,12 @@ def test_the_shortcut_gives_what_the_general_check_gives(
         assert fast.state.to_json() == general.state.to_json(), item
     for conversation in (fast, general):
         conversation.close_stream("s1", "finished", None, actor="bot")
-    assert _recorded(fast) == _recorded(general)
+    recorded = list(fast.collect_events())
+    assert _shown(recorded) == _shown(list(general.collect_events()))
+    replayed: Any = None
+    for event in [*opened, *recorded]:
+        replayed = event.mutate(replayed)
+    assert replayed.state.to_json() == fast.state.to_json()
 
 
 @settings(max_examples=1500, deadline=None)
