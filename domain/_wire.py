@@ -90,6 +90,8 @@ def json_problem(value: object, *, zod: bool) -> Problem | None:
         for key, item in value.items():
             if not isinstance(key, str):
                 return ("", "an object with string keys", f"a key of type {type_name(key)}")
+            if type(item) is str:
+                continue  # the usual leaf, without a call
             # zod's z.record skips a "__proto__" key without checking its value.
             problem = json_problem(item, zod=zod and key != "__proto__")
             if problem is not None:
@@ -97,6 +99,8 @@ def json_problem(value: object, *, zod: bool) -> Problem | None:
         return None
     if isinstance(value, list):
         for index, item in enumerate(value):
+            if type(item) is str:
+                continue
             problem = json_problem(item, zod=zod)
             if problem is not None:
                 return (f"[{index}]{problem[0]}", problem[1], problem[2])
@@ -247,22 +251,29 @@ def forbidden_key_path(value: object) -> str | None:
     ``__proto__`` key, or a ``constructor`` object with a ``prototype`` key, fails
     the whole chunk (``AI_JSONParseError``).
     """
+    # Once per chunk, over every value: only containers are looked into, and a key's path
+    # is spelled out only when something was found.
     if isinstance(value, dict):
         for key, item in value.items():
-            step = _key_path(key) if isinstance(key, str) else f"[{key!r}]"
             if key == "__proto__" or (
                 key == "constructor" and isinstance(item, dict) and "prototype" in item
             ):
-                return step
-            inner = forbidden_key_path(item)
-            if inner is not None:
-                return step + inner
+                return _step(key)
+            if isinstance(item, dict | list):
+                inner = forbidden_key_path(item)
+                if inner is not None:
+                    return _step(key) + inner
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            inner = forbidden_key_path(item)
-            if inner is not None:
-                return f"[{index}]{inner}"
+            if isinstance(item, dict | list):
+                inner = forbidden_key_path(item)
+                if inner is not None:
+                    return f"[{index}]{inner}"
     return None
+
+
+def _step(key: object) -> str:
+    return _key_path(key) if isinstance(key, str) else f"[{key!r}]"
 
 
 _EXPECTED: Final = {

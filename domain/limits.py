@@ -21,6 +21,7 @@ from chatledger.domain.errors import (
 
 __all__ = [
     "NAME_LIMIT",
+    "PART_ALLOWANCE",
     "TITLE_LIMIT",
     "Limits",
     "NotStorableError",
@@ -37,7 +38,8 @@ __all__ = [
     "json_size",
 ]
 
-_PART_ALLOWANCE = 16
+PART_ALLOWANCE = 16
+"""Bytes a chunk that is not a delta adds to its message besides its JSON (keys its part may gain)."""
 _DELTA_KEYS = {
     "text-delta": "delta",
     "reasoning-delta": "delta",
@@ -249,7 +251,7 @@ def chunk_cost(chunk: Mapping[str, Any]) -> int:
     writes and replays count the same way, so they agree on the total.
     """
     text = delta_text(chunk)
-    return len(text) if text is not None else json_size(chunk) + _PART_ALLOWANCE
+    return len(text) if text is not None else json_size(chunk) + PART_ALLOWANCE
 
 
 @dataclass(frozen=True)
@@ -278,12 +280,14 @@ class Limits:
             raise InvalidChunkError(problem, chunk_type=_printable(kind_name))
         if size > self.max_chunk_bytes:
             raise OversizedChunkError("chunk", size, self.max_chunk_bytes, chunk_type=kind_name)
-        if kind == "tool-output-available":
+        if kind == "tool-output-available" and size > self.max_tool_output_bytes:
+            # The output's JSON is part of the chunk's, which passed: only a chunk over the
+            # output limit can hold an output over it.
             self.check_tool_output(
                 chunk.get("output"), tool_call_id=chunk.get("toolCallId"), chunk_type=kind_name
             )
         text = delta_text(chunk)
-        return len(text) if text is not None else size + _PART_ALLOWANCE
+        return len(text) if text is not None else size + PART_ALLOWANCE
 
     def check_tool_output(
         self, output: Any, *, tool_call_id: str | None = None, chunk_type: str | None = None

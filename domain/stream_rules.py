@@ -23,6 +23,7 @@ from chatledger.domain.errors import (
 )
 from chatledger.domain.limits import Limits
 from chatledger.domain.open_stream import OpenStream
+from chatledger.domain.usual_chunks import usual_cost
 
 __all__ = [
     "Buffered",
@@ -95,8 +96,10 @@ def fold_checked(state: ConversationState, chunk: Any, limits: Limits) -> tuple[
     stream = state.stream
     assert stream is not None
     try:
-        cost = limits.chunk_cost(chunk)
-        check_chunk(chunk, state.dialect)
+        cost = usual_cost(chunk, state.dialect, limits)  # the same, for the usual chunks
+        if cost is None:
+            cost = limits.chunk_cost(chunk)
+            check_chunk(chunk, state.dialect)
         if stream.message_bytes + cost > limits.max_message_bytes:
             raise OversizedChunkError(
                 "message",
