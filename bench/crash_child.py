@@ -9,6 +9,7 @@ SIGKILL after N chunks. Not meant to be run by hand, though it can be:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from ingest import write_turn
@@ -24,12 +25,16 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--earlier-turns", type=int, default=2)
     parser.add_argument("--pace-ms", type=float, default=1.0, help="one chunk every PACE ms")
     parser.add_argument("--max-chunks", type=int, default=100_000, help="close cleanly after this")
+    parser.add_argument("--src", help="import chatledger from DIR (installs.py's layout)")
     return parser.parse_args()
 
 
 def main() -> None:
     """Write the earlier turns, open the stream, append until killed (or ``--max-chunks``)."""
     args = _args()
+    if args.src:
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+        sys.path.insert(0, args.src)
     conv = crash_conversation(args.earlier_turns, args.seed)
     *earlier, last = conv.turns
     store = load_opener(args.store)(args.url)

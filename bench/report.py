@@ -153,7 +153,7 @@ def crash_table(doc: Doc) -> Table:
     rows = []
     for backend, trials in doc.get("crash", {}).items():
         for t in trials:
-            lost = t["lost_ms"]
+            lost = _window(t)
             ok = (
                 t["load_error"] is None
                 and t["user_message_survived"]
@@ -192,6 +192,46 @@ def crash_table(doc: Doc) -> Table:
         "notes",
     ]
     return "Crash: SIGKILL mid-stream, then load in a new process", headers, rows
+
+
+def _window(t: Doc) -> float | None:
+    """The lost window of one trial: the oldest lost chunk's age at the kill (older results:
+    the span from the last surviving to the last sent chunk)."""
+    value = t.get("lost_window_ms", t["lost_ms"])
+    return None if value is None else float(value)
+
+
+def crash_summary_table(doc: Doc) -> Table:
+    """Per backend: the lost window over all kills, median, p99 and max."""
+    rows = []
+    for backend, trials in doc.get("crash", {}).items():
+        windows = [w for t in trials if (w := _window(t)) is not None]
+        rows.append(
+            [
+                backend,
+                str(len(trials)),
+                str(len(windows)),
+                _ms(windows, 50),
+                _ms(windows, 99),
+                "-" if not windows else f"{max(windows):.1f}",
+                str(sum(w <= CRASH_LOST_MS for w in windows)),
+                median_range([r for t in trials if (r := t.get("batches_per_s")) is not None]),
+                median_range([x for t in trials if (x := t.get("load")) is not None], "{:.2f}"),
+            ]
+        )
+    headers = [
+        "backend",
+        "kills",
+        "measured",
+        "lost window p50 ms",
+        "p99 ms",
+        "max ms",
+        f"≤ {CRASH_LOST_MS:g} ms",
+        "commits/s of the stream",
+        "load (1 min)",
+    ]
+    title = "Crash window: age at the kill of the oldest chunk lost"
+    return title, headers, rows
 
 
 def errors_table(doc: Doc) -> Table:
@@ -252,6 +292,7 @@ def render_all(doc: Doc, markdown: bool) -> str:
         size_table(doc),
         load_table(doc),
         crash_table(doc),
+        crash_summary_table(doc),
         errors_table(doc),
     ]
     parts = [summary(doc)]

@@ -15,6 +15,7 @@ import platform
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager, suppress
@@ -95,6 +96,20 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         "--store", default=DEFAULT_STORE, help="store class as module:attr (default: %(default)s)"
     )
     p.add_argument(
+        "--kills",
+        type=int,
+        help="crash trials (SIGKILLs) per backend; >= 30 gives a meaningful p99 (default: --runs)",
+    )
+    p.add_argument(
+        "--crash-before",
+        type=Path,
+        metavar="DIR",
+        help=(
+            "also kill a writer running the source tree DIR (git archive of the baseline) at "
+            "each trial, alternating with the installed one, reported as '<backend> before'"
+        ),
+    )
+    p.add_argument(
         "--crash-pace-ms",
         type=float,
         default=1.0,
@@ -116,6 +131,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     args.only = [m.strip() for m in args.only.split(",") if m.strip()]
     if unknown := set(args.only) - set(MEASUREMENTS):
         p.error(f"unknown measurement(s): {', '.join(sorted(unknown))}")
+    if args.kills is not None and args.kills < 1:
+        p.error("--kills must be at least 1")
     if args.quick:
         args.runs = 1
         args.conversations = args.conversations or 10
@@ -189,6 +206,7 @@ class Runner:
     def __init__(self, args: argparse.Namespace, spec: WorkloadSpec, opener: StoreOpener | None):
         self.args, self.spec, self.opener = args, spec, opener
         self.doc: Doc = {"errors": []}
+        self._before: str | None = None
         self.points: dict[str, list[list[int]]] = {}
         """The last store run's commit points per backend (the raw "store cadence" replays them)."""
 
@@ -290,26 +308,46 @@ class Runner:
         res = measure_load(self.opener, url, convs, label=label, fresh_calls=fresh, warm_calls=warm)
         self.add("load", backend, None, _asdict(res))
 
+    @property
+    def before(self) -> str | None:
+        """The baseline tree laid out as an importable ``chatledger`` (``--crash-before``)."""
+        if self.args.crash_before is None:
+            return None
+        if self._before is None:
+            from installs import _layout
+
+            into = Path(tempfile.mkdtemp(prefix="chatledger-crash-before-"))
+            self._before = str(_layout(self.args.crash_before.resolve(), into))
+        return self._before
+
     def crash_runs(self, backend: Backend) -> None:
-        """``runs`` kills at different points of the stream, each on a fresh database."""
+        """``kills`` (default ``runs``) kills at different points of the stream, each on a
+        fresh database."""
         assert self.opener is not None
-        for trial in range(self.args.runs):
-            kill_after = 300 + 97 * trial  # varied, so the kill lands at different batch phases
-            with self.db(backend, "crash") as db:
-                log(f"{backend}: crash trial {trial + 1}, kill after {kill_after} chunks")
-                res = measure_crash(
-                    self.opener,
-                    self.args.store,
-                    db.url,
-                    kill_after=kill_after,
-                    pace_ms=self.args.crash_pace_ms,
-                    seed=self.spec.seed,
-                )
-                log(
-                    f"{backend}: sent {res.chunks_sent}, surviving {res.chunks_surviving}, "
-                    f"lost {res.lost_ms} ms"
-                )
-                self.add("crash", backend, None, _asdict(res))
+        kills = self.args.kills or self.args.runs
+        for trial in range(kills):
+            # Varied (97 is prime to any batch size), so the kill lands at different batch phases.
+            kill_after = 300 + 97 * (trial % 29) + trial // 29
+            trees: list[tuple[str, str | None]] = [(backend, None)]
+            if self.before is not None:
+                trees.append((f"{backend} before", self.before))
+            for label, src in trees if trial % 2 == 0 else trees[::-1]:
+                with self.db(backend, "crash") as db:
+                    log(f"{label}: crash trial {trial + 1}/{kills}, kill after {kill_after} chunks")
+                    res = measure_crash(
+                        self.opener,
+                        self.args.store,
+                        db.url,
+                        kill_after=kill_after,
+                        pace_ms=self.args.crash_pace_ms,
+                        seed=self.spec.seed,
+                        src=src,
+                    )
+                    log(
+                        f"{label}: sent {res.chunks_sent}, surviving {res.chunks_surviving}, "
+                        f"lost window {res.lost_window_ms} ms, {res.batches_per_s} commits/s"
+                    )
+                    self.add("crash", label, None, {**_asdict(res), "load": os.getloadavg()[0]})
 
     def backend(self, backend: Backend) -> None:
         """Every selected measurement on one backend."""
