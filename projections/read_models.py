@@ -237,6 +237,14 @@ class ReadModelView(TrackingRecorder):
     def conversation(self, conversation_id: UUID) -> ConversationView | None:
         """The conversation's row, or None if it was never projected."""
 
+    def conversation_at_head(
+        self, conversation_id: UUID
+    ) -> tuple[ConversationView | None, int] | None:
+        """The conversation's row (None if never projected) and the log's newest version of it
+        (0: none), read together in one query; None when these read models cannot see the
+        log (then ask the log: ``conversation`` and a check of the log)."""
+        return None
+
     @abstractmethod
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""

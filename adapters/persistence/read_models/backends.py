@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from eventsourcing.sqlite import SQLiteDatastore, SQLiteTrackingRecorder
@@ -73,6 +74,9 @@ def open_read_models(
         view = PostgresReadModels(log.datastore, key)
     else:
         view = memory_read_models(key)
+    if backend in ("sqlite", "postgres"):
+        recorder: Any = log.recorder
+        view.name_log(recorder.events_table_name)  # a load reads the row and the log's head
     blobs = getattr(log.mapper, "blobs", None)
     if blobs is not None:
         view.attach_blobs(blobs, log.mapper.lift_policy)  # type: ignore[attr-defined]

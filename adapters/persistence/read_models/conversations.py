@@ -39,6 +39,14 @@ _SELECT_CONVERSATION = (  # one statement: one snapshot of the row and its messa
     " WHERE c.conversation_id = ? ORDER BY m.position"
 )
 
+_SELECT_AT_HEAD = (  # the same, and the log's newest version of the conversation: one snapshot
+    "SELECT c.version, c.status, m.message,"
+    " (SELECT MAX(e.originator_version) FROM {events} e WHERE e.originator_id = ?) AS head"
+    " FROM {conversations} c"
+    " LEFT JOIN {messages} m ON m.conversation_id = c.conversation_id"
+    " WHERE c.conversation_id = ? ORDER BY m.position"
+)
+
 
 class ConversationTables:
     """Each conversation's row and messages; chat id sealed, tenant tagged with a store key."""
@@ -129,6 +137,20 @@ class ConversationTables:
         with self._dialect.transaction(commit=False) as c:
             c.execute(self._dialect.statement(_SELECT_CONVERSATION), (str(conversation_id),))
             rows = c.fetchall()
+        return self._view(conversation_id, rows)
+
+    def read_at_head(self, conversation_id: UUID) -> tuple[ConversationView | None, int]:
+        """``read``, and the log's newest version of the conversation (0: none), in ONE
+        statement outside a transaction: a load on a fresh handle is one query (one round
+        trip), not the row's and the log's, each in a transaction of its own."""
+        dialect = self._dialect
+        params = (dialect.log_id(conversation_id), str(conversation_id))
+        with dialect.one_statement() as c:
+            c.execute(dialect.statement(_SELECT_AT_HEAD), params)
+            rows = c.fetchall()
+        return self._view(conversation_id, rows), (rows[0]["head"] or 0) if rows else 0
+
+    def _view(self, conversation_id: UUID, rows: list[Any]) -> ConversationView | None:
         if not rows:
             return None
         messages = readable(

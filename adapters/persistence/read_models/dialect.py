@@ -19,8 +19,9 @@ from __future__ import annotations
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import (
@@ -104,6 +105,14 @@ class Dialect(ABC):
     def drop_table(self, name: str) -> Any:
         """The statement that drops the table ``name`` (if it is there)."""
 
+    @abstractmethod
+    def name_log(self, events_table: str) -> None:
+        """Name the log's events table ``{events}`` in statements (it shares the database)."""
+
+    @abstractmethod
+    def log_id(self, conversation_id: UUID) -> Any:
+        """``conversation_id`` as the log's ``originator_id`` column holds it."""
+
     def run(self, c: Any, templates: Iterable[str], params: tuple[Any, ...] = ()) -> None:
         """In transaction ``c``: run each of ``templates`` (with ``params``, if any)."""
         for template in templates:
@@ -121,19 +130,37 @@ class Dialect(ABC):
     @contextmanager
     def transaction(self, *, commit: bool) -> Iterator[Any]:
         """A transaction whose driver errors are ``eventsourcing``'s, on both databases."""
-        try:
-            with self.datastore.transaction(commit=commit) as cursor:
-                yield cursor
-        except (psycopg.OperationalError, psycopg.InterfaceError) as error:
-            raise OperationalError(error) from error
-        except psycopg.IntegrityError as error:
-            raise IntegrityError(error) from error
-        except psycopg.DataError as error:
-            raise DataError(error) from error
-        except psycopg.Error as error:
-            raise PersistenceError(error) from error
-        except sqlite3.InterfaceError as error:
-            raise InterfaceError(error) from error
+        with _translated(), self.datastore.transaction(commit=commit) as cursor:
+            yield cursor
+
+    @contextmanager
+    def one_statement(self) -> Iterator[Any]:
+        """A cursor for ONE reading statement outside a transaction (driver errors as in
+        ``transaction``): a single statement reads one snapshot by itself, and on PostgreSQL
+        it is one round trip instead of three (BEGIN, the statement, ROLLBACK)."""
+        with _translated(), self._autocommit_cursor() as cursor:
+            yield cursor
+
+    @abstractmethod
+    def _autocommit_cursor(self) -> AbstractContextManager[Any]:
+        """A cursor on a pooled connection in autocommit mode."""
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Driver errors raised inside as ``eventsourcing``'s, on both databases."""
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg.InterfaceError) as error:
+        raise OperationalError(error) from error
+    except psycopg.IntegrityError as error:
+        raise IntegrityError(error) from error
+    except psycopg.DataError as error:
+        raise DataError(error) from error
+    except psycopg.Error as error:
+        raise PersistenceError(error) from error
+    except sqlite3.InterfaceError as error:
+        raise InterfaceError(error) from error
 
 
 class SQLiteDialect(Dialect):
@@ -161,6 +188,20 @@ class SQLiteDialect(Dialect):
     def statement(self, template: str) -> str:
         """``template`` with its tables named."""
         return template.format(**self._names)
+
+    @contextmanager
+    def _autocommit_cursor(self) -> Iterator[Any]:
+        """A reader connection of the pool (``eventsourcing`` keeps them in autocommit mode)."""
+        with self.datastore.get_connection(commit=False) as connection, connection.cursor() as c:
+            yield c
+
+    def name_log(self, events_table: str) -> None:
+        """Name the log's events table ``{events}`` in statements."""
+        self._names["events"] = events_table
+
+    def log_id(self, conversation_id: UUID) -> str:
+        """The log holds originator ids as 32 hex digits."""
+        return conversation_id.hex
 
     def ddl(self, template: str) -> str:
         """A DDL ``template`` with its tables, indexes and column types named."""
@@ -210,6 +251,21 @@ class PostgresDialect(Dialect):
             statement = sql.SQL(template.replace("?", "%s")).format(**self._names)
             self._cache[template] = statement
         return statement
+
+    @contextmanager
+    def _autocommit_cursor(self) -> Iterator[Any]:
+        """A pooled connection's cursor (``eventsourcing`` sets its connections to autocommit)."""
+        with self.datastore.get_connection() as connection, connection.cursor() as c:
+            yield c
+
+    def name_log(self, events_table: str) -> None:
+        """Name the log's events table ``{events}`` in statements (in the store's schema)."""
+        self._names["events"] = sql.Identifier(self.datastore.schema, events_table)
+        self._cache.clear()
+
+    def log_id(self, conversation_id: UUID) -> UUID:
+        """The log's originator ids are UUIDs."""
+        return conversation_id
 
     def ddl(self, template: str) -> sql.Composed:
         """A DDL ``template`` composed with its tables, indexes and column types."""

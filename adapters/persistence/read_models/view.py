@@ -71,6 +71,7 @@ class ReadModels(ReadModelView):
         self._list = ConversationListTable(dialect, sealed, index)
         self._quarantine = QuarantineTable(dialect, sealed)
         self._settings = SettingsTable(dialect)
+        self._log_named = False
 
     def attach_blobs(self, blobs: Any, policy: Any) -> None:
         """Keep attachments in the messages and timeline as references to ``blobs`` (the log's)."""
@@ -198,6 +199,20 @@ class ReadModels(ReadModelView):
     def conversation(self, conversation_id: UUID) -> ConversationView | None:
         """The conversation's row, or None if it was never projected."""
         return self._conversations.read(conversation_id)
+
+    def name_log(self, events_table: str) -> None:
+        """The log's events table, in this database: ``conversation_at_head`` reads it too."""
+        self.dialect.name_log(events_table)
+        self._log_named = True
+
+    def conversation_at_head(
+        self, conversation_id: UUID
+    ) -> tuple[ConversationView | None, int] | None:
+        """The conversation's row and the log's newest version of it, in one query (see
+        ``ReadModelView``); None until ``name_log`` named the log's table."""
+        if not self._log_named:
+            return None
+        return self._conversations.read_at_head(conversation_id)
 
     def history(self, conversation_id: UUID, query: HistoryQuery) -> list[TimelineEntry]:
         """Timeline entries of one conversation, in order."""

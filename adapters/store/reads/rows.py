@@ -2,9 +2,11 @@
 
 The read model keeps each conversation's messages as stored JSON, with
 redactions already applied by the projector. A read checks the log for
-newer events first (one indexed query); only then does it catch the
-projection up. The decoded rows of recently read conversations are cached
-per process, keyed by the version they were read at.
+newer events first; only then does it catch the projection up. On a
+database the row and the log's newest version are read in one statement
+(a load on a fresh handle is one query); a cached row needs only the
+check. The decoded rows of recently read conversations are cached per
+process, keyed by the version they were read at.
 """
 
 from __future__ import annotations
@@ -45,8 +47,13 @@ class MessageRows:
         cached = self._cache.get(key)
         if cached is not None and not self._log.has_events_after(key, cached[0]):
             return _decode(cached[1])
-        row = self._view.conversation(key)
-        if row is None or self._log.has_events_after(key, row.version):
+        if (at_head := self._view.conversation_at_head(key)) is not None:
+            row, head = at_head  # one query: the row and the log's newest version
+            behind = row is not None and head > row.version
+        else:
+            row = self._view.conversation(key)
+            behind = row is not None and self._log.has_events_after(key, row.version)
+        if behind or row is None:
             self._projector.catch_up()
             row = self._view.conversation(key)
             if row is None:
