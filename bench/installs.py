@@ -8,7 +8,10 @@ conversations, the store's defaults) into a fresh database, and reports
 ms/turn and its own CPU ms/turn; the order of the trees rotates each round.
 ``peer`` adds the best per-turn peer of the backend (OpenAI Agents
 ``SQLiteSession`` / ``SQLAlchemySession``). Reported: medians over rounds and
-the per-round ratios of every entry to the first one, and to the peer.
+the per-round ratios of every entry to the first one, and to the peer; then
+the same for loads (every tenth conversation read three times on a fresh
+handle after the writes: ``messages()``, or the peer's ``get_items``), p50
+and p99.
 
     git archive 0fe99f3 | (mkdir -p /tmp/before && tar -x -C /tmp/before)
     python bench/installs.py --backend sqlite --rounds 5 before=/tmp/before after=. peer
@@ -25,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from stats import median
+from stats import median, percentile
 
 PACKAGES = ("adapters", "domain", "projections")
 """The directories installed as ``chatledger.<name>`` (see pyproject's package-dir)."""
@@ -53,16 +56,19 @@ def _child(args: argparse.Namespace) -> int:
     convs = [conversation(i, args.turns) for i in range(args.conversations)]
     order = [(c.chat_id, c.turns[t]) for t in range(args.turns) for c in convs]
 
-    def run(part: ps.WriteOrder) -> ps.Timing:
+    step = max(1, args.conversations // 10)
+    samples = [convs[i].chat_id for i in range(0, args.conversations, step)] * 3
+
+    def run(part: ps.WriteOrder, loads: list[str]) -> ps.Timing:
         with fresh_db(args.backend, args.postgres_url, name="installs") as db:
             if args.peer:
                 if args.backend == "sqlite":
-                    return ps.run_sqlite_session(db, part, [], False)
-                return ps.run_sqlalchemy_session(db, part, [], False)
-            return ps.run_chatledger(db, part, [])
+                    return ps.run_sqlite_session(db, part, loads, False)
+                return ps.run_sqlalchemy_session(db, part, loads, False)
+            return ps.run_chatledger(db, part, loads)
 
-    run(order[:4])  # imports and first use stay out of the measurement
-    timing = run(order)
+    run(order[:4], [order[0][0]])  # imports and first use stay out of the measurement
+    timing = run(order, samples)
     import importlib
 
     # by import path, like storeapi: mypy does not see the editable install
@@ -73,6 +79,8 @@ def _child(args: argparse.Namespace) -> int:
                 "ms": timing.seconds * 1000 / timing.turns,
                 "cpu": timing.cpu_seconds * 1000 / timing.turns,
                 "load": os.getloadavg()[0],
+                "load_p50": percentile(timing.load_ms, 50),
+                "load_p99": percentile(timing.load_ms, 99),
                 "imported": str(Path(codec.__file__).resolve().parents[2]),
             }
         )
@@ -156,6 +164,28 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(_ratio([a["cpu"] / b["cpu"] for a, b in zip(rows, base, strict=True)]))
             else:
                 cells += ["-", "-"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(
+        f"\nLoad (each of {min(args.conversations, 10)} conversations read 3 times on a fresh"
+        " handle after the writes): ms, median (min-max) over rounds, and ratios per round\n"
+    )
+    print(f"| entry | load p50 ms | load p99 ms | p50 / {first} | p50 / peer |")
+    print("|---|---|---|---|---|")
+    for name, _ in entries:
+        rows = results[name]
+        p50, p99 = [x["load_p50"] for x in rows], [x["load_p99"] for x in rows]
+        cells = [
+            f"{median(p50):.3f} ({min(p50):.3f}-{max(p50):.3f})",
+            f"{median(p99):.3f} ({min(p99):.3f}-{max(p99):.3f})",
+        ]
+        for other in (first, "peer"):
+            if other in results:
+                base = results[other]
+                cells.append(
+                    _ratio([a["load_p50"] / b["load_p50"] for a, b in zip(rows, base, strict=True)])
+                )
+            else:
+                cells.append("-")
         print(f"| {name} | " + " | ".join(cells) + " |")
     loads = [x["load"] for rows in results.values() for x in rows]
     print(f"\n1-minute load average at the measurements: {min(loads):.1f}-{max(loads):.1f}")
