@@ -176,6 +176,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "cpu_ms_turn": timing.cpu_seconds * 1000 / timing.turns,
                     "kb_turn": kb,
                     "load_p50": percentile(timing.load_ms, 50),
+                    "load_p99": percentile(timing.load_ms, 99),
                 }
                 cpu_ms = entry[name]["cpu_ms_turn"]
                 log(
@@ -184,6 +185,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             entry["load_after"] = os.getloadavg()
             result["rounds"].append(entry)
     return result
+
+
+def _ratio(xs: list[float]) -> str:
+    return f"{median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
 
 
 def _fmt(x: float) -> str:
@@ -207,8 +212,8 @@ def markdown(result: dict[str, Any]) -> str:
             f"**{backend}**, {len(rounds)} rounds (1-min load average before->after each: {loads})",
             "",
             "| store | ms/turn | chatledger / it | CPU ms/turn (this process) | chatledger / it, CPU"
-            " | KB/turn | load p50 ms |",
-            "|---|---|---|---|---|---|---|",
+            " | KB/turn | load p50 ms | load p99 ms | load p50, chatledger / it |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for name in names:
             ms = [e[name]["ms_turn"] for e in rounds]
@@ -221,11 +226,14 @@ def markdown(result: dict[str, Any]) -> str:
             ]
             kb = [e[name]["kb_turn"] for e in rounds]
             p50 = [e[name]["load_p50"] for e in rounds]
+            p99 = [e[name].get("load_p99", float("nan")) for e in rounds]
+            load_ratio = [e["chatledger"]["load_p50"] / e[name]["load_p50"] for e in rounds]
             lines.append(
                 f"| {name} | {_fmt(median(ms))} ({_fmt(min(ms))}-{_fmt(max(ms))}) | "
                 f"{median(ratio):.2f} | {_fmt(median(cpu))} | "
                 f"{median(cpu_ratio) if cpu_ratio else 0:.2f} | {median(kb):.2f} | "
-                f"{median(p50):.2f} |"
+                f"{median(p50):.2f} ({min(p50):.2f}-{max(p50):.2f}) | {median(p99):.2f} | "
+                f"{_ratio(load_ratio)} |"
             )
         lines.append("")
     for what, why in result["skipped"].items():
