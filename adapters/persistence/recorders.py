@@ -20,6 +20,7 @@ from eventsourcing.persistence import (
     InterfaceError,
     Notification,
     OperationalError,
+    PersistenceError,
     ProgrammingError,
     StoredEvent,
 )
@@ -167,6 +168,9 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
         """Called once a commit is done, before listeners are woken, with its stored events and
         their positions (in-process followers mark what they are fed: ``Fanout``)."""
+        self.marking: list[Callable[[Sequence[Any]], bool]] = []
+        """Whether an ``on_inserted`` hook marks some of a commit's events (``Fanout.feeds``):
+        its NOTIFY then waits for the hooks; otherwise it goes with the commit."""
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
@@ -179,16 +183,30 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         commit, see the class docstring) are queued and sent with one sync;
         only a chain link not in ``heads`` (a read) waits in between. A failed
         statement skips the rest (the COMMIT and the NOTIFY with it) and the
-        transaction is rolled back.
+        transaction is rolled back. When this process follows one of the
+        conversations written (``marking``), the NOTIFY waits for the
+        ``on_inserted`` hooks instead, sent on its own as before.
         """
         new_heads: dict[Any, tuple[int, bytes]] = {}
         kwargs["new_heads"] = new_heads
-        ids = self._insert_in_one_trip(stored_events, **kwargs) if stored_events else []
+        late = any(marks(stored_events) for marks in self.marking)
+        notify = self.wake_listeners and not late
+        ids = self._insert_in_one_trip(stored_events, notify, **kwargs) if stored_events else []
         self.heads.update(new_heads)
-        _inserted(self.on_inserted, stored_events, ids)
+        _inserted(self.on_inserted, stored_events, ids)  # before a late NOTIFY wakes listeners
+        if late and self.wake_listeners:
+            self._wake_listeners()
         return ids
 
-    def _insert_in_one_trip(self, stored_events: Any, **kwargs: Any) -> list[int]:
+    def _wake_listeners(self) -> None:
+        """NOTIFY the channel after the commit; a lost one only delays readers (they re-check on their own)."""
+        try:
+            with self.datastore.get_connection() as conn:
+                conn.execute(self._notify)  # a transaction that writes nothing: no flush
+        except PersistenceError:
+            pass  # the events are committed; listeners poll as well
+
+    def _insert_in_one_trip(self, stored_events: Any, notify: bool, **kwargs: Any) -> list[int]:
         with self.datastore.get_connection() as conn:
             assert conn.autocommit
             curs = conn.cursor()
@@ -199,7 +217,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                         self._insert_events(first, stored_events, **kwargs)
                     self._insert_stored_events(curs, stored_events, **kwargs)
                     conn.execute(_COMMIT)
-                    if self.wake_listeners:
+                    if notify:
                         conn.execute(self._notify)
                 ids = [row["notification_id"] for row in curs.fetchall()]
             except BaseException:
