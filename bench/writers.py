@@ -92,7 +92,7 @@ def _lock_the_table(store: Any) -> None:
     recorder._notify_channel = lambda curs: PostgresApplicationRecorder._notify_channel(
         recorder, curs
     )
-    recorder._wake_listeners = lambda: None
+    recorder.wake_listeners = False
 
 
 def _writer(

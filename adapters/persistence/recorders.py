@@ -21,12 +21,14 @@ from eventsourcing.persistence import (
     Notification,
     OperationalError,
     PersistenceError,
+    ProgrammingError,
     StoredEvent,
 )
 from eventsourcing.postgres import PostgresApplicationRecorder
 from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 
 from chatledger.adapters.persistence.blobs import postgres_blob_ddl, sqlite_blob_ddl
 from chatledger.adapters.persistence.chain import (
@@ -53,6 +55,8 @@ __all__ = [
 ]
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_BEGIN, _COMMIT = sql.SQL("BEGIN"), sql.SQL("COMMIT")
+_IDLE = TransactionStatus.IDLE
 
 
 def _snapshots(kwargs: dict[str, Any]) -> list[StoredEvent]:
@@ -137,8 +141,8 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
     commit out of order, and the feed (``select_notifications``,
     ``max_notification_id``) reads them so that no reader passes a position
     that could still be filled (``chatledger.adapters.persistence.feed``).
-    The NOTIFY that wakes listeners is sent after the commit, on its own (a
-    transaction with nothing to flush, about as cheap as ``SELECT 1``):
+    The NOTIFY that wakes listeners follows the COMMIT as a transaction of
+    its own (nothing to flush, about as cheap as ``SELECT 1``), sent with it:
     inside the transaction it would hold PostgreSQL's server-wide NOTIFY lock
     through the commit's flush to disk, which serialises commits again.
     """
@@ -164,19 +168,35 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
         """Called once a commit is done, before listeners are woken, with its stored events and
         their positions (in-process followers mark what they are fed: ``Fanout``)."""
+        self.marking: list[Callable[[Sequence[Any]], bool]] = []
+        """Whether an ``on_inserted`` hook marks some of a commit's events (``Fanout.feeds``):
+        its NOTIFY then waits for the hooks; otherwise it goes with the commit."""
 
+    @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
-        """Insert in one transaction; remember the new chain heads once it committed."""
+        """Insert in one transaction, sent in one round trip; remember the new chain heads.
+
+        eventsourcing's pipeline waits for the server five times a commit
+        (after BEGIN, after the INSERT, twice more around the COMMIT) and the
+        NOTIFY after it took a sixth, on a connection of its own. Here BEGIN,
+        the writes, COMMIT and the NOTIFY (its own transaction after the
+        commit, see the class docstring) are queued and sent with one sync;
+        only a chain link not in ``heads`` (a read) waits in between. A failed
+        statement skips the rest (the COMMIT and the NOTIFY with it) and the
+        transaction is rolled back. When this process follows one of the
+        conversations written (``marking``), the NOTIFY waits for the
+        ``on_inserted`` hooks instead, sent on its own as before.
+        """
         new_heads: dict[Any, tuple[int, bytes]] = {}
         kwargs["new_heads"] = new_heads
-        ids = super().insert_events(stored_events, **kwargs)
+        late = any(marks(stored_events) for marks in self.marking)
+        notify = self.wake_listeners and not late
+        ids = self._insert_in_one_trip(stored_events, notify, **kwargs) if stored_events else []
         self.heads.update(new_heads)
-        _inserted(self.on_inserted, stored_events, ids)  # before the listeners are woken
-        self._wake_listeners()
+        _inserted(self.on_inserted, stored_events, ids)  # before a late NOTIFY wakes listeners
+        if late and self.wake_listeners:
+            self._wake_listeners()
         return ids
-
-    def _notify_channel(self, curs: Any) -> None:
-        """Nothing inside the transaction (see ``_wake_listeners``)."""
 
     def _wake_listeners(self) -> None:
         """NOTIFY the channel after the commit; a lost one only delays readers (they re-check on their own)."""
@@ -185,6 +205,36 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                 conn.execute(self._notify)  # a transaction that writes nothing: no flush
         except PersistenceError:
             pass  # the events are committed; listeners poll as well
+
+    def _insert_in_one_trip(self, stored_events: Any, notify: bool, **kwargs: Any) -> list[int]:
+        with self.datastore.get_connection() as conn:
+            assert conn.autocommit
+            curs = conn.cursor()
+            try:
+                with conn.pipeline():  # sent and synced as the block ends: a failure raises there
+                    conn.execute(_BEGIN)
+                    with conn.cursor() as first:
+                        self._insert_events(first, stored_events, **kwargs)
+                    self._insert_stored_events(curs, stored_events, **kwargs)
+                    conn.execute(_COMMIT)
+                    if notify:
+                        conn.execute(self._notify)
+                ids = [row["notification_id"] for row in curs.fetchall()]
+            except BaseException:
+                if conn.info.transaction_status != _IDLE:
+                    conn.rollback()
+                raise
+            finally:
+                curs.close()
+        if len(ids) != len(stored_events):
+            raise ProgrammingError(f"{len(ids)} positions for {len(stored_events)} events")
+        return ids
+
+    wake_listeners = True
+    """Send the NOTIFY that wakes listeners after each commit (False: they only poll)."""
+
+    def _notify_channel(self, curs: Any) -> None:
+        """Nothing inside the transaction (the NOTIFY follows the COMMIT: see the class docstring)."""
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def select_notifications(

@@ -14,7 +14,9 @@ The store's ``News`` hub still watches the log, for the events of other
 processes. It does not wake a feed for an event that was fed to it
 (``Fanout.was_fed``): that would be a read of the log finding nothing new.
 The recorder marks those events (``Fanout.inserted``) before it wakes the
-listeners (PostgreSQL's NOTIFY), so the hub never sees them unmarked.
+listeners (PostgreSQL's NOTIFY), so the hub never sees them unmarked: a
+commit of a conversation fed here (``Fanout.feeds``) sends its NOTIFY after
+the marks, any other sends it with the commit itself.
 """
 
 from __future__ import annotations
@@ -78,6 +80,13 @@ class Fanout:
         for loop, handed in by_loop.items():
             with contextlib.suppress(RuntimeError):  # a closed loop: its followers are gone
                 loop.call_soon_threadsafe(_hand_over, handed)
+
+    def feeds(self, stored_events: Sequence[Any]) -> bool:
+        """Whether a feed here takes some of these events (the recorder's ``marking``: their
+        NOTIFY then waits for ``inserted``). Read without the lock: a feed added meanwhile
+        reads the log first, and a wake-up it did not need costs one read."""
+        feeds = self._feeds
+        return bool(feeds) and any(stored.originator_id in feeds for stored in stored_events)
 
     def inserted(self, stored_events: Sequence[Any], positions: Sequence[int]) -> None:
         """The recorder's hook, once a commit is done and before listeners are woken: the

@@ -138,6 +138,9 @@ class News:
         inserted = getattr(getattr(log, "recorder", None), "on_inserted", None)
         if inserted is not None:  # the database recorders (not memory)
             inserted.append(self.fanout.inserted)
+        marking = getattr(getattr(log, "recorder", None), "marking", None)
+        if marking is not None:  # PostgreSQL: a NOTIFY waits for the marks when it must
+            marking.append(self.fanout.feeds)
 
     @property
     def followers(self) -> int:
