@@ -45,21 +45,7 @@ keys = st.sampled_from(
 @st.composite
 def framing(draw: st.DrawFn) -> dict[str, Any]:
     """A framing chunk, most often with its usual keys only."""
-    kind = draw(
-        st.sampled_from(
-            [
-                "start",
-                "start-step",
-                "text-start",
-                "text-end",
-                "reasoning-start",
-                "reasoning-end",
-                "finish-step",
-                "finish",
-                "tool-input-start",
-            ]
-        )
-    )
+    kind = draw(st.sampled_from(sorted(usual_chunks._FRAMING)))
     chunk: dict[str, Any] = {"type": kind}
     if kind in ("text-start", "text-end", "reasoning-start", "reasoning-end"):
         chunk["id"] = draw(st.sampled_from(["t1", "t2"]) | strings)
