@@ -85,8 +85,13 @@ def test_the_notify_waits_for_the_marks_when_this_process_follows(
     for listener in _listener(pg_store):
         seen_in_hook: list[int] = []
 
-        def hook(events: Sequence[Any], positions: Sequence[int]) -> None:
-            seen_in_hook.append(len(list(listener.notifies(timeout=0.5, stop_after=1))))
+        def hook(
+            events: Sequence[Any],
+            positions: Sequence[int],
+            listener: Any = listener,
+            seen: list[int] = seen_in_hook,
+        ) -> None:
+            seen.append(len(list(listener.notifies(timeout=0.5, stop_after=1))))
 
         recorder.marking.append(lambda events: True)
         recorder.on_inserted.append(hook)
