@@ -55,8 +55,11 @@ __all__ = [
 ]
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-_BEGIN, _COMMIT = sql.SQL("BEGIN"), sql.SQL("COMMIT")
+_BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
 _IDLE = TransactionStatus.IDLE
+SESSION_LOCK_TIMEOUT = "_chatledger_session_lock_timeout"
+"""Set (True) on a datastore whose connections start with its ``lock_timeout``
+(``PostgresFactory``): its writers then need no ``SET LOCAL lock_timeout`` a transaction."""
 
 
 def _snapshots(kwargs: dict[str, Any]) -> list[StoredEvent]:
@@ -151,8 +154,12 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         super().__init__(datastore, **kwargs)
         self.feed = Feed(datastore, self.events_table_name)
         """The gap-safe reading of the events table (its ``settle_seconds`` bounds a read's wait)."""
-        self.lock_table_statements = self.lock_table_statements[:1]  # lock_timeout, no LOCK TABLE
+        # No LOCK TABLE; the lock_timeout a transaction, unless every connection starts with it.
+        session_timeout = getattr(datastore, SESSION_LOCK_TIMEOUT, False)
+        self.lock_table_statements = [] if session_timeout else self.lock_table_statements[:1]
         self._notify = sql.SQL("NOTIFY {}").format(sql.Identifier(self.channel_name))
+        self._rendered: dict[str, bytes] = {}
+        self._rendered_notify: tuple[sql.Composable, bytes] | None = None
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
@@ -206,10 +213,29 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         except PersistenceError:
             pass  # the events are committed; listeners poll as well
 
+    def _bytes(self, name: str, statement: Callable[[], sql.Composable], conn: Any) -> bytes:
+        """The ``statement()`` named ``name`` as the server receives it, rendered once (psycopg
+        would compose and render it again at every execution: dozens of microseconds a commit)."""
+        rendered = self._rendered.get(name)
+        if rendered is None:
+            rendered = self._rendered[name] = statement().as_bytes(conn)
+        return rendered
+
+    def _notify_bytes(self, conn: Any) -> bytes:
+        """``_notify`` rendered, once for each statement set there."""
+        cached = self._rendered_notify
+        if cached is None or cached[0] is not self._notify:
+            cached = self._rendered_notify = (self._notify, self._notify.as_bytes(conn))
+        return cached[1]
+
     def _insert_in_one_trip(self, stored_events: Any, notify: bool, **kwargs: Any) -> list[int]:
         with self.datastore.get_connection() as conn:
             assert conn.autocommit
             curs = conn.cursor()
+            if not isinstance(self.insert_events_statement, bytes):
+                self.insert_events_statement = self._bytes(  # type: ignore[assignment]
+                    "insert", lambda: self.insert_events_statement, conn
+                )
             try:
                 with conn.pipeline():  # sent and synced as the block ends: a failure raises there
                     conn.execute(_BEGIN)
@@ -218,7 +244,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                     self._insert_stored_events(curs, stored_events, **kwargs)
                     conn.execute(_COMMIT)
                     if notify:
-                        conn.execute(self._notify)
+                        conn.execute(self._notify_bytes(conn))
                 ids = [row["notification_id"] for row in curs.fetchall()]
             except BaseException:
                 if conn.info.transaction_status != _IDLE:
@@ -284,9 +310,17 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         if also is not None:
             also(curs)
         for snapshot in _snapshots(kwargs):
-            table = sql.Identifier(self.datastore.schema, kwargs["snapshot_table"])
+            name = kwargs["snapshot_table"]
+            table = sql.Identifier(self.datastore.schema, name)
+            conn = curs.connection
             curs.execute(
-                sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(table),
+                self._bytes(
+                    f"insert {name}",
+                    lambda table=table: sql.SQL("INSERT INTO {} VALUES (%s, %s, %s, %s)").format(
+                        table
+                    ),
+                    conn,
+                ),
                 (
                     snapshot.originator_id,
                     snapshot.originator_version,
@@ -295,9 +329,13 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                 ),
             )
             curs.execute(
-                sql.SQL(
-                    "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
-                ).format(table),
+                self._bytes(
+                    f"prune {name}",
+                    lambda table=table: sql.SQL(
+                        "DELETE FROM {} WHERE originator_id = %s AND originator_version < %s"
+                    ).format(table),
+                    conn,
+                ),
                 (snapshot.originator_id, snapshot.originator_version),
             )
 
@@ -365,10 +403,15 @@ class PostgresFactory(postgres.PostgresFactory):
         kwargs = self.datastore.pool.kwargs
         assert isinstance(kwargs, dict)  # eventsourcing gives the pool a plain dict
         kwargs["prepare_threshold"] = None
+        # Every connection starts with the store's lock_timeout (what eventsourcing sets with
+        # SET LOCAL in each write transaction: one statement a commit fewer; see the recorder).
+        options = [f"-c lock_timeout={int(self.datastore.lock_timeout)}s"]
         # ?synchronous_commit= in the store URL (see config.SYNCHRONOUS_COMMIT_MODES).
         mode = self.env.get("POSTGRES_SYNCHRONOUS_COMMIT") or "on"
         if mode != "on":
-            kwargs["options"] = f"-c synchronous_commit={mode}"
+            options.append(f"-c synchronous_commit={mode}")
+        kwargs["options"] = " ".join(options)
+        setattr(self.datastore, SESSION_LOCK_TIMEOUT, True)
 
 
 def _inserted(

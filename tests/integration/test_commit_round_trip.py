@@ -102,3 +102,21 @@ def test_the_notify_waits_for_the_marks_when_this_process_follows(
             recorder.marking.pop()
         assert seen_in_hook == [0], "the NOTIFY was sent before the hooks ran"
         assert len(list(listener.notifies(timeout=10, stop_after=1))) == 1
+
+
+
+def test_writes_run_with_the_stores_lock_timeout(postgres_backend: Backend) -> None:
+    """Every connection of the store starts with its ``POSTGRES_LOCK_TIMEOUT``, so a commit
+    sends no ``SET LOCAL lock_timeout`` of its own and still runs with it."""
+    from chatledger.adapters.bootstrap import StoreOptions
+    from chatledger.adapters.store.store import open_store
+
+    store = open_store(postgres_backend.url, StoreOptions(env={"POSTGRES_LOCK_TIMEOUT": "7"}))
+    postgres_backend.stores.append(store)
+    store.start_conversation("c", actor=USER)
+    store.append_message("c", _message("one", "m1"), actor=USER)
+    recorder: Any = store.log.recorder
+    with recorder.datastore.get_connection() as conn:
+        assert conn.execute("SHOW lock_timeout").fetchone()["lock_timeout"] == "7s"
+    assert recorder.lock_table_statements == []  # no SET LOCAL a commit
+    assert [m["id"] for m in store.messages("c")] == ["m1"]
