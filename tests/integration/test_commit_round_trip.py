@@ -104,7 +104,6 @@ def test_the_notify_waits_for_the_marks_when_this_process_follows(
         assert len(list(listener.notifies(timeout=10, stop_after=1))) == 1
 
 
-
 def test_writes_run_with_the_stores_lock_timeout(postgres_backend: Backend) -> None:
     """Every connection of the store starts with its ``POSTGRES_LOCK_TIMEOUT``, so a commit
     sends no ``SET LOCAL lock_timeout`` of its own and still runs with it."""
@@ -120,3 +119,31 @@ def test_writes_run_with_the_stores_lock_timeout(postgres_backend: Backend) -> N
         assert conn.execute("SHOW lock_timeout").fetchone()["lock_timeout"] == "7s"
     assert recorder.lock_table_statements == []  # no SET LOCAL a commit
     assert [m["id"] for m in store.messages("c")] == ["m1"]
+
+
+def test_a_snapshot_replaces_the_older_one(pg_store: ConversationStore) -> None:
+    """The statement writing a conversation's snapshot drops its older one: one row is left,
+    the newest, and the conversation loads from it as from its events."""
+    store = pg_store
+    recorder: Any = store.log.recorder
+    key = conversation_id(store.tenant, "c")
+    for turn in range(8):
+        stream = store.open_stream(
+            "c", actor="agent:bot", user_message=_message(f"q{turn}", f"u{turn}"), user_actor=USER
+        )
+        stream.append({"type": "start", "messageId": f"a{turn}"})
+        stream.append({"type": "text-start", "id": "t"})
+        stream.append({"type": "text-delta", "id": "t", "delta": f"answer {turn}"})
+        stream.append({"type": "text-end", "id": "t"})
+        stream.append({"type": "finish"})
+        stream.close(outcome="finished")
+    with recorder.datastore.get_connection() as conn:
+        rows = conn.execute(
+            sql.SQL("SELECT originator_version FROM {} WHERE originator_id = %s").format(
+                sql.Identifier(recorder.datastore.schema, "chatledger_snapshots")
+            ),
+            (key,),
+        ).fetchall()
+    assert len(rows) == 1
+    assert rows[0]["originator_version"] > 12  # more than one was taken: each replaced the last
+    assert [m["id"] for m in store.messages("c")][-2:] == ["u7", "a7"]
