@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from eventsourcing import postgres, sqlite
@@ -348,10 +349,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             curs.execute(
                 self._bytes(
                     f"replace {name}",
-                    lambda table=table: sql.SQL(
-                        "WITH pruned AS (DELETE FROM {} WHERE originator_id = %s AND "
-                        "originator_version < %s) INSERT INTO {} VALUES (%s, %s, %s, %s)"
-                    ).format(table, table),
+                    partial(_replace_snapshot, table),
                     curs.connection,
                 ),
                 (
@@ -437,6 +435,14 @@ class PostgresFactory(postgres.PostgresFactory):
             options.append(f"-c synchronous_commit={mode}")
         kwargs["options"] = " ".join(options)
         setattr(self.datastore, SESSION_LOCK_TIMEOUT, True)
+
+
+def _replace_snapshot(table: sql.Identifier) -> sql.Composed:
+    """Write a snapshot (its id and version twice, then topic and state) and drop the older ones."""
+    return sql.SQL(
+        "WITH pruned AS (DELETE FROM {} WHERE originator_id = %s AND "
+        "originator_version < %s) INSERT INTO {} VALUES (%s, %s, %s, %s)"
+    ).format(table, table)
 
 
 def _inserted(
