@@ -147,3 +147,28 @@ def test_a_snapshot_replaces_the_older_one(pg_store: ConversationStore) -> None:
     assert len(rows) == 1
     assert rows[0]["originator_version"] > 12  # more than one was taken: each replaced the last
     assert [m["id"] for m in store.messages("c")][-2:] == ["u7", "a7"]
+
+
+@pytest.mark.parametrize("count", [3, 40])
+def test_a_commits_positions_are_its_events_in_order(
+    pg_store: ConversationStore, count: int
+) -> None:
+    """Few events go as one ``VALUES`` insert, many (a large group commit) as eventsourcing's
+    ``unnest``: either way each event gets its position, in the order given, and reads back."""
+    from eventsourcing.persistence import StoredEvent
+
+    recorder: Any = pg_store.log.recorder
+    key = uuid.uuid4()
+    events = [
+        StoredEvent(originator_id=key, originator_version=v, topic="t", state=b"\x00{}%d" % v)
+        for v in range(1, count + 1)
+    ]
+    positions = recorder.insert_events(events)
+    assert len(positions) == count and positions == sorted(positions)
+    stored = recorder.select_events(key)
+    assert [e.originator_version for e in stored] == list(range(1, count + 1))
+    assert all(e.state.endswith(b"{}%d" % e.originator_version) for e in stored)
+    found = recorder.select_notifications(positions[0], count)
+    assert [(n.id, n.originator_version) for n in found] == list(
+        zip(positions, range(1, count + 1), strict=True)
+    )
