@@ -8,6 +8,7 @@ and ``StreamWriter`` implements it.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -19,8 +20,8 @@ from eventsourcing.persistence import StoredEvent
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 
 __all__ = [
-    "GROUP_WINDOW",
     "LINGER",
+    "RECHECK",
     "Flusher",
     "GroupCommitter",
     "GroupMember",
@@ -28,9 +29,9 @@ __all__ = [
     "commit_group",
 ]
 
-GROUP_WINDOW = 0.2
-"""Share of ``max_delay``: a wake of the thread also takes every batch due within that much
-(10 ms at the default), so streams commit together instead of waking the thread each."""
+RECHECK = 0.05
+"""Share of ``max_delay`` after which a writer busy in a call of its own at a tick is checked
+again (2.5 ms at the default): it may buffer a batch due before the next tick."""
 
 LINGER = 1.0
 """Seconds the thread keeps ticking after the last open stream closed before it sleeps until
@@ -77,7 +78,7 @@ class GroupMember(Protocol):
     def join_group(self, now: float, ahead: float) -> tuple[Taken | None, float | None]:
         """Held: what the member gives the group due at ``now`` (None: nothing due, or it
         committed alone), and when what it still buffers is due (or None): a batch due
-        within ``ahead`` of ``now`` joins."""
+        within ``ahead`` of ``now`` joins (``math.inf``: any batch buffered)."""
 
     def mark_stale(self) -> None:
         """Held: the member's conversation may be ahead of the log; reload before its next commit."""
@@ -105,12 +106,13 @@ class Flusher:
     in time), or when its batch ended by a boundary chunk has settled
     (``due_at`` wakes it at that moment). A commit so starts ``max_delay *
     COMMIT_BUDGET`` before the chunk is ``max_delay`` old, and has ended by
-    then. At each wake it takes every writer whose batch is due within
-    ``max_delay * GROUP_WINDOW``, or whose lease needs renewing
-    (``StreamWriter.renew_if_idle``), and records all their events in ONE
-    transaction (*group commit*): at N live streams the process commits at
-    most 1 / (``max_delay * GROUP_WINDOW``) times a second (streams committed
-    together are due together again) instead of about N / ``commit_age``. A batch
+    then. A tick at which some writer's batch is due, or its lease needs
+    renewing (``StreamWriter.renew_if_idle``), takes every writer's buffered
+    batch, due or not, and records all their events in ONE transaction
+    (*group commit*): the streams so begin their next batches together and
+    are due together again, and at N live streams the process commits about
+    once per ``commit_age`` instead of N times that (a transaction costs far
+    more than a member of one). A tick at which none is due takes none. A batch
     due a snapshot is committed on its own (with its snapshot). If the
     group's transaction fails (another process wrote one of the
     conversations meanwhile, or the database failed), each member is
@@ -120,7 +122,7 @@ class Flusher:
     ``append()`` still commits by itself when its oldest chunk reaches
     ``BatchPolicy.overdue_age`` (the flusher fell behind, or the writer was
     busy at the tick). A writer busy in a call of its own at the tick is
-    left to that call, and checked again ``max_delay * GROUP_WINDOW`` later.
+    left to that call, and checked again ``max_delay * RECHECK`` later.
     """
 
     def __init__(
@@ -128,8 +130,8 @@ class Flusher:
     ) -> None:
         self._period = max(min(max_delay, renew_every(lease_seconds)) / 2, 0.001)
         """Seconds between checks when no writer is due sooner (a new batch is due later)."""
-        self._window = max_delay * GROUP_WINDOW
-        """Seconds ahead a wake also takes the batches due (see ``GROUP_WINDOW``)."""
+        self._recheck = max_delay * RECHECK
+        """Seconds after which a writer busy at a tick is checked again."""
         self._next: float | None = None
         """The earliest moment a writer asked to be checked at (see ``due_at``)."""
         self._wakes_at = 0.0
@@ -266,26 +268,46 @@ class Flusher:
             pending = [moment for writer in writers if (moment := writer.flush_if_due(now))]
             return min(pending, default=None)
         members: list[tuple[GroupMember, Taken]] = []
+        waiting: list[tuple[GroupMember, float]] = []
         pending = []
         for member in writers:
             # Never wait for a writer: one busy in a call of its own commits what is due
             # itself. Not waiting also means no lock order to keep between writers.
             if not member.try_hold():
-                pending.append(now + self._window)  # look again soon: it may buffer chunks
+                pending.append(now + self._recheck)  # it may buffer a batch due before long
                 continue
-            try:
-                taken, moment = member.join_group(now, self._window)
-                if taken is not None:
-                    members.append((member, taken))
-                if moment is not None:
-                    pending.append(moment)
-            except Exception:  # e.g. a fold that failed: reload at the writer's next call
-                member.mark_stale()
-            finally:
-                member.release()
+            moment = _join(member, now, 0.0, members)
+            if moment is not None:
+                waiting.append((member, moment))
         if members:
+            # A transaction is due: every batch buffered joins it (a member costs far less
+            # than a transaction), so the streams stay in step, due together next time.
+            for member, _ in waiting:
+                if not member.try_hold():
+                    pending.append(now + self._recheck)
+                elif (later := _join(member, now, math.inf, members)) is not None:
+                    pending.append(later)
             commit_group(members)
+        else:
+            pending += [moment for _, moment in waiting]
         return min(pending, default=None)
+
+
+def _join(
+    member: GroupMember, now: float, ahead: float, members: list[tuple[GroupMember, Taken]]
+) -> float | None:
+    """Held (released here): add what ``member`` gives the group due at ``now`` to
+    ``members``; when what it still buffers is due (None: nothing)."""
+    try:
+        taken, moment = member.join_group(now, ahead)
+        if taken is not None:
+            members.append((member, taken))
+        return moment
+    except Exception:  # e.g. a fold that failed: reload at the writer's next call
+        member.mark_stale()
+        return None
+    finally:
+        member.release()
 
 
 def commit_group(members: list[tuple[GroupMember, Taken]]) -> None:
