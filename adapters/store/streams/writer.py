@@ -225,8 +225,8 @@ class StreamWriter(StreamCommitter):
         None; and when what it still buffers is due (the flusher wakes then), or None.
 
         A batch is due when its oldest chunk would be ``commit_age`` old within
-        ``ahead`` (the flusher's grouping window: a batch due that soon joins the
-        group now rather than waking the thread again), or when its boundary settled; a
+        ``ahead`` (the flusher asks with 0, then, once a group is due, with
+        ``math.inf``: every buffered batch joins it), or when its boundary settled; a
         lease when nothing was committed for a third of it. A batch due a
         snapshot joins with its snapshot (encoded here; in memory it commits
         alone), and a writer left stale by a failed commit commits alone
