@@ -112,9 +112,10 @@ class ConversationStore(ChatSurface):
         how long a stream this store opens stays open with nothing written to it: the
         writer renews it while alive, and once a dead writer's lease has run out any
         process closes the stream as ``interrupted`` (docs/behaviour.md §7.1).
-        Chunks are committed when the oldest buffered one is ``batch_ms`` old (what a
-        ``kill -9`` may lose), when ``batch_chunks`` are buffered (a cap), and after
-        boundary chunks (see ``BatchPolicy``). ``sign_writes`` (a seal key; default: the
+        Chunks are committed within ``batch_ms`` of their append (what a ``kill -9``
+        may lose: the commit starts when the oldest buffered one is 70% of that old),
+        when ``batch_chunks`` are buffered (a cap), and after boundary chunks (see
+        ``BatchPolicy``). ``sign_writes`` (a seal key; default: the
         seal key of the environment when ``CHATLEDGER_SIGN_WRITES=1``) signs each commit's
         chain heads, so that ``verify`` with the key names events appended after the newest
         seal without it (``chatledger.domain.signed_writes``). ``owner_claim_limit_seconds``

@@ -23,7 +23,11 @@ import pytest
 from chatledger import ChatLedgerError, ConversationStore, Verdict
 from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.store.store import open_store
-from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
+from chatledger.adapters.store.streams.policy import (
+    COMMIT_BUDGET,
+    DEFAULT_BATCH_CHUNKS,
+    BatchPolicy,
+)
 from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
 from chatledger.domain.errors import StoreConfigurationError
 from tests.integration.conftest import Backend
@@ -374,3 +378,35 @@ def test_snapshots_are_spaced_from_the_last_one_not_also_at_every_multiple(
     assert min(gaps) >= SNAPSHOT_CLOSE_AFTER, taken
     replayed, loaded = replay_from_scratch(store, "chat"), load_with_snapshots(store, "chat")
     assert loaded.state.to_json() == replayed.state.to_json()
+
+
+def test_a_batch_begun_right_after_a_tick_is_committed_with_the_commit_budget_left(
+    backend: Backend,
+) -> None:
+    """A chunk is durable within ``batch_ms``: its batch is taken when the chunk is
+    ``commit_age`` old (``batch_ms`` less the commit budget), at the moment the flusher asks
+    to be woken, not at a tick up to ``batch_ms`` later (then the commit ended past the bound).
+    Worst case: the chunk is appended right after a tick. The ticks run at explicit moments
+    (``commit_due(now)``), following the flusher's own schedule; its thread is stopped."""
+    store = backend.open(batch_chunks=1000, batch_ms=60_000)  # the moments decide, not the clock
+    policy = BatchPolicy(max_delay=60.0)
+    reader = backend.other_store(store)
+    flusher = store._services.flusher
+    flusher.stop()  # no thread: only the ticks below commit
+    store.start_conversation("chat")
+    stream = store.open_stream("chat", user_message=_user("u1"))
+    tick = time.monotonic()
+    assert flusher.commit_due(tick) is None  # a tick, nothing buffered
+    stream.append({"type": "start"})
+    now, taken_at = tick, None
+    for _ in range(1000):
+        due = flusher.commit_due(now)
+        if stored_chunk_count(reader, "chat"):
+            taken_at = now
+            break
+        now = min(due if due is not None else float("inf"), now + flusher._period)
+    assert taken_at is not None
+    age = taken_at - tick  # at least the chunk's age (it was appended after the tick)
+    assert policy.commit_age <= age <= policy.commit_age + 1.0  # not before: a due one is alone
+    assert policy.commit_age <= policy.max_delay * (1 - COMMIT_BUDGET)
+    stream.close()

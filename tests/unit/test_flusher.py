@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from chatledger.adapters.store.streams.flusher import Flusher, GroupMember, Taken
+from chatledger.adapters.store.streams.flusher import RECHECK, Flusher, GroupMember, Taken
 from chatledger.domain.errors import ConcurrentWriteError
 
 
@@ -39,6 +39,7 @@ class FakeMember:
         join_raises: bool = False,
         settles_at: float | None = None,
         snapshot: Any = None,
+        due_at: float | None = None,
     ) -> None:
         self.name = name
         self.key = uuid.uuid4()
@@ -48,6 +49,9 @@ class FakeMember:
         self.join_raises = join_raises
         self.settles_at = settles_at
         self.snapshot = snapshot
+        self.due_at = due_at
+        """When its buffered batch is due (then ``due`` is ignored): it joins a group due at
+        ``now`` if ``now + ahead`` reaches it, as ``StreamWriter.join_group`` decides."""
         self.held = False
         self.calls: list[str] = []
 
@@ -69,6 +73,11 @@ class FakeMember:
         self.calls.append("join_group")
         if self.join_raises:
             raise RuntimeError("the fold failed")
+        if self.due_at is not None:
+            if now + ahead < self.due_at:
+                return None, self.due_at
+            self.due_at = None
+            return Taken([f"{self.name}-event"], self.snapshot), None
         if not self.due:
             return None, self.settles_at
         return Taken([f"{self.name}-event"], self.snapshot), None
@@ -193,3 +202,26 @@ def test_settle_asks_only_the_members_of_that_conversation() -> None:
     assert flusher.writes(mine.key)
     flusher.unwatch(mine)
     assert not flusher.writes(mine.key)
+
+
+def test_a_tick_takes_no_batch_before_one_is_due_then_every_buffered_one() -> None:
+    """A batch is taken when it is due, not a tick early (its chunks would wait less than the
+    policy allows, one transaction more per stream); once one is due, every batch buffered
+    joins it (one transaction, the streams due together next time); a tick returns when the
+    first is due, for the thread to wake then."""
+    uow = FakeUnitOfWork()
+    first, later = FakeMember("first", uow, due_at=10.0), FakeMember("later", uow, due_at=30.0)
+    idle = FakeMember("idle", uow, due=False)
+    flusher = _flusher(first, later, idle)
+    assert flusher.commit_due(now=9.0) == 10.0
+    assert uow.commits == []
+    assert flusher.commit_due(now=10.0) is None
+    assert [_events(commit) for commit in uow.commits] == [{"first-event", "later-event"}]
+    assert "group_committed" not in idle.calls
+
+
+def test_a_busy_member_is_checked_again_soon() -> None:
+    """A member busy at a tick may buffer a batch due before the next tick: the tick asks to
+    be woken again ``RECHECK`` of ``max_delay`` later."""
+    busy = FakeMember("busy", FakeUnitOfWork(), busy=True)
+    assert _flusher(busy).commit_due(now=5.0) == 5.0 + 600.0 * RECHECK

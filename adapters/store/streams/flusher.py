@@ -8,6 +8,7 @@ and ``StreamWriter`` implements it.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -18,7 +19,19 @@ from eventsourcing.persistence import StoredEvent
 
 from chatledger.domain.lease import DEFAULT_STREAM_LEASE_SECONDS, renew_every
 
-__all__ = ["LINGER", "Flusher", "GroupCommitter", "GroupMember", "Taken", "commit_group"]
+__all__ = [
+    "LINGER",
+    "RECHECK",
+    "Flusher",
+    "GroupCommitter",
+    "GroupMember",
+    "Taken",
+    "commit_group",
+]
+
+RECHECK = 0.05
+"""Share of ``max_delay`` after which a writer busy in a call of its own at a tick is checked
+again (2.5 ms at the default): it may buffer a batch due before the next tick."""
 
 LINGER = 1.0
 """Seconds the thread keeps ticking after the last open stream closed before it sleeps until
@@ -64,7 +77,8 @@ class GroupMember(Protocol):
 
     def join_group(self, now: float, ahead: float) -> tuple[Taken | None, float | None]:
         """Held: what the member gives the group due at ``now`` (None: nothing due, or it
-        committed alone), and when a boundary of its still waiting to settle is due (or None)."""
+        committed alone), and when what it still buffers is due (or None): a batch due
+        within ``ahead`` of ``now`` joins (``math.inf``: any batch buffered)."""
 
     def mark_stale(self) -> None:
         """Held: the member's conversation may be ahead of the log; reload before its next commit."""
@@ -76,7 +90,7 @@ class GroupMember(Protocol):
         """The group's transaction failed: the member commits what it gave through its own path."""
 
     def flush_if_due(self, now: float | None = None) -> float | None:
-        """Commit alone what is due at ``now``; when a boundary still waiting to settle is due."""
+        """Commit alone what is due at ``now``; when what it still buffers is due (or None)."""
 
     def settle(self) -> None:
         """Commit now what the member holds back after a boundary chunk, or a pending open."""
@@ -85,13 +99,20 @@ class GroupMember(Protocol):
 class Flusher:
     """One background thread per store that commits the due batches of all its open streams, together.
 
-    It ticks every ``max_delay / 2``. At each tick it takes every writer
-    whose oldest buffered chunk would be ``max_delay`` old before the next
-    tick, whose batch ended by a boundary chunk has settled (``due_at``
-    wakes it at that moment), or whose lease needs renewing
-    (``StreamWriter.renew_if_idle``), and records all their events in ONE
-    transaction (*group commit*): at N live streams the process commits
-    about 2 / ``max_delay`` times a second instead of N times that. A batch
+    It wakes when the first writer's batch is due: when its oldest buffered
+    chunk is ``BatchPolicy.commit_age`` old (each tick learns when every
+    writer's batch is due; a batch begun after a tick is due ``commit_age``
+    after it at the earliest, so a check every ``max_delay / 2`` learns of it
+    in time), or when its batch ended by a boundary chunk has settled
+    (``due_at`` wakes it at that moment). A commit so starts ``max_delay *
+    COMMIT_BUDGET`` before the chunk is ``max_delay`` old, and has ended by
+    then. A tick at which some writer's batch is due, or its lease needs
+    renewing (``StreamWriter.renew_if_idle``), takes every writer's buffered
+    batch, due or not, and records all their events in ONE transaction
+    (*group commit*): the streams so begin their next batches together and
+    are due together again, and at N live streams the process commits about
+    once per ``commit_age`` instead of N times that (a transaction costs far
+    more than a member of one). A tick at which none is due takes none. A batch
     due a snapshot is committed on its own (with its snapshot). If the
     group's transaction fails (another process wrote one of the
     conversations meanwhile, or the database failed), each member is
@@ -99,15 +120,18 @@ class Flusher:
     member costs the others one retry, never their chunks.
 
     ``append()`` still commits by itself when its oldest chunk reaches
-    ``max_delay`` (the flusher fell behind, or the writer was busy at the
-    tick), so at most ``max_delay`` of chunks is ever at risk, as before. A
-    writer busy in a call of its own at the tick is left to that call.
+    ``BatchPolicy.overdue_age`` (the flusher fell behind, or the writer was
+    busy at the tick). A writer busy in a call of its own at the tick is
+    left to that call, and checked again ``max_delay * RECHECK`` later.
     """
 
     def __init__(
         self, max_delay: float, lease_seconds: float = DEFAULT_STREAM_LEASE_SECONDS
     ) -> None:
         self._period = max(min(max_delay, renew_every(lease_seconds)) / 2, 0.001)
+        """Seconds between checks when no writer is due sooner (a new batch is due later)."""
+        self._recheck = max_delay * RECHECK
+        """Seconds after which a writer busy at a tick is checked again."""
         self._next: float | None = None
         """The earliest moment a writer asked to be checked at (see ``due_at``)."""
         self._wakes_at = 0.0
@@ -230,11 +254,11 @@ class Flusher:
                 writers = list(self._watched)
             pending = self._commit_due(writers, now)
             if pending is not None:
-                self.due_at(pending)  # a boundary that had not settled yet
+                self.due_at(pending)  # a batch, or a boundary, due later
 
     def commit_due(self, now: float | None = None) -> float | None:
         """One tick now: commit what is due of every watched writer (as of ``now``, a
-        ``time.monotonic`` moment); returns when a boundary still waiting to settle is due."""
+        ``time.monotonic`` moment); returns when the next writer is due (None: none buffers)."""
         with self._wake:
             writers = list(self._watched)
         return self._commit_due(writers, time.monotonic() if now is None else now)
@@ -244,25 +268,46 @@ class Flusher:
             pending = [moment for writer in writers if (moment := writer.flush_if_due(now))]
             return min(pending, default=None)
         members: list[tuple[GroupMember, Taken]] = []
+        waiting: list[tuple[GroupMember, float]] = []
         pending = []
         for member in writers:
             # Never wait for a writer: one busy in a call of its own commits what is due
             # itself. Not waiting also means no lock order to keep between writers.
             if not member.try_hold():
+                pending.append(now + self._recheck)  # it may buffer a batch due before long
                 continue
-            try:
-                taken, moment = member.join_group(now, self._period)
-                if taken is not None:
-                    members.append((member, taken))
-                if moment is not None:
-                    pending.append(moment)
-            except Exception:  # e.g. a fold that failed: reload at the writer's next call
-                member.mark_stale()
-            finally:
-                member.release()
+            moment = _join(member, now, 0.0, members)
+            if moment is not None:
+                waiting.append((member, moment))
         if members:
+            # A transaction is due: every batch buffered joins it (a member costs far less
+            # than a transaction), so the streams stay in step, due together next time.
+            for member, _ in waiting:
+                if not member.try_hold():
+                    pending.append(now + self._recheck)
+                elif (later := _join(member, now, math.inf, members)) is not None:
+                    pending.append(later)
             commit_group(members)
+        else:
+            pending += [moment for _, moment in waiting]
         return min(pending, default=None)
+
+
+def _join(
+    member: GroupMember, now: float, ahead: float, members: list[tuple[GroupMember, Taken]]
+) -> float | None:
+    """Held (released here): add what ``member`` gives the group due at ``now`` to
+    ``members``; when what it still buffers is due (None: nothing)."""
+    try:
+        taken, moment = member.join_group(now, ahead)
+        if taken is not None:
+            members.append((member, taken))
+        return moment
+    except Exception:  # e.g. a fold that failed: reload at the writer's next call
+        member.mark_stale()
+        return None
+    finally:
+        member.release()
 
 
 def commit_group(members: list[tuple[GroupMember, Taken]]) -> None:

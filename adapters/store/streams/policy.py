@@ -4,16 +4,32 @@ from __future__ import annotations
 
 from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = ["AT_ONCE", "DEFAULT_BATCH_CHUNKS", "DEFAULT_BATCH_MS", "DEFAULT_SETTLE", "BatchPolicy"]
+__all__ = [
+    "AT_ONCE",
+    "COMMIT_BUDGET",
+    "DEFAULT_BATCH_CHUNKS",
+    "DEFAULT_BATCH_MS",
+    "DEFAULT_SETTLE",
+    "BatchPolicy",
+]
 
 DEFAULT_BATCH_MS = 50
-"""Milliseconds the oldest buffered chunk may wait: the crash window (what ``kill -9`` may lose)."""
+"""Milliseconds within which an appended chunk is committed (durable): the crash window, the
+most a ``kill -9`` may lose. The batch's commit starts earlier (``COMMIT_BUDGET``), so that it
+has ended by then: at the default, a batch is committed when its oldest chunk is 35 ms old."""
+
+COMMIT_BUDGET = 0.3
+"""Share of ``max_delay`` left for the commit itself: a batch's commit starts when its oldest
+chunk is ``max_delay * (1 - COMMIT_BUDGET)`` old (``BatchPolicy.commit_age``), so the commit
+(a few ms), a late wake of the flusher's thread and a wait for the interpreter lock fit in the
+rest (15 ms at the default) before the chunk is ``max_delay`` old."""
 
 DEFAULT_BATCH_CHUNKS = 1024
 """Most chunks one batch holds. A cap on memory and event size, not the usual commit trigger:
 batches are committed on age (``DEFAULT_BATCH_MS``), so a model streaming at any realistic
 rate commits about every 50 ms, and a reply written faster than that (an import, a replay, a
-fast model) is one commit instead of one per 64 chunks. The crash window is the age either way."""
+fast model) is one commit instead of one per 64 chunks. The crash window is ``DEFAULT_BATCH_MS``
+either way."""
 
 DEFAULT_SETTLE = 0.005
 """Seconds a batch ended by a boundary chunk waits for the close or the next chunk."""
@@ -27,9 +43,13 @@ once, since the answer may reach another process before the writer's next call."
 class BatchPolicy:
     """When buffered chunks are committed: by age, by count (a cap), and after boundary chunks.
 
-    A batch is committed when its oldest chunk is ``max_delay`` old, or when
-    it holds ``max_chunks`` (by default 1,024: a cap, rarely reached, so a
-    fast reply is one commit rather than one per few dozen chunks).
+    ``max_delay`` bounds how long an appended chunk stays uncommitted (the
+    crash window): a batch's commit starts when its oldest chunk is
+    ``commit_age`` old (``max_delay`` less the ``COMMIT_BUDGET`` share: 35 of
+    50 ms by default), so that it has ended before the chunk is ``max_delay``
+    old; the store's flusher wakes at that moment. A batch is also committed
+    when it holds ``max_chunks`` (by default 1,024: a cap, rarely reached, so
+    a fast reply is one commit rather than one per few dozen chunks).
 
     A chunk that asks someone outside to act (``AT_ONCE``: tool input
     available, an approval request) is committed at once, with everything
@@ -63,4 +83,9 @@ class BatchPolicy:
             )
         self.max_chunks = max_chunks
         self.max_delay = max_delay
+        self.commit_age = max_delay * (1 - COMMIT_BUDGET)
+        """Seconds after its oldest chunk's append a batch's commit starts (see ``COMMIT_BUDGET``)."""
+        self.overdue_age = max_delay * (1 - COMMIT_BUDGET / 2)
+        """Seconds after which ``append`` commits the batch itself: the flusher is late by half
+        the budget (busy, or its thread not scheduled), the commit still fits before ``max_delay``."""
         self.settle = settle

@@ -31,7 +31,8 @@ class StreamWriter(StreamCommitter):
 
     ``append()`` folds the chunk immediately (a bad chunk is refused right
     there) and commits when the batch is full, when its oldest chunk is
-    ``max_delay`` old (a timer also fires when the model goes quiet), and
+    ``commit_age`` old (the store's flusher commits it then, also when the
+    model went quiet; ``append`` itself once it is ``overdue_age`` old), and
     after a boundary chunk as ``BatchPolicy`` says (before the next plain
     chunk, with the close, or when the boundary has settled). The writer takes ownership of the chunk
     objects given to it. It is safe to use from several threads. To the store's
@@ -95,7 +96,7 @@ class StreamWriter(StreamCommitter):
                 self._oldest = now
             if (
                 len(unsaved) >= policy.max_chunks
-                or now - self._oldest >= policy.max_delay
+                or now - self._oldest >= policy.overdue_age
                 or (boundary and (policy.settle <= 0 or chunk.get("type") in AT_ONCE))
             ):
                 self.flush()
@@ -121,7 +122,7 @@ class StreamWriter(StreamCommitter):
                 or self._stale
                 or self._settles_at is not None
                 or len(unsaved) + 1 >= policy.max_chunks
-                or (unsaved and now - self._oldest >= policy.max_delay)
+                or (unsaved and now - self._oldest >= policy.overdue_age)
             ):
                 return None
             received = self._conversation.receive(self.stream_id, chunk, limits=self._limits)
@@ -143,9 +144,10 @@ class StreamWriter(StreamCommitter):
             self._settles_at = None
 
     def flush_if_due(self, now: float | None = None) -> float | None:
-        """Commit alone if the oldest buffered chunk is ``max_delay`` old, or a boundary settled.
+        """Commit alone if the oldest buffered chunk is ``commit_age`` old, or a boundary settled.
 
-        Returns when a boundary still waiting to settle is due (None if none is).
+        Returns when what is buffered is due (a boundary settles, or the batch is
+        ``commit_age`` old), None if nothing is buffered.
         """
         with self._lock:
             now = time.monotonic() if now is None else now
@@ -159,11 +161,16 @@ class StreamWriter(StreamCommitter):
             if self.closed:
                 return None
             settled = self._settles_at is not None and now >= self._settles_at
-            if not settled and now - self._oldest < self._policy.max_delay:
-                return self._settles_at
+            if not settled and now - self._oldest < self._policy.commit_age:
+                return self._due()
             # A failure here surfaces on the writer's next call (it reloads first).
             self._flush_quietly()
             return None
+
+    def _due(self) -> float:
+        """Holding the lock, chunks buffered: when they are due (their age, or a boundary settling)."""
+        due = self._oldest + self._policy.commit_age
+        return due if self._settles_at is None else min(due, self._settles_at)
 
     def renew_if_idle(self, now: float | None = None) -> bool:
         """Renew the stream's lease if nothing was committed for a third of it; whether it did.
@@ -215,10 +222,11 @@ class StreamWriter(StreamCommitter):
 
     def join_group(self, now: float, ahead: float) -> tuple[Taken | None, float | None]:
         """For the flusher (holding the writer): what to commit in its group transaction, or
-        None; and when a boundary still waiting to settle is due, or None.
+        None; and when what it still buffers is due (the flusher wakes then), or None.
 
-        A batch is due when its oldest chunk would be ``max_delay`` old within
-        ``ahead`` (the flusher's next tick), or when its boundary settled; a
+        A batch is due when its oldest chunk would be ``commit_age`` old within
+        ``ahead`` (the flusher asks with 0, then, once a group is due, with
+        ``math.inf``: every buffered batch joins it), or when its boundary settled; a
         lease when nothing was committed for a third of it. A batch due a
         snapshot joins with its snapshot (encoded here; in memory it commits
         alone), and a writer left stale by a failed commit commits alone
@@ -250,8 +258,8 @@ class StreamWriter(StreamCommitter):
             self._inflight = []
             return Taken(list(self._conversation.collect_events())), None
         settled = self._settles_at is not None and now >= self._settles_at
-        if not settled and now + ahead - self._oldest < self._policy.max_delay:
-            return None, self._settles_at
+        if not settled and now + ahead - self._oldest < self._policy.commit_age:
+            return None, self._due()
         if self._stale:
             self._flush_quietly()
             return None, None
