@@ -32,6 +32,14 @@ class Outbox:
         self.ended = False
         self._chunks: deque[Any] = deque()
         self._ready = asyncio.Event()
+        self._quiet_at = 0.0
+        """When the wait under way gives up (``loop.time()``), if nothing comes before."""
+        self._alarm: asyncio.TimerHandle | None = None
+        """The one timer of the waits (see ``wait``); None when none is scheduled."""
+        self._alarm_at = 0.0
+        self._waiting = False
+        self._rang = False
+        """The alarm woke the wait under way: nothing came within its timeout."""
 
     def put(self, chunk: Any) -> None:
         """Add one chunk for the client (dropped once it fell behind or the outbox ended)."""
@@ -50,15 +58,45 @@ class Outbox:
         self._ready.set()
 
     async def wait(self, timeout: float) -> bool:
-        """Wait until something can be taken; False after ``timeout`` seconds of nothing."""
-        if self._ready.is_set():  # the common case under load: no timer
+        """Wait until something can be taken; False after ``timeout`` seconds of nothing.
+
+        No timer per wait: a client waits once per chunk, and a timer set and
+        cancelled each time cost more than the wait itself. One alarm serves
+        all the waits: set for the first, it is moved on when it rings before
+        the wait under way is due (chunks came meanwhile), and wakes the wait
+        only once that wait has gone ``timeout`` seconds without anything.
+        """
+        if self._ready.is_set():  # the common case under load
             return True
+        loop = asyncio.get_running_loop()
+        self._quiet_at = quiet_at = loop.time() + timeout
+        if self._alarm is None or self._alarm_at > quiet_at:
+            if self._alarm is not None:
+                self._alarm.cancel()
+            self._alarm_at = quiet_at
+            self._alarm = loop.call_at(quiet_at, self._ring)
+        self._waiting, self._rang = True, False
         try:
-            async with asyncio.timeout(timeout):  # no task per wait, as wait_for makes on 3.11
-                await self._ready.wait()
-        except TimeoutError:
+            await self._ready.wait()
+        finally:
+            self._waiting = False
+        if self._rang and not self._chunks and not self.ended and not self.overflowed:
+            self._ready.clear()  # set by the alarm only
             return False
         return True
+
+    def _ring(self) -> None:
+        """The alarm: wake the wait under way if it is due; otherwise ring again when it is."""
+        self._alarm = None
+        if not self._waiting:
+            return  # the next wait sets it again
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._quiet_at:
+            self._alarm_at = self._quiet_at
+            self._alarm = loop.call_at(self._quiet_at, self._ring)
+            return
+        self._rang = True
+        self._ready.set()
 
     def take(self) -> list[Any]:
         """Every chunk waiting now (the transport sends them in one write)."""
