@@ -52,6 +52,8 @@ from typing import Any
 from eventsourcing.persistence import Notification
 from psycopg import sql
 
+from chatledger.adapters.persistence.rendered_sql import rendered
+
 __all__ = ["SETTLE_SECONDS", "Feed", "consecutive"]
 
 SETTLE_SECONDS = 2.0
@@ -88,16 +90,20 @@ class Feed:
         """How many times a read found a missing position and waited for the writers (for tests)."""
         table = sql.Identifier(datastore.schema, events_table)
         self._qualified = f'"{datastore.schema}"."{events_table}"'
-        self._rows = sql.SQL(
-            "SELECT notification_id, originator_id, originator_version, topic, state FROM {} "
-            "WHERE notification_id > %s AND notification_id <= %s "
-            "ORDER BY notification_id LIMIT %s"
-        ).format(table)
-        self._ids = sql.SQL(
-            "SELECT notification_id FROM {} WHERE notification_id > %s AND notification_id <= %s "
-            "ORDER BY notification_id LIMIT 100000"
-        ).format(table)
-        self._max = sql.SQL("SELECT MAX(notification_id) AS max FROM {}").format(table)
+        self._rows = rendered(  # read at every NOTIFY: rendered once (see ``rendered``)
+            sql.SQL(
+                "SELECT notification_id, originator_id, originator_version, topic, state FROM {} "
+                "WHERE notification_id > %s AND notification_id <= %s "
+                "ORDER BY notification_id LIMIT %s"
+            ).format(table)
+        )
+        self._ids = rendered(
+            sql.SQL(
+                "SELECT notification_id FROM {} WHERE notification_id > %s "
+                "AND notification_id <= %s ORDER BY notification_id LIMIT 100000"
+            ).format(table)
+        )
+        self._max = rendered(sql.SQL("SELECT MAX(notification_id) AS max FROM {}").format(table))
         self._writers = sql.SQL(
             "SELECT virtualtransaction FROM pg_locks WHERE locktype = 'relation' "
             "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' AND granted "
