@@ -102,7 +102,7 @@ def _sqlite(url: str, netloc: str, path: str, query: dict[str, str]) -> StoreCon
             f"cannot create the SQLite store {str(file)!r}: folder {str(file.parent)!r} does not exist"
         )
     env = {
-        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.recorders:SQLiteFactory",
+        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.sqlite_recorder:SQLiteFactory",
         "SQLITE_DBNAME": str(file),
         "SQLITE_SYNCHRONOUS": query.get("synchronous", "normal").upper(),
     }
@@ -124,7 +124,7 @@ def _postgres(url: str, parts: object, query: dict[str, str]) -> StoreConfig:
             f"{', '.join(SYNCHRONOUS_COMMIT_MODES)}, not {commit_mode!r}"
         )
     env = {
-        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.recorders:PostgresFactory",
+        "PERSISTENCE_MODULE": "chatledger.adapters.persistence.postgres_recorder:PostgresFactory",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": split.hostname,
         "POSTGRES_PORT": str(split.port or 5432),

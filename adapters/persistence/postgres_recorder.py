@@ -1,22 +1,14 @@
-"""chatledger's ``eventsourcing`` persistence: recorders that write snapshots with the events, and factories.
-
-A snapshot is taken after every closed stream. Writing it (and dropping the
-older one) inside the transaction that records the events saves a commit per
-turn, and a failed save can never leave a snapshot ahead of the log.
-
-``insert_events(..., also=f)`` calls ``f(cursor)`` in the same transaction
-after the inserts: erasure writes its ``ConversationErased`` event and
-purges everything else of the conversation in one commit.
-"""
+"""chatledger's PostgreSQL persistence for ``eventsourcing``: the recorder (a commit's events, chain
+links and snapshot in one transaction, sent in one round trip) and the factory (connections that
+prepare no statements and start with the store's lock timeout)."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from eventsourcing import postgres, sqlite
+from eventsourcing import postgres
 from eventsourcing.persistence import (
     InterfaceError,
     Notification,
@@ -26,36 +18,29 @@ from eventsourcing.persistence import (
     StoredEvent,
 )
 from eventsourcing.postgres import PostgresApplicationRecorder
-from eventsourcing.sqlite import SQLiteApplicationRecorder
 from eventsourcing.utils import retry
 from psycopg import sql
+from psycopg.abc import Query
 from psycopg.pq import TransactionStatus
 
-from chatledger.adapters.persistence.blobs import postgres_blob_ddl, sqlite_blob_ddl
+from chatledger.adapters.persistence.blobs import postgres_blob_ddl
 from chatledger.adapters.persistence.chain import (
     PREFIX_BYTES,
     HeadCache,
     chain_events,
     postgres_chain_ddl,
     split_link,
-    sqlite_chain_ddl,
 )
 from chatledger.adapters.persistence.data_keys import (
     postgres_data_key_ddl,
-    sqlite_data_key_ddl,
 )
 from chatledger.adapters.persistence.feed import Feed
+from chatledger.adapters.persistence.inserts import call_inserted, snapshots_of
+from chatledger.adapters.persistence.rendered_sql import rendered
 from chatledger.adapters.persistence.signed_heads import HeadSigner
-from chatledger.domain.errors import StoreConfigurationError
 
-__all__ = [
-    "PostgresConversationRecorder",
-    "PostgresFactory",
-    "SQLiteConversationRecorder",
-    "SQLiteFactory",
-]
+__all__ = ["PostgresConversationRecorder", "PostgresFactory"]
 
-SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 _BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
 _IDLE = TransactionStatus.IDLE
 _VALUES_ROWS = 32
@@ -63,81 +48,6 @@ _VALUES_ROWS = 32
 SESSION_LOCK_TIMEOUT = "_chatledger_session_lock_timeout"
 """Set (True) on a datastore whose connections start with its ``lock_timeout``
 (``PostgresFactory``): its writers then need no ``SET LOCAL lock_timeout`` a transaction."""
-
-
-def _snapshots(kwargs: dict[str, Any]) -> list[StoredEvent]:
-    """The snapshots an insert writes: ``snapshot=`` (one) and ``snapshots=`` (a group commit's)."""
-    one: StoredEvent | None = kwargs.get("snapshot")
-    return [*([one] if one is not None else []), *kwargs.get("snapshots", ())]
-
-
-class SQLiteConversationRecorder(SQLiteApplicationRecorder):
-    """SQLite: events, their chain links, then the snapshot passed as ``snapshot=``, in one transaction."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.heads = HeadCache()
-        self.signer: HeadSigner | None = None
-        """Signs each commit's new heads (signed writes; None: off)."""
-        self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
-        """Called once a commit is done, before listeners are woken, with its stored events and
-        their positions (in-process followers mark what they are fed: ``Fanout``)."""
-
-    def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
-        """Put each event's link in front of its state, insert in one transaction, remember the heads.
-
-        The previous link is read before the write transaction begins: in WAL
-        mode a transaction that reads and then writes fails at once ("database
-        is locked") when another writer committed in between, where a write
-        first waits its turn. The event read is committed and never changes
-        (the conversation was loaded from it), so reading it first is safe.
-        """
-
-        def previous_of(key: Any, version: int) -> bytes | None:
-            with self.datastore.transaction(commit=False) as c:
-                c.execute(
-                    f"SELECT substr(state, 1, {PREFIX_BYTES}) AS prefix FROM "
-                    f"{self.events_table_name} WHERE originator_id = ? AND originator_version = ?",
-                    (key.hex, version),
-                )
-                row = c.fetchone()
-            return None if row is None else split_link(bytes(row["prefix"]))[0]
-
-        chained, heads = chain_events(stored_events, previous_of, self.heads)
-        ids = super().insert_events(chained, **kwargs, new_heads=heads)
-        self.heads.update(heads)
-        _inserted(self.on_inserted, stored_events, ids)
-        return ids
-
-    def construct_create_table_statements(self) -> list[str]:
-        """eventsourcing's events table, then the chain and seal tables."""
-        statements = super().construct_create_table_statements()
-        return [
-            *statements,
-            *sqlite_chain_ddl(self.events_table_name),
-            *sqlite_data_key_ddl(),
-            *sqlite_blob_ddl(),
-        ]
-
-    def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
-        ids = super()._insert_events(c, stored_events, **kwargs)
-        if self.signer is not None:
-            self.signer.write(c, kwargs.get("new_heads", {}))
-        also = kwargs.get("also")
-        if also is not None:
-            also(c)
-        for snapshot in _snapshots(kwargs):
-            table = kwargs["snapshot_table"]
-            key = snapshot.originator_id.hex  # type: ignore[union-attr]
-            c.execute(
-                f"INSERT INTO {table} VALUES (?,?,?,?)",
-                (key, snapshot.originator_version, snapshot.topic, snapshot.state),
-            )
-            c.execute(
-                f"DELETE FROM {table} WHERE originator_id = ? AND originator_version < ?",
-                (key, snapshot.originator_version),
-            )
-        return ids
 
 
 class PostgresConversationRecorder(PostgresApplicationRecorder):
@@ -160,9 +70,13 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         # No LOCK TABLE; the lock_timeout a transaction, unless every connection starts with it.
         session_timeout = getattr(datastore, SESSION_LOCK_TIMEOUT, False)
         self.lock_table_statements = [] if session_timeout else self.lock_table_statements[:1]
-        self._notify = sql.SQL("NOTIFY {}").format(sql.Identifier(self.channel_name))
-        self._rendered: dict[str, bytes] = {}
-        self._rendered_notify: tuple[sql.Composable, bytes] | None = None
+        # Run at every commit: rendered once (see ``rendered_sql``).
+        self.insert_events_statement = rendered(self.insert_events_statement)  # type: ignore[assignment]
+        self._notify: Query = rendered(
+            sql.SQL("NOTIFY {}").format(sql.Identifier(self.channel_name))
+        )
+        self._rendered: dict[Any, bytes] = {}
+        """The statements built per row count or per snapshot table, rendered once each."""
         self.sql_create_statements.extend(
             postgres_chain_ddl(datastore.schema, self.events_table_name)
         )
@@ -203,7 +117,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         notify = self.wake_listeners and not late
         ids = self._insert_in_one_trip(stored_events, notify, **kwargs) if stored_events else []
         self.heads.update(new_heads)
-        _inserted(self.on_inserted, stored_events, ids)  # before a late NOTIFY wakes listeners
+        call_inserted(self.on_inserted, stored_events, ids)  # before a late NOTIFY wakes listeners
         if late and self.wake_listeners:
             self._wake_listeners()
         return ids
@@ -216,29 +130,17 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         except PersistenceError:
             pass  # the events are committed; listeners poll as well
 
-    def _bytes(self, name: str, statement: Callable[[], sql.Composable], conn: Any) -> bytes:
-        """The ``statement()`` named ``name`` as the server receives it, rendered once (psycopg
-        would compose and render it again at every execution: dozens of microseconds a commit)."""
-        rendered = self._rendered.get(name)
-        if rendered is None:
-            rendered = self._rendered[name] = statement().as_bytes(conn)
-        return rendered
-
-    def _notify_bytes(self, conn: Any) -> bytes:
-        """``_notify`` rendered, once for each statement set there."""
-        cached = self._rendered_notify
-        if cached is None or cached[0] is not self._notify:
-            cached = self._rendered_notify = (self._notify, self._notify.as_bytes(conn))
-        return cached[1]
+    def _once(self, key: Any, statement: Callable[[], Query]) -> bytes:
+        """``statement()`` rendered, once for each ``key``."""
+        found = self._rendered.get(key)
+        if found is None:
+            found = self._rendered[key] = rendered(statement())
+        return found
 
     def _insert_in_one_trip(self, stored_events: Any, notify: bool, **kwargs: Any) -> list[int]:
         with self.datastore.get_connection() as conn:
             assert conn.autocommit
             curs = conn.cursor()
-            if not isinstance(self.insert_events_statement, bytes):
-                self.insert_events_statement = self._bytes(  # type: ignore[assignment]
-                    "insert", lambda: self.insert_events_statement, conn
-                )
             try:
                 with conn.pipeline():  # sent and synced as the block ends: a failure raises there
                     conn.execute(_BEGIN)
@@ -247,7 +149,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                     self._insert_stored_events(curs, stored_events, **kwargs)
                     conn.execute(_COMMIT)
                     if notify:
-                        conn.execute(self._notify_bytes(conn))
+                        conn.execute(self._notify)
                 ids = [row["notification_id"] for row in curs.fetchall()]
             except BaseException:
                 if conn.info.transaction_status != _IDLE:
@@ -322,15 +224,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             return
         self._lock_table(curs)  # SET LOCAL lock_timeout, unless the connection has it
         table = sql.Identifier(self.datastore.schema, self.events_table_name)
-        statement = self._bytes(
-            f"insert {rows}",
-            lambda: sql.SQL(
-                "INSERT INTO {} (originator_id, originator_version, topic, state) VALUES "
-                + ", ".join(["(%s, %s, %s, %b)"] * rows)
-                + " RETURNING notification_id"
-            ).format(table),
-            curs.connection,
-        )
+        statement = self._once(rows, partial(_values_insert, table, rows))
         params: list[Any] = []
         for event in chained:
             params += (event.originator_id, event.originator_version, event.topic, event.state)
@@ -341,17 +235,13 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         also = kwargs.get("also")
         if also is not None:
             also(curs)
-        for snapshot in _snapshots(kwargs):
+        for snapshot in snapshots_of(kwargs):
             name = kwargs["snapshot_table"]
             table = sql.Identifier(self.datastore.schema, name)
             # The older snapshot is dropped in the statement that writes the new one: one
             # statement fewer a snapshot (the DELETE sees the table as it was before the INSERT).
             curs.execute(
-                self._bytes(
-                    f"replace {name}",
-                    partial(_replace_snapshot, table),
-                    curs.connection,
-                ),
+                self._once(name, partial(_replace_snapshot, table)),
                 (
                     snapshot.originator_id,
                     snapshot.originator_version,
@@ -361,49 +251,6 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
                     snapshot.state,
                 ),
             )
-
-
-class SQLiteFactory(sqlite.SQLiteFactory):
-    """SQLite persistence with chatledger's recorder and ``PRAGMA synchronous`` from ``SQLITE_SYNCHRONOUS``.
-
-    The default, NORMAL, is what SQLite recommends with WAL: every commit
-    survives a crash of the process (``kill -9``); a power loss may roll back
-    the last commits. FULL also survives that, at the cost of an fsync per
-    commit.
-
-    ``PRAGMA secure_delete`` is ON (``SQLITE_SECURE_DELETE`` ON, FAST or OFF,
-    to measure its cost; many SQLite builds, Debian's among them, default to
-    ON anyway): deleted content is overwritten with zeros, so an erased
-    conversation leaves no text, and no copy of its data key, in free pages.
-    The erasure's own transaction turns it ON whatever the setting.
-    """
-
-    application_recorder_class = SQLiteConversationRecorder
-
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
-        mode = (self.env.get("SQLITE_SYNCHRONOUS") or "NORMAL").upper()
-        if mode not in SYNCHRONOUS_MODES:
-            raise StoreConfigurationError(
-                f"SQLITE_SYNCHRONOUS must be one of {', '.join(SYNCHRONOUS_MODES)}, not {mode!r}"
-            )
-        secure = (self.env.get("SQLITE_SECURE_DELETE") or "ON").upper()
-        if secure not in ("ON", "OFF", "FAST"):
-            raise StoreConfigurationError(
-                f"SQLITE_SECURE_DELETE must be ON, OFF or FAST, not {secure!r}"
-            )
-        pool = self.datastore.pool
-        create = pool._create_connection
-
-        def create_connection() -> Any:
-            connection = create()
-            connection._sqlite_conn.execute(f"PRAGMA synchronous={mode}")
-            # Deleted rows are overwritten with zeros, not left in free pages: an erased
-            # conversation's rows and its data key must not survive in the file.
-            connection._sqlite_conn.execute(f"PRAGMA secure_delete={secure}")
-            return connection
-
-        pool._create_connection = create_connection  # type: ignore[method-assign]
 
 
 class PostgresFactory(postgres.PostgresFactory):
@@ -445,12 +292,10 @@ def _replace_snapshot(table: sql.Identifier) -> sql.Composed:
     ).format(table, table)
 
 
-def _inserted(
-    hooks: list[Callable[[Sequence[Any], Sequence[int]], None]],
-    stored_events: Sequence[Any],
-    ids: Sequence[int] | None,
-) -> None:
-    """Call the ``on_inserted`` hooks; the events are committed whatever they do."""
-    for hook in hooks:
-        with contextlib.suppress(Exception):
-            hook(stored_events, ids or ())
+def _values_insert(table: sql.Identifier, rows: int) -> sql.Composed:
+    """Insert ``rows`` events (id, version, topic, binary state each), returning their positions."""
+    return sql.SQL(
+        "INSERT INTO {} (originator_id, originator_version, topic, state) VALUES "
+        + ", ".join(["(%s, %s, %s, %b)"] * rows)
+        + " RETURNING notification_id"
+    ).format(table)
