@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +19,9 @@ import pytest
 from starlette.applications import Starlette
 
 from tests.support.builders import user  # noqa: F401  (re-exported for the HTTP tests)
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+"""The repository's root: where ``chatledger serve`` runs in these tests."""
 
 Chunk = dict[str, Any]
 
@@ -145,8 +149,15 @@ def server_process(
     }
     if tokens is not None:
         env["CHATLEDGER_TOKENS"] = tokens
+    # From the repository's root, so that a responder named ``tests.support...`` imports
+    # wherever pytest was started.
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=REPOSITORY,
     )
     base = f"http://127.0.0.1:{port}"
     try:
