@@ -210,7 +210,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         self._insert_rows(curs, chained, **kwargs)
 
     def _insert_rows(self, curs: Any, chained: Sequence[StoredEvent], **kwargs: Any) -> None:
-        """Insert the chained events, returning their positions in order.
+        """Insert the chained events; the cursor then holds their positions, in order.
 
         A commit's few events go as one ``INSERT ... VALUES`` with the states as binary
         parameters: eventsourcing's ``unnest`` of an array of its composite type has psycopg
@@ -223,7 +223,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             super()._insert_stored_events(curs, chained, **kwargs)
             return
         self._lock_table(curs)  # SET LOCAL lock_timeout, unless the connection has it
-        table = sql.Identifier(self.datastore.schema, self.events_table_name)
+        table = (self.datastore.schema, self.events_table_name)
         statement = self._once(rows, partial(_values_insert, table, rows))
         params: list[Any] = []
         for event in chained:
@@ -237,11 +237,10 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
             also(curs)
         for snapshot in snapshots_of(kwargs):
             name = kwargs["snapshot_table"]
-            table = sql.Identifier(self.datastore.schema, name)
             # The older snapshot is dropped in the statement that writes the new one: one
             # statement fewer a snapshot (the DELETE sees the table as it was before the INSERT).
             curs.execute(
-                self._once(name, partial(_replace_snapshot, table)),
+                self._once(name, partial(_replace_snapshot, (self.datastore.schema, name))),
                 (
                     snapshot.originator_id,
                     snapshot.originator_version,
@@ -284,18 +283,20 @@ class PostgresFactory(postgres.PostgresFactory):
         setattr(self.datastore, SESSION_LOCK_TIMEOUT, True)
 
 
-def _replace_snapshot(table: sql.Identifier) -> sql.Composed:
-    """Write a snapshot (its id and version twice, then topic and state) and drop the older ones."""
+def _replace_snapshot(table: tuple[str, str]) -> sql.Composed:
+    """Write a snapshot (its id and version twice, then topic and state) and drop the older ones
+    (``table``: schema and name)."""
     return sql.SQL(
         "WITH pruned AS (DELETE FROM {} WHERE originator_id = %s AND "
         "originator_version < %s) INSERT INTO {} VALUES (%s, %s, %s, %s)"
-    ).format(table, table)
+    ).format(sql.Identifier(*table), sql.Identifier(*table))
 
 
-def _values_insert(table: sql.Identifier, rows: int) -> sql.Composed:
-    """Insert ``rows`` events (id, version, topic, binary state each), returning their positions."""
+def _values_insert(table: tuple[str, str], rows: int) -> sql.Composed:
+    """Insert ``rows`` events (id, version, topic, binary state each) into ``table`` (schema and
+    name), returning their positions."""
     return sql.SQL(
         "INSERT INTO {} (originator_id, originator_version, topic, state) VALUES "
         + ", ".join(["(%s, %s, %s, %b)"] * rows)
         + " RETURNING notification_id"
-    ).format(table)
+    ).format(sql.Identifier(*table))
