@@ -426,7 +426,7 @@ def measure(
             profiler = subprocess.Popen(
                 ["py-spy", "record", "-p", str(server.pid), "-o", str(out), "-d",
                  str(int(args.warm + args.window)), "--subprocesses", "--nonblocking",
-                 "--format", "raw", "--gil"],
+                 "--format", "raw", "--gil", "--rate", "500"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
 
