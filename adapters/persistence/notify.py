@@ -1,4 +1,4 @@
-"""Waking on new events: a PostgreSQL connection LISTENing to the channel ``eventsourcing`` NOTIFYs on each insert."""
+"""Waking on new events: a PostgreSQL connection LISTENing to the channel the store NOTIFYs after each commit."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ __all__ = ["listen", "wait_for_notify"]
 
 
 def listen(log: ConversationLog, application_name: str) -> psycopg.Connection[Any]:
-    """A dedicated autocommit connection LISTENing on the event table's NOTIFY channel.
+    """A dedicated autocommit connection LISTENing on the store's NOTIFY channel.
 
-    Every insert into the log (any conversation) notifies it; callers re-read
+    Every commit to the log (any conversation) notifies it, and only this
+    store's (the channel is named after its schema and events table:
+    ``postgres_recorder.channel_of``); callers re-read
     what concerns them. ``application_name`` shows in ``pg_stat_activity``.
     """
     recorder: Any = log.recorder

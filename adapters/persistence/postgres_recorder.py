@@ -4,6 +4,7 @@ prepare no statements and start with the store's lock timeout)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -39,15 +40,37 @@ from chatledger.adapters.persistence.inserts import call_inserted, snapshots_of
 from chatledger.adapters.persistence.rendered_sql import rendered
 from chatledger.adapters.persistence.signed_heads import HeadSigner
 
-__all__ = ["PostgresConversationRecorder", "PostgresFactory"]
+__all__ = ["PostgresConversationRecorder", "PostgresFactory", "channel_of"]
 
 _BEGIN, _COMMIT = b"BEGIN", b"COMMIT"
 _IDLE = TransactionStatus.IDLE
+_NAME_BYTES = 63
+"""PostgreSQL's longest identifier (NAMEDATALEN - 1): a longer one is cut to it."""
 _VALUES_ROWS = 32
 """Most events a commit inserts with its own ``VALUES`` statement (one rendered statement per count)."""
 SESSION_LOCK_TIMEOUT = "_chatledger_session_lock_timeout"
 """Set (True) on a datastore whose connections start with its ``lock_timeout``
 (``PostgresFactory``): its writers then need no ``SET LOCAL lock_timeout`` a transaction."""
+
+
+def channel_of(schema: str | None, table: str) -> str:
+    """The NOTIFY channel of the events table ``table`` in ``schema``.
+
+    A channel belongs to the whole database, not to a schema: two stores in
+    one database (one schema each) need channels of their own, or every
+    commit of one wakes the listeners of the other for a read that finds
+    nothing. The store in ``public`` keeps the table's name (the channel of
+    earlier versions); another schema's is prefixed with the schema, and
+    hashed when that would pass PostgreSQL's 63-byte identifier limit
+    (which would cut two long names to one).
+    """
+    if not schema or schema == "public":
+        return table
+    name = f"{schema}_{table}"
+    if len(name.encode()) <= _NAME_BYTES:
+        return name
+    digest = hashlib.sha256(f"{schema}.{table}".encode()).hexdigest()[:16]
+    return f"{name.encode()[: _NAME_BYTES - 17].decode(errors='ignore')}_{digest}"
 
 
 class PostgresConversationRecorder(PostgresApplicationRecorder):
@@ -70,6 +93,7 @@ class PostgresConversationRecorder(PostgresApplicationRecorder):
         # No LOCK TABLE; the lock_timeout a transaction, unless every connection starts with it.
         session_timeout = getattr(datastore, SESSION_LOCK_TIMEOUT, False)
         self.lock_table_statements = [] if session_timeout else self.lock_table_statements[:1]
+        self.channel_name = channel_of(datastore.schema, self.events_table_name)
         # Run at every commit: rendered once (see ``rendered_sql``).
         self.insert_events_statement = rendered(self.insert_events_statement)  # type: ignore[assignment]
         self._notify: Query = rendered(

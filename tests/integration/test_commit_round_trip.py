@@ -13,8 +13,10 @@ from eventsourcing.persistence import IntegrityError
 from psycopg import sql
 
 from chatledger import ConversationStore
+from chatledger.adapters.persistence.notify import listen
+from chatledger.adapters.persistence.postgres_recorder import channel_of
 from chatledger.domain.aggregate import conversation_id
-from tests.integration.conftest import Backend
+from tests.integration.conftest import Backend, _postgres_conninfo, _postgres_store_url, drop_schema
 
 USER = "user:alice"
 
@@ -24,22 +26,10 @@ def _message(text: str, message_id: str) -> dict[str, Any]:
 
 
 def _listener(store: ConversationStore) -> Iterator[psycopg.Connection[Any]]:
-    """A LISTEN connection to a channel of the store's own: the NOTIFY channel is named after
-    the events table, the same in every schema, so other runs on the server would wake it."""
-    env = store.config.env
-    recorder: Any = store.log.recorder
-    channel = f"commit_round_trip_{uuid.uuid4().hex}"
-    recorder._notify = sql.SQL("NOTIFY {}").format(sql.Identifier(channel))
-    connection = psycopg.connect(
-        dbname=env["POSTGRES_DBNAME"],
-        host=env["POSTGRES_HOST"],
-        port=env["POSTGRES_PORT"],
-        user=env["POSTGRES_USER"],
-        password=env.get("POSTGRES_PASSWORD") or None,
-        autocommit=True,
-    )
+    """The store's own LISTEN connection (its channel is the store's alone: other schemas'
+    stores on the server do not wake it)."""
+    connection = listen(store.log, "commit_round_trip")
     try:
-        connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
         yield connection
     finally:
         connection.close()
@@ -172,3 +162,57 @@ def test_a_commits_positions_are_its_events_in_order(
     assert [(n.id, n.originator_version) for n in found] == list(
         zip(positions, range(1, count + 1), strict=True)
     )
+
+
+def test_stores_in_two_schemas_of_one_database_notify_channels_of_their_own(
+    postgres_backend: Backend,
+) -> None:
+    """A NOTIFY channel belongs to the database: each schema's store has its own, so one
+    store's commits do not wake the other's listeners (a read finding nothing each time)."""
+    first = postgres_backend.open()
+    second_backend = Backend("postgres", _postgres_store_url(f"t_{uuid.uuid4().hex}"))
+    try:
+        second = second_backend.open()
+        channels = [store.log.recorder.channel_name for store in (first, second)]  # type: ignore[attr-defined]
+        assert channels[0] != channels[1]
+        for store in (first, second):
+            store.start_conversation("c", actor=USER)
+        for listener in _listener(first):
+            assert [row[0] for row in listener.execute("SELECT pg_listening_channels()")] == [
+                channels[0]
+            ]
+            with psycopg.connect(_postgres_conninfo(), autocommit=True) as both:
+                for channel in channels:
+                    both.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+                second.append_message("c", _message("to the second", "m1"), actor=USER)
+                first.append_message("c", _message("to the first", "m1"), actor=USER)
+                # Delivered in commit order, each on its store's channel.
+                got = [n.channel for n in both.notifies(timeout=10, stop_after=2)]
+                assert got == [channels[1], channels[0]]
+            woken = [n.channel for n in listener.notifies(timeout=10, stop_after=1)]
+            assert woken == [channels[0]]  # the first store's commit, not the second's
+    finally:
+        second_backend.close_all()
+        drop_schema(second_backend.url)
+
+
+@pytest.mark.parametrize(
+    ("schema", "table", "expected"),
+    [
+        ("public", "stored_events", "stored_events"),
+        (None, "stored_events", "stored_events"),
+        ("tenant_a", "stored_events", "tenant_a_stored_events"),
+    ],
+)
+def test_a_channel_is_named_after_its_schema_and_table(
+    schema: str | None, table: str, expected: str
+) -> None:
+    assert channel_of(schema, table) == expected
+
+
+def test_long_schema_names_keep_channels_apart() -> None:
+    """PostgreSQL cuts identifiers at 63 bytes: two long schemas must not be cut to one channel."""
+    long_a, long_b = "s" * 60 + "_a", "s" * 60 + "_b"
+    a, b = channel_of(long_a, "stored_events"), channel_of(long_b, "stored_events")
+    assert a != b
+    assert max(len(a.encode()), len(b.encode())) <= 63
