@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 import pytest
+from eventsourcing.persistence import StoredEvent
 
 from chatledger import ConversationStore
 from chatledger.adapters.store.reads.news import News
@@ -250,3 +251,86 @@ def test_nothing_is_kept_for_the_hub_while_nobody_follows(durable_backend: Backe
         _delta(stream, i)
     assert fanout._told == {}
     stream.close()
+
+
+def test_a_commit_seen_before_it_is_told_is_neither_read_nor_passed(
+    sqlite_store: ConversationStore,
+) -> None:
+    """SQLite: the hub's connection sees this process's commit before the recorder has told
+    it (the hub makes its pass inside the ``on_inserted`` hooks): it does not read the log for
+    it, nor wake or pass it; the pass after the hooks wakes the follower, still without a read."""
+    store = sqlite_store
+    stream = _opened(store, "a")
+    news = _news(store)
+    sub = news.subscribe(conversation_id("default", "a"))
+    reads = _HubReads(store)
+    gate = _HubGate(news)
+    recorder: Any = store._services.parts.log.recorder
+    passes: list[bool] = []
+
+    def pass_before_told(events: Any, positions: Any) -> None:
+        gate.one_pass()  # committed: visible to the hub's connection, not told yet
+        passes.append(_woken(sub))
+
+    try:
+        gate.one_pass()
+        _woken(sub)
+        recorder.on_inserted.insert(0, pass_before_told)
+        try:
+            _delta(stream, 0)
+        finally:
+            recorder.on_inserted.remove(pass_before_told)
+        assert passes == [False], "woken before the commit was told"
+        assert reads.count == 0, "the hub read the log for this process's commit"
+        gate.one_pass()
+        assert _woken(sub)
+        assert reads.count == 0
+    finally:
+        gate.open()
+        news.unsubscribe(sub)
+    stream.close()
+
+
+def test_positions_of_a_failed_commit_do_not_hold_the_hub(durable_backend: Backend) -> None:
+    """A transaction that fails after its inserts (its positions already given to the hub on
+    SQLite, then dropped): another process's event at such a position is still read, and wakes
+    its follower, at the next pass."""
+    store = durable_backend.open()
+    other = durable_backend.other_store(store)
+    stream, theirs = _opened(store, "a"), _opened(other, "b")
+    news = _news(store)
+    sub_b = news.subscribe(conversation_id("default", "b"))
+    reads = _HubReads(store)
+    gate = _HubGate(news)
+    recorder: Any = store._services.parts.log.recorder
+    key = conversation_id("default", "a")
+    last = recorder.select_events(key)[-1]
+
+    def boom(cursor: Any) -> None:
+        raise RuntimeError("failed after the inserts")
+
+    try:
+        gate.one_pass()
+        _woken(sub_b)
+        before = reads.count
+        with pytest.raises(RuntimeError):
+            recorder.insert_events(
+                [
+                    StoredEvent(
+                        originator_id=key,
+                        originator_version=last.originator_version + 1,
+                        topic=last.topic,
+                        state=last.state,
+                    )
+                ],
+                also=boom,
+            )
+        _delta(theirs, 0)  # SQLite: at the position the failed transaction had
+        gate.one_pass()
+        assert _woken(sub_b), "the other process's event was not read"
+        assert reads.count == before + 1
+    finally:
+        gate.open()
+        news.unsubscribe(sub_b)
+    stream.close()
+    theirs.close()

@@ -16,13 +16,19 @@ processes, and learns this process's own from here: while the hub watches
 of every event this process commits, fed or not, so the hub reads the log
 only for positions it was not told (``known``: the run of told positions
 after its own). It does not wake a feed for an event that was fed to it
-(``was_fed``): that would be a read of the log finding nothing new. The
-recorder calls ``inserted`` before it wakes the listeners (PostgreSQL's
-NOTIFY), so the hub never sees a fed event untold: a commit of a
-conversation fed here (``feeds``) sends its NOTIFY after ``inserted``, any
-other sends it with the commit itself (the hub may then find it untold, and
-reads it). What the hub has passed is forgotten (``passed``); nothing is
-kept while nobody watches.
+(``was_fed``): that would be a read of the log finding nothing new.
+
+The recorder calls ``inserted`` before it wakes the listeners: while the
+hub watches (``tells``), PostgreSQL's NOTIFY waits for ``inserted`` instead
+of going with the commit (a round trip of its own), so a NOTIFY never wakes
+the hub for a commit of this process it was not told. SQLite has no NOTIFY,
+and the hub's connection may see a commit before ``inserted`` runs: the
+recorder gives the positions inside the transaction (``inserting``), and
+the hub neither reads nor passes them until they are told (or dropped,
+``abandoned``, when the transaction fails). On PostgreSQL a commit seen
+before its ``inserted`` (the hub woken by another commit meanwhile) is read,
+as another process's would be. What the hub has passed is forgotten
+(``passed``); nothing is kept while nobody watches.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class Fanout:
         self._told: dict[int, tuple[UUID, bool]] = {}
         """Store position -> (conversation, handed to its feeds) of this process's events, while
         ``News`` watches, above the position it has passed."""
+        self._pending: set[int] = set()
+        """Positions of this process's commits under way (SQLite: ``inserting``), not yet told."""
         self._watching = False
         self._passed = 0
 
@@ -103,12 +111,30 @@ class Fanout:
         with self._lock:
             self._watching, self._passed = True, 0
             self._told.clear()
+            self._pending.clear()
 
     def unwatch(self) -> None:
         """``News`` stopped watching: forget what was told, tell nothing more."""
         with self._lock:
             self._watching = False
             self._told.clear()
+            self._pending.clear()
+
+    def inserting(self, stored_events: Sequence[Any], positions: Sequence[int]) -> None:
+        """The SQLite recorder's hook inside a transaction, before its COMMIT: these positions
+        are this process's, to be told (``inserted``) or dropped (``abandoned``); until then
+        ``News`` neither passes nor reads them (its own connection may see them committed
+        before ``inserted`` runs: it would read them, and wake their feeds for nothing)."""
+        if not self._watching or not positions:
+            return
+        with self._lock:
+            if self._watching:
+                self._pending.update(positions)
+
+    def abandoned(self, positions: Sequence[int]) -> None:
+        """The SQLite recorder's hook: the transaction of these ``inserting`` positions failed."""
+        with self._lock:
+            self._pending.difference_update(positions)
 
     def inserted(self, stored_events: Sequence[Any], positions: Sequence[int]) -> None:
         """The recorder's hook, once a commit is done and before listeners are woken: the
@@ -120,24 +146,28 @@ class Fanout:
             if not self._watching:
                 return
             feeds, told, passed = self._feeds, self._told, self._passed
+            if self._pending:
+                self._pending.difference_update(positions)
             for stored, position in zip(stored_events, positions, strict=False):
                 if position > passed:  # (at or below it: ``News`` has read it already)
                     key = stored.originator_id
                     told[position] = (key, key in feeds)
 
-    def known(self, position: int, newest: int) -> list[tuple[int, UUID, bool]]:
+    def known(self, position: int, newest: int) -> tuple[list[tuple[int, UUID, bool]], bool]:
         """The run of told events right after ``position`` (up to ``newest``), in order, each as
-        (position, conversation, fed); it stops at the first position not told."""
+        (position, conversation, fed); it stops at the first position not told. And whether it
+        stopped at one of this process's commits under way (``inserting``: to be told soon, not
+        to be read or passed)."""
         run: list[tuple[int, UUID, bool]] = []
         with self._lock:
-            told = self._told
+            told, pending = self._told, self._pending
             while position < newest:
                 position += 1
                 found = told.get(position)
                 if found is None:
-                    break
+                    return run, position in pending
                 run.append((position, *found))
-        return run
+        return run, False
 
     def was_fed(self, position: int) -> bool:
         """Whether the event at store ``position`` was handed to every feed of its conversation."""

@@ -14,8 +14,9 @@ wakes the followers of those. Most of those events are this process's own:
 the recorder told the hub's ``Fanout`` their positions and conversations as
 it committed them, so the hub reads only the newest position from the log
 (one single-column row) and passes the run of told positions after its own
-without another read. Only a position it was not told (another process's
-event, or one whose hook has not run yet) is read, and then only positions
+without another read (a position of this process's commit under way waits
+for the next look). Only a position it was not told (another process's
+event, or on PostgreSQL one whose hook has not run yet) is read, and then only positions
 and conversation ids, never states (``chatledger.adapters.persistence.touched``,
 on PostgreSQL gap-safe as ``Feed`` explains: a rolled-back position is
 passed once, not read again at every NOTIFY). Each follower's queue
@@ -145,9 +146,14 @@ class News:
         self.fanout = Fanout()
         """Hands this process's commits to the followers on event loops (see ``Fanout``)."""
         log.on_commit.append(self.fanout.committed)
-        inserted = getattr(getattr(log, "recorder", None), "on_inserted", None)
+        recorder = getattr(log, "recorder", None)
+        inserted = getattr(recorder, "on_inserted", None)
         if inserted is not None:  # the database recorders (not memory)
             inserted.append(self.fanout.inserted)
+        inserting = getattr(recorder, "on_inserting", None)
+        if inserting is not None:  # SQLite: positions known before the COMMIT
+            inserting.append(self.fanout.inserting)
+            recorder.on_abandoned.append(self.fanout.abandoned)  # type: ignore[union-attr]
         marking = getattr(getattr(log, "recorder", None), "marking", None)
         if marking is not None:  # PostgreSQL: a NOTIFY waits for the marks when it must
             marking.append(self.fanout.feeds)
@@ -258,12 +264,14 @@ class News:
         while position < newest:
             keys: set[UUID] = set()
             fed_keys: set[UUID] = set()
-            run = fanout.known(position, newest)
+            run, held = fanout.known(position, newest)
             if run:
                 position = run[-1][0]
                 for _, key, fed in run:
                     (fed_keys if fed else keys).add(key)
-            if position < newest:  # a position not told: another process's event (or in flight)
+            if held:  # this process's commit, told in a moment: the next look passes it
+                stuck = True
+            elif position < newest:  # not told: another process's event (or not told yet)
                 found, through = reading.after(position, newest, _PAGE)
                 for at, key in found:
                     (fed_keys if fanout.was_fed(at) else keys).add(key)
