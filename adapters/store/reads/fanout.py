@@ -18,17 +18,20 @@ only for positions it was not told (``known``: the run of told positions
 after its own). It does not wake a feed for an event that was fed to it
 (``was_fed``): that would be a read of the log finding nothing new.
 
-The recorder calls ``inserted`` before it wakes the listeners: while the
-hub watches (``tells``), PostgreSQL's NOTIFY waits for ``inserted`` instead
-of going with the commit (a round trip of its own), so a NOTIFY never wakes
-the hub for a commit of this process it was not told. SQLite has no NOTIFY,
+The recorder calls ``inserted`` before it wakes the listeners where it
+matters: a PostgreSQL commit of a conversation fed here (``feeds``) sends
+its NOTIFY after ``inserted``, so that NOTIFY never wakes the hub for a fed
+event it was not told; any other commit sends its NOTIFY with the commit
+itself (no round trip of its own on the write path: the hub may find such
+an event not told yet, and reads its position). SQLite has no NOTIFY,
 and the hub's connection may see a commit before ``inserted`` runs: the
 recorder gives the positions inside the transaction (``inserting``), and
 the hub neither reads nor passes them until they are told (or dropped,
 ``abandoned``, when the transaction fails). On PostgreSQL a commit seen
 before its ``inserted`` (the hub woken by another commit meanwhile) is read,
-as another process's would be. What the hub has passed is forgotten
-(``passed``); nothing is kept while nobody watches.
+as another process's would be: a wake-up too many, never one too few.
+What the hub has passed is forgotten (``passed``); nothing is kept while
+nobody watches.
 """
 
 from __future__ import annotations

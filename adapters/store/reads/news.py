@@ -16,10 +16,11 @@ it committed them, so the hub reads only the newest position from the log
 (one single-column row) and passes the run of told positions after its own
 without another read (a position of this process's commit under way waits
 for the next look). Only a position it was not told (another process's
-event, or on PostgreSQL one whose hook has not run yet) is read, and then only positions
-and conversation ids, never states (``chatledger.adapters.persistence.touched``,
-on PostgreSQL gap-safe as ``Feed`` explains: a rolled-back position is
-passed once, not read again at every NOTIFY). Each follower's queue
+event, or on PostgreSQL one whose hook has not run yet) is read, and then
+only positions and conversation ids, never states
+(``chatledger.adapters.persistence.touched``; on PostgreSQL gap-safe as
+``Feed`` explains: a rolled-back position is passed once, not read again at
+every NOTIFY). Each follower's queue
 is bounded: one pending wake-up, set or not; wake-ups that arrive while one
 is pending merge into it, since the follower re-reads everything new anyway.
 
