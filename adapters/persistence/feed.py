@@ -46,11 +46,14 @@ the feed (``chatledger project``, servers) together.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from operator import attrgetter, itemgetter
+from typing import Any, TypeVar
+from uuid import UUID
 
 from eventsourcing.persistence import Notification
 from psycopg import sql
+from psycopg.rows import tuple_row
 
 from chatledger.adapters.persistence.rendered_sql import rendered
 
@@ -58,6 +61,10 @@ __all__ = ["SETTLE_SECONDS", "Feed", "consecutive"]
 
 SETTLE_SECONDS = 2.0
 """How long a read waits, at most, for the writers that may still fill a missing position."""
+
+_R = TypeVar("_R")
+_NOTIFICATION_ID: Callable[[Notification], int] = attrgetter("id")
+_FIRST: Callable[[tuple[int, UUID]], int] = itemgetter(0)
 
 _FIRST_WAIT = 0.0005
 _LONGEST_WAIT = 0.02
@@ -97,6 +104,13 @@ class Feed:
                 "ORDER BY notification_id LIMIT %s"
             ).format(table)
         )
+        self._keys = rendered(  # the ``News`` hub: which conversations, states left unread
+            sql.SQL(
+                "SELECT notification_id, originator_id FROM {} "
+                "WHERE notification_id > %s AND notification_id <= %s "
+                "ORDER BY notification_id LIMIT %s"
+            ).format(table)
+        )
         self._ids = rendered(
             sql.SQL(
                 "SELECT notification_id FROM {} WHERE notification_id > %s "
@@ -104,6 +118,8 @@ class Feed:
             ).format(table)
         )
         self._max = rendered(sql.SQL("SELECT MAX(notification_id) AS max FROM {}").format(table))
+        self.newest_statement = self._max
+        """The newest visible position (one column; positions below it may still be in flight)."""
         self._writers = sql.SQL(
             "SELECT virtualtransaction FROM pg_locks WHERE locktype = 'relation' "
             "AND relation = to_regclass(%s) AND mode = 'RowExclusiveLock' AND granted "
@@ -120,19 +136,36 @@ class Feed:
 
     def select(self, after: int, limit: int, stop: int | None = None) -> list[Notification]:
         """Up to ``limit`` events after ``after`` (up to ``stop``); none that a later read could precede."""
+        return self._settled(self._read, _NOTIFICATION_ID, after, limit, stop)
+
+    def touched(self, after: int, limit: int) -> list[tuple[int, UUID]]:
+        """(position, conversation id) of up to ``limit`` events after ``after``, as ``select``
+        delivers them (the same rule), without reading the events themselves."""
+        return self._settled(self._read_keys, _FIRST, after, limit, None)
+
+    def _settled(
+        self,
+        read: Callable[[int, int, int], list[_R]],
+        id_of: Callable[[_R], int],
+        after: int,
+        limit: int,
+        stop: int | None,
+    ) -> list[_R]:
+        """``read``'s rows (``id_of``: a row's position) after ``after`` that no later read could
+        precede (the module's rule)."""
         after = max(after, 0)
         upper = stop if stop is not None else 2**63 - 1
-        rows = self._read(after, upper, limit)
-        ready = consecutive([row.id for row in rows], after)
+        rows = read(after, upper, limit)
+        ready = consecutive([id_of(row) for row in rows], after)
         if ready == len(rows):
             return rows
         self.waits += 1
-        largest = rows[-1].id  # every position up to it was taken before this read
+        largest = id_of(rows[-1])  # every position up to it was taken before this read
         if not self._writers_done(self._writers_now()):
             return rows[:ready]
         self._final = max(self._final, largest)
-        rows = self._read(after, upper, limit)
-        return rows[: consecutive([row.id for row in rows], after, final_up_to=largest)]
+        rows = read(after, upper, limit)
+        return rows[: consecutive([id_of(row) for row in rows], after, final_up_to=largest)]
 
     def head(self) -> int:
         """The largest position below which no event can still appear (0 when empty).
@@ -167,6 +200,11 @@ class Feed:
                 )
                 for row in curs.fetchall()
             ]
+
+    def _read_keys(self, after: int, upper: int, limit: int) -> list[tuple[int, UUID]]:
+        with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
+            curs.execute(self._keys, (after, upper, limit))
+            return curs.fetchall()
 
     def _reachable(self, position: int, largest: int) -> int:
         """The end of the run of consecutive positions from ``position``, a final one (at most ``largest``)."""

@@ -3,6 +3,7 @@ snapshot in one transaction) and the factory (``PRAGMA synchronous`` and ``secur
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,6 +41,12 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
         self.on_inserted: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
         """Called once a commit is done, before listeners are woken, with its stored events and
         their positions (in-process followers mark what they are fed: ``Fanout``)."""
+        self.on_inserting: list[Callable[[Sequence[Any], Sequence[int]], None]] = []
+        """Called inside the transaction, before its COMMIT, with its stored events and their
+        positions: another connection may see them committed before ``on_inserted`` runs.
+        Every call is followed by ``on_inserted`` (committed) or ``on_abandoned`` (not)."""
+        self.on_abandoned: list[Callable[[Sequence[int]], None]] = []
+        """Called with the positions given to ``on_inserting`` when their transaction failed."""
 
     def insert_events(self, stored_events: Any, **kwargs: Any) -> Any:
         """Put each event's link in front of its state, insert in one transaction, remember the heads.
@@ -62,7 +69,15 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
             return None if row is None else split_link(bytes(row["prefix"]))[0]
 
         chained, heads = chain_events(stored_events, previous_of, self.heads)
-        ids = super().insert_events(chained, **kwargs, new_heads=heads)
+        pending: list[int] = []
+        try:
+            ids = super().insert_events(chained, **kwargs, new_heads=heads, pending=pending)
+        except BaseException:
+            if pending:  # told ``on_inserting``: these positions will not be committed
+                for abandoned in self.on_abandoned:
+                    with contextlib.suppress(Exception):
+                        abandoned(pending)
+            raise
         self.heads.update(heads)
         call_inserted(self.on_inserted, stored_events, ids)
         return ids
@@ -79,6 +94,10 @@ class SQLiteConversationRecorder(SQLiteApplicationRecorder):
 
     def _insert_events(self, c: Any, stored_events: Any, **kwargs: Any) -> Any:
         ids = super()._insert_events(c, stored_events, **kwargs)
+        pending = kwargs.get("pending")
+        if self.on_inserting and pending is not None and ids:
+            pending.extend(ids)
+            call_inserted(self.on_inserting, stored_events, ids)
         if self.signer is not None:
             self.signer.write(c, kwargs.get("new_heads", {}))
         also = kwargs.get("also")

@@ -8,9 +8,19 @@ thread and, on PostgreSQL, a single ``LISTEN`` connection (application name
 no polling loop per follower.
 
 The hub's thread waits for news (PostgreSQL: a NOTIFY, which ``eventsourcing``
-sends on every insert; SQLite and memory: a poll every 20 ms), reads which
-conversations the events recorded since its last position belong to (ids
-only, in log order) and wakes the followers of those. Each follower's queue
+sends on every insert; SQLite and memory: a poll every 20 ms), learns which
+conversations the events recorded since its last position belong to, and
+wakes the followers of those. Most of those events are this process's own:
+the recorder told the hub's ``Fanout`` their positions and conversations as
+it committed them, so the hub reads only the newest position from the log
+(one single-column row) and passes the run of told positions after its own
+without another read (a position of this process's commit under way waits
+for the next look). Only a position it was not told (another process's
+event, or on PostgreSQL one whose hook has not run yet) is read, and then
+only positions and conversation ids, never states
+(``chatledger.adapters.persistence.touched``; on PostgreSQL gap-safe as
+``Feed`` explains: a rolled-back position is passed once, not read again at
+every NOTIFY). Each follower's queue
 is bounded: one pending wake-up, set or not; wake-ups that arrive while one
 is pending merge into it, since the follower re-reads everything new anyway.
 
@@ -26,10 +36,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from uuid import UUID
 
-from chatledger.adapters.persistence.notify import listen, wait_for_notify
+from chatledger.adapters.persistence.touched import Touched, touched
 from chatledger.adapters.store.reads.fanout import Fanout
 from chatledger.domain.errors import StoreUnavailableError
 
@@ -125,8 +135,10 @@ class News:
 
     def __init__(self, log: ConversationLog, poll_seconds: float = POLL_SECONDS) -> None:
         self._log = log
-        self._postgres = log.config.backend == "postgres"
         self._poll = poll_seconds
+        self._wait = LISTEN_SECONDS if log.config.backend == "postgres" else poll_seconds
+        self.reading: Touched | None = None
+        """The current watch's reads of the log (its ``reads`` count them), None before the first."""
         self._lock = threading.Lock()
         self._followers: dict[UUID, set[Subscription]] = {}
         self._thread: threading.Thread | None = None
@@ -135,9 +147,14 @@ class News:
         self.fanout = Fanout()
         """Hands this process's commits to the followers on event loops (see ``Fanout``)."""
         log.on_commit.append(self.fanout.committed)
-        inserted = getattr(getattr(log, "recorder", None), "on_inserted", None)
+        recorder = getattr(log, "recorder", None)
+        inserted = getattr(recorder, "on_inserted", None)
         if inserted is not None:  # the database recorders (not memory)
             inserted.append(self.fanout.inserted)
+        inserting = getattr(recorder, "on_inserting", None)
+        if inserting is not None:  # SQLite: positions known before the COMMIT
+            inserting.append(self.fanout.inserting)
+            recorder.on_abandoned.append(self.fanout.abandoned)  # type: ignore[union-attr]
         marking = getattr(getattr(log, "recorder", None), "marking", None)
         if marking is not None:  # PostgreSQL: a NOTIFY waits for the marks when it must
             marking.append(self.fanout.feeds)
@@ -207,58 +224,79 @@ class News:
     # -- the thread ---------------------------------------------------------------
 
     def _run(self, watch: _Watch) -> None:
-        listener: Any = None
+        reading: Touched | None = None
+        fanout = self.fanout
         try:
             try:
-                if self._postgres:
-                    listener = listen(self._log, APPLICATION_NAME)  # before reading the position
-                position = self._log.head()
+                fanout.watch()  # before the position is read: every later event is told or read
+                reading = touched(self._log, APPLICATION_NAME)  # PostgreSQL: LISTENing
+                position = reading.start()
+                fanout.passed(position)
             except Exception as error:  # reported to the subscribers waiting for readiness
                 watch.failure = error
                 with self._lock:
                     self._thread = None
+                    fanout.unwatch()
                 watch.ready.set()
                 return
+            self.reading = reading
             watch.ready.set()
             while True:
                 with self._lock:
                     if not self._followers:
                         self._thread = None  # a new subscriber starts a new thread
+                        fanout.unwatch()  # (under the lock: before a new thread's ``watch``)
                         return
                 try:
-                    if listener is not None:
-                        wait_for_notify(listener, LISTEN_SECONDS)
-                    else:
-                        time.sleep(self._poll)
-                    position = self._wake_followers(position)
+                    reading.wait(self._wait)
+                    position = self._wake_followers(reading, position)
                 except Exception:  # followers re-check on their own; try again shortly
                     time.sleep(self._poll)
         finally:
-            if listener is not None:
-                listener.close()
+            if reading is not None:
+                reading.close()
 
-    def _wake_followers(self, position: int) -> int:
-        """Read which conversations have events after ``position``; wake their followers."""
-        while True:
-            touched = self._log.touched_after(position, _PAGE)
-            if not touched:
-                return position
-            position = touched[-1][0]
-            fanout = self.fanout
+    def _wake_followers(self, reading: Touched, position: int) -> int:
+        """Wake the followers of the conversations with events after ``position``, up to the
+        newest; return the position passed. Events this process told (``Fanout.known``) are
+        not read; the rest are read, in pages."""
+        newest = reading.newest()
+        fanout = self.fanout
+        while position < newest:
             keys: set[UUID] = set()
             fed_keys: set[UUID] = set()
-            for at, key in touched:
-                (fed_keys if fanout.was_fed(at) else keys).add(key)
+            run, held = fanout.known(position, newest)
+            if run:
+                position = run[-1][0]
+                for _, key, fed in run:
+                    (fed_keys if fed else keys).add(key)
+            if held:  # this process's commit, told in a moment: the next look passes it
+                stuck = True
+            elif position < newest:  # not told: another process's event (or not told yet)
+                found, through = reading.after(position, newest, _PAGE)
+                for at, key in found:
+                    (fed_keys if fanout.was_fed(at) else keys).add(key)
+                stuck = through <= position
+                position = max(position, through)
+            else:
+                stuck = False
             fanout.passed(position)
-            with self._lock:
-                woken = [sub for key in keys for sub in self._followers.get(key, ())]
-                woken += [
-                    sub
-                    for key in fed_keys - keys
-                    for sub in self._followers.get(key, ())
-                    if not sub.fed
-                ]
-            for subscription in woken:
-                subscription.wake()
-            if len(touched) < _PAGE:
-                return position
+            self._wake(keys, fed_keys)
+            if stuck:  # PostgreSQL: a writer still in flight below the newest: next wake-up
+                break
+        return position
+
+    def _wake(self, keys: set[UUID], fed_keys: set[UUID]) -> None:
+        """Wake the followers of ``keys``, and those of ``fed_keys`` that are not fed."""
+        if not keys and not fed_keys:
+            return
+        with self._lock:
+            woken = [sub for key in keys for sub in self._followers.get(key, ())]
+            woken += [
+                sub
+                for key in fed_keys - keys
+                for sub in self._followers.get(key, ())
+                if not sub.fed
+            ]
+        for subscription in woken:
+            subscription.wake()
