@@ -198,8 +198,12 @@ def compact_postgres(
         db.execute(
             "SELECT set_config('lock_timeout', %s, false)", (f"{max(wait, 0.1) * 1000:.0f}",)
         )
+        # Not the erasure's own transaction id (row[0]): an erasure goes on in transactions of
+        # its own (the grant ledgers rewritten, the read models caught up), each deleting content.
+        # Every one of them has committed by now, so it is older than this snapshot's xmax.
+        since = db.execute(_SINCE).fetchone()[0] if row else None
         try:
-            holders, kept = _compact(db, schema, tables, row[0] if row else None, deadline)
+            holders, kept = _compact(db, schema, tables, since, deadline)
             if kept is not None:
                 cleaned.append(
                     f"tables rewritten with their indexes (VACUUM FULL): {', '.join(tables)}"
@@ -231,13 +235,14 @@ def compact_postgres(
 def _compact(
     db: Any, schema: str, tables: tuple[str, ...], xid: str | None, deadline: float
 ) -> tuple[list[str], dict[str, int] | None]:
-    """Rewrite ``tables`` once nothing sees erasure ``xid``'s rows; who still does, and the rows VACUUM kept.
+    """Rewrite ``tables`` once nothing older than ``xid`` runs; who still does, and the rows VACUUM kept.
 
-    VACUUM's report is the check: a table whose rewrite kept dead row
-    versions is rewritten again (until ``deadline``) while something older
-    than the erasure is found to hold them. When nothing is, they are
-    versions changed since the erasure (a live store's writes, still seen by
-    a snapshot): measured, a rewrite beside three writers kept 1-3 nearly
+    ``xid`` is the first transaction id after the erasure's (None: nothing
+    was erased). VACUUM's report is the check: a table whose rewrite kept
+    dead row versions is rewritten again (until ``deadline``) while something
+    older than ``xid`` is found to hold them. When nothing is, they are
+    versions changed since (a live store's writes, still seen by a
+    snapshot): measured, a rewrite beside three writers kept 1-3 nearly
     every time, so they cannot be waited away. The kept counts are ``None``
     when nothing was rewritten (the holders stayed past ``deadline``).
     """
@@ -256,62 +261,65 @@ def _compact(
 
 
 def _newer(kept: dict[str, int], holders: list[str]) -> str:
-    """What the rewrite kept, when it kept dead row versions that nothing older than the erasure sees."""
+    """What the rewrite kept, when it kept dead row versions that nothing older than the erasure's end sees."""
     left = {table: count for table, count in kept.items() if count}
     if not left or holders:
         return ""
     return (
         "; dead row versions newer than the erasure kept (changed since, still seen by a "
-        f"snapshot): {', '.join(f'{table} ({count})' for table, count in left.items())}"
+        f"snapshot: no erased content): {', '.join(f'{table} ({count})' for table, count in left.items())}"
     )
 
+
+_SINCE = "SELECT pg_snapshot_xmax(pg_current_snapshot())::xid::text"
+"""The first transaction id not yet given out: every transaction of an erasure that has finished is older."""
 
 _HOLDERS = """
 WITH erasure AS (SELECT %(xid)s::text::xid AS xid)
 SELECT 'backend ' || pid || coalesce(' (' || nullif(application_name, '') || ')', '')
        || coalesce(' from ' || host(client_addr), '')
        || coalesce(', in a transaction since ' || xact_start::text, '')
-       || ' (a snapshot older than the erasure)'
+       || ' (a snapshot older than the end of the erasure)'
 FROM pg_stat_activity, erasure
 WHERE pid <> pg_backend_pid() AND (datname = current_database() OR datname IS NULL)
-  AND greatest(age(backend_xmin), age(backend_xid)) >= age(erasure.xid)
+  AND greatest(age(backend_xmin), age(backend_xid)) > age(erasure.xid)
 UNION ALL
 SELECT 'backend ' || pid || coalesce(' (' || nullif(application_name, '') || ')', '')
        || ' of database ' || quote_ident(datname) || coalesce(' from ' || host(client_addr), '')
        || coalesce(', in a transaction since ' || xact_start::text, '')
-       || ' (a transaction older than the erasure: every snapshot taken since on the server, '
+       || ' (a transaction older than the end of the erasure: every snapshot taken since on the server, '
        || 'VACUUM''s own included, counts it as running)'
 FROM pg_stat_activity, erasure
 WHERE datname <> current_database() AND age(backend_xid) > age(erasure.xid)
 UNION ALL
 SELECT 'replication slot ' || slot_name FROM pg_replication_slots, erasure
-WHERE xmin IS NOT NULL AND age(xmin) >= age(erasure.xid)
+WHERE xmin IS NOT NULL AND age(xmin) > age(erasure.xid)
 UNION ALL
 SELECT 'prepared transaction ' || quote_literal(gid) || ' of database ' || quote_ident(database)
 FROM pg_prepared_xacts, erasure WHERE age(transaction) > age(erasure.xid)
 UNION ALL
 SELECT 'vacuum_defer_cleanup_age (' || setting || ' transactions)'
 FROM pg_settings, erasure
-WHERE name = 'vacuum_defer_cleanup_age' AND setting::bigint >= age(erasure.xid)
+WHERE name = 'vacuum_defer_cleanup_age' AND setting::bigint > age(erasure.xid)
 UNION ALL
 SELECT %(unnamed)s FROM erasure
 WHERE age(pg_snapshot_xmin(pg_current_snapshot())::xid) > age(erasure.xid)
 """
-"""What still sees the rows erased by transaction ``xid``, so VACUUM may not remove them: sessions of
-this database (or of none: a WAL sender) whose snapshot or transaction is older than the erasure; in any
-database, a transaction or prepared transaction older than it (every snapshot taken since, in this
-database too, counts it as running: VACUUM FULL's own snapshot would keep the erased rows); replication
-slots; ``vacuum_defer_cleanup_age``. The last row holds while any transaction older than the erasure
-runs on the server, named above or not (one this role may not see)."""
+"""What may still see the rows erased by the transactions before ``xid``, so VACUUM may not remove them:
+sessions of this database (or of none: a WAL sender) whose snapshot or transaction is older than
+``xid``; in any database, a transaction or prepared transaction older than it (every snapshot taken
+since, in this database too, counts it as running: VACUUM FULL's own would keep the erased rows);
+replication slots; ``vacuum_defer_cleanup_age``. The last row holds while any transaction older than
+``xid`` runs on the server, named above or not (one this role may not see)."""
 
 _UNNAMED = (
-    "a transaction older than the erasure, still running on the server "
+    "a transaction older than the end of the erasure, still running on the server "
     "(pg_stat_activity.backend_xid names it to a superuser)"
 )
 
 
 def _holders(db: Any, xid: str, deadline: float) -> list[str]:
-    """Who still sees transaction ``xid``'s deleted rows, after waiting until ``deadline`` for them to finish."""
+    """Who may still see rows deleted before ``xid``, after waiting until ``deadline`` for them to finish."""
     while True:
         rows = [name for (name,) in db.execute(_HOLDERS, {"xid": xid, "unnamed": _UNNAMED})]
         holders = [name for name in rows if name != _UNNAMED] or rows
