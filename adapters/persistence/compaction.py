@@ -19,16 +19,17 @@ Deleting a row does not remove its bytes from disk:
   whose snapshots predate the erasure, rewrites the tables whose dead rows
   hold readable content with their indexes (``VACUUM FULL``: each table is
   locked while it is rewritten, the time of copying it) and runs a
-  ``CHECKPOINT`` so the files hold the result. A transaction of *another*
-  database counts too when it is older than the erasure: every snapshot
+  ``CHECKPOINT`` so the files hold the result. "Before the erasure" means
+  before its end (the grant ledgers are rewritten in transactions after its
+  own), and a transaction of *another* database counts too: every snapshot
   taken on the server since counts it as running, the rewrite's own
   included, so the rewrite would copy the erased rows as "not removable
   yet". The rewrite's own report (``VERBOSE``: the dead row versions it
   kept) is checked: a table that kept some while anything older than the
-  erasure held on is rewritten again, or the answer is pending. The log's
-  tables are among them only when the erased events were not under a data
-  key (no cipher key): under one, destroying the key (its row rewritten
-  away) shreds them.
+  erasure's end held on is rewritten again, or the answer is pending. The
+  log's tables are among them only when the erased events were not under a
+  data key (no cipher key): under one, destroying the key (its row
+  rewritten away) shreds them.
 
 Either answers a ``Compaction``: done, or pending with the cause and how to
 finish (``store.operations.finish_erasure()``, ``chatledger finish-erasure``),

@@ -134,7 +134,7 @@ def test_rows_changed_after_the_cleanup_began_do_not_hold_it_back(postgres_serve
         report = store.operations.erase(
             chat, actor="op:olga", reason="test", wait_for_readers=SETTLE
         )
-        assert report.compaction is not None and report.compaction.done, report.compaction
+        assert report.compaction is not None and report.compaction.done, report.compaction.pending
         server = _server_of(backend)
         with (
             psycopg.connect(server) as blocker,

@@ -187,7 +187,7 @@ def test_a_transaction_in_another_database_does_not_hold_the_erasure_back(
                 chat, actor="operator:olga", reason="test", wait_for_readers=SETTLE
             )
             other.rollback()
-        assert report.compaction is not None and report.compaction.done, report.compaction
+        assert report.compaction is not None and report.compaction.done, report.compaction.pending
         assert in_store(holding(backend, needles(backend, "A", False)), backend) == []
 
 
@@ -260,7 +260,7 @@ def test_retention_cleans_the_files_once_after_its_erasures(durable_backend: Bac
         timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2), wait_for_readers=SETTLE
     )
     assert sorted(r.chat_id or "" for r in report.erased) == sorted(gone)
-    assert report.compaction is not None and report.compaction.done, report.compaction
+    assert report.compaction is not None and report.compaction.done, report.compaction.pending
     what = [c.encode() for tag in "FG" for c in canaries(tag)]
     assert in_store(holding(durable_backend, what), durable_backend) == []
 
@@ -292,7 +292,7 @@ def test_a_grant_stored_with_its_input_keeps_only_the_digest_after_the_erasure(
     report = store.operations.erase(
         "gone", actor="op:olga", reason="GDPR 43", wait_for_readers=SETTLE
     )
-    assert report.compaction is not None and report.compaction.done, report.compaction
+    assert report.compaction is not None and report.compaction.done, report.compaction.pending
     assert in_store(holding(durable_backend, [b"CANARYOLDINPUT", b'"gone"']), durable_backend) == []
     still = store.grants.covering("kept", "delete_file", old)
     assert still is not None and still.input is None and still.input_digest is not None
