@@ -13,6 +13,7 @@ erasure, a lock that stops the rewrite at a table of the test's choosing.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from chatledger.adapters.persistence.compaction import PURGED_TABLES, _rewrite
+from chatledger.adapters.persistence.compaction import _SINCE, PURGED_TABLES, _holders, _rewrite
 from tests.integration.conftest import _postgres_conninfo
 from tests.integration.stream_in_support import until
 from tests.integration.test_erasure import fill
@@ -111,6 +112,8 @@ def test_the_rewrite_reports_the_dead_rows_it_had_to_keep(postgres_server: str) 
                 kept = _rewrite(db, "ledger", PURGED_TABLES)
                 assert kept and all(count > 0 for count in kept.values()), kept
                 assert in_store(holding(backend, needles(backend, "A", False)), backend)
+            (since,) = db.execute(_SINCE).fetchone()  # another test run's older transactions: ended
+            assert _holders(db, since, time.monotonic() + SETTLE) == []
             assert _rewrite(db, "ledger", PURGED_TABLES) == {}
 
 
@@ -145,7 +148,7 @@ def test_rows_changed_after_the_cleanup_began_do_not_hold_it_back(postgres_serve
             # read committed: the lock stays, no snapshot does
             blocker.execute("LOCK TABLE ledger.chatledger_conversation_keys IN ACCESS SHARE MODE")
             finishing = pool.submit(store.operations.finish_erasure, wait_for_readers=SETTLE)
-            until(lambda: writer.execute(_WAITING).fetchone()[0], "the rewrite never waited")
+            until(lambda: writer.execute(_WAITING).fetchone()[0], "never waited", timeout=SETTLE)
             reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             reader.execute("SELECT 1").fetchone()
             writer.execute("UPDATE ledger.chatledger_grants_events SET topic = topic")
