@@ -23,6 +23,7 @@ from chatledger.domain.errors import InvalidInputError
 from tests.integration.conftest import Backend
 from tests.integration.on_disk import files_holding, store_files
 from tests.integration.test_erasure import SEAL
+from tests.integration.test_erasure_on_disk import SETTLE
 
 ZED = "user:zed-Q7X"
 """The subject erased: a user id found nowhere else, so it can be searched for on disk."""
@@ -81,13 +82,13 @@ def test_erase_subject_erases_their_conversations_and_pseudonymises_them(
     steps: list[tuple[int, int]] = []
     report = ops.erase_subject(
         ZED, tenant="acme", actor="operator:olga", reason="DSR 42",
-        progress=lambda done, total: steps.append((done, total)),
+        progress=lambda done, total: steps.append((done, total)), wait_for_readers=SETTLE,
     )  # fmt: skip
     assert PSEUDONYM.match(report.pseudonym), report.pseudonym
     assert sorted(r.chat_id or "" for r in report.erased) == ["a-both", "a-zed"]
     assert len(report.pseudonymised) == 1  # a-old, erased before
     assert steps == [(1, 3), (2, 3), (3, 3)]
-    assert report.compaction is not None and report.compaction.done, report.compaction
+    assert report.compaction is not None and report.compaction.done, report.compaction.pending
 
     for chat in ("a-zed", "a-both", "a-old"):
         with pytest.raises(ConversationErasedError):
@@ -101,7 +102,10 @@ def test_erase_subject_erases_their_conversations_and_pseudonymises_them(
     assert ops.verify(tenant="acme").ok, ops.verify(tenant="acme").problems
 
     # the same user id in globex: erased there too, the store no longer holds it anywhere
-    again = ops.erase_subject(ZED, tenant="globex", actor="operator:olga", reason="DSR 43")
+    again = ops.erase_subject(
+        ZED, tenant="globex", actor="operator:olga", reason="DSR 43", wait_for_readers=SETTLE
+    )
+    assert again.compaction is not None and again.compaction.done, again.compaction.pending
     assert [r.chat_id for r in again.erased] == ["g-zed"]
     assert again.pseudonym != report.pseudonym  # a pseudonym per tenant
     assert on_disk(durable_backend, ZED) == []
