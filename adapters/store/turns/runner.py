@@ -79,24 +79,31 @@ class _Batches:
         self.job: asyncio.Future[tuple[list[Any], Exception | None]] | None = None
         self.collecting = False
 
+    def add_now(self, chunk: Any) -> bool:
+        """Fold ``chunk`` right here on the loop if it commits nothing and waits for nothing
+        (most text deltas) and no batch is ahead of it: no thread hop, no coroutine. False:
+        nothing was done; ``add`` it.
+        """
+        if self.job is not None or self.pending:
+            return False
+        folded = self.writer.append_unless_due(chunk)
+        if folded is None:
+            return False
+        received, message = folded
+        if received.error is not None:
+            log.warning("chunk refused on stream %s: %s", self.writer.stream_id, received.error)
+        shown = sent_for(chunk, received.verdict, message)
+        if shown is not None:
+            self.outbox.put(shown)
+        return True
+
     async def add(self, chunk: Any) -> None:
         """Take one chunk; starts storing it unless a batch is being stored (raises its error).
 
-        A chunk that commits nothing and waits for nothing (most text deltas) is folded
-        right here on the loop, when no batch is ahead of it: no thread hop.
+        What ``add_now`` takes is folded on the loop (the common case, without a thread hop).
         """
-        if self.job is None and not self.pending:
-            folded = self.writer.append_unless_due(chunk)
-            if folded is not None:
-                received, message = folded
-                if received.error is not None:
-                    log.warning(
-                        "chunk refused on stream %s: %s", self.writer.stream_id, received.error
-                    )
-                shown = sent_for(chunk, received.verdict, message)
-                if shown is not None:
-                    self.outbox.put(shown)
-                return
+        if self.add_now(chunk):
+            return
         self.pending.append(chunk)
         if self.job is not None and self.job.done():
             await self._collect()
@@ -198,12 +205,14 @@ class TurnRunner:
 
     async def _write(self, turn: Turn, batches: _Batches, outbox: Outbox) -> None:
         """Store every chunk of the responder's answer; outbox what the client gets."""
+        add_now = batches.add_now
         async for chunk in _iterate(self.responder.respond(turn.request)):
             if not turn.started:
                 turn.started = True
                 if await self._start(turn, chunk, outbox):
                     continue
-            await batches.add(chunk)
+            if not add_now(chunk):  # the common chunk is folded without a coroutine
+                await batches.add(chunk)
         await batches.finish()
 
     async def _end(
@@ -317,12 +326,18 @@ def _outcome(
     return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
 
-async def _iterate(answer: Any) -> AsyncIterator[Any]:
-    """A responder's answer as an async iterator (a plain iterator is advanced in a worker thread)."""
+def _iterate(answer: Any) -> AsyncIterator[Any]:
+    """A responder's answer as an async iterator (a plain iterator is advanced in a worker thread).
+
+    An async answer is iterated as it is: no generator of ours around it, stepped per chunk.
+    """
     if hasattr(answer, "__aiter__"):
-        async for chunk in answer:
-            yield chunk
-        return
+        return aiter(answer)
+    return _in_threads(answer)
+
+
+async def _in_threads(answer: Any) -> AsyncIterator[Any]:
+    """A plain iterator's chunks, each ``next`` in a worker thread."""
     iterator = iter(answer)
     done = object()
     while True:
