@@ -79,31 +79,24 @@ class _Batches:
         self.job: asyncio.Future[tuple[list[Any], Exception | None]] | None = None
         self.collecting = False
 
-    def add_now(self, chunk: Any) -> bool:
-        """Fold ``chunk`` right here on the loop if it commits nothing and waits for nothing
-        (most text deltas) and no batch is ahead of it: no thread hop, no coroutine. False:
-        nothing was done; ``add`` it.
-        """
-        if self.job is not None or self.pending:
-            return False
-        folded = self.writer.append_unless_due(chunk)
-        if folded is None:
-            return False
-        received, message = folded
-        if received.error is not None:
-            log.warning("chunk refused on stream %s: %s", self.writer.stream_id, received.error)
-        shown = sent_for(chunk, received.verdict, message)
-        if shown is not None:
-            self.outbox.put(shown)
-        return True
-
     async def add(self, chunk: Any) -> None:
         """Take one chunk; starts storing it unless a batch is being stored (raises its error).
 
-        What ``add_now`` takes is folded on the loop (the common case, without a thread hop).
+        A chunk that commits nothing and waits for nothing (most text deltas) is folded
+        right here on the loop, when no batch is ahead of it: no thread hop.
         """
-        if self.add_now(chunk):
-            return
+        if self.job is None and not self.pending:
+            folded = self.writer.append_unless_due(chunk)
+            if folded is not None:
+                received, message = folded
+                if received.error is not None:
+                    log.warning(
+                        "chunk refused on stream %s: %s", self.writer.stream_id, received.error
+                    )
+                shown = sent_for(chunk, received.verdict, message)
+                if shown is not None:
+                    self.outbox.put(shown)
+                return
         self.pending.append(chunk)
         if self.job is not None and self.job.done():
             await self._collect()
@@ -205,14 +198,12 @@ class TurnRunner:
 
     async def _write(self, turn: Turn, batches: _Batches, outbox: Outbox) -> None:
         """Store every chunk of the responder's answer; outbox what the client gets."""
-        add_now = batches.add_now
         async for chunk in _iterate(self.responder.respond(turn.request)):
             if not turn.started:
                 turn.started = True
                 if await self._start(turn, chunk, outbox):
                     continue
-            if not add_now(chunk):  # the common chunk is folded without a coroutine
-                await batches.add(chunk)
+            await batches.add(chunk)
         await batches.finish()
 
     async def _end(
@@ -326,18 +317,12 @@ def _outcome(
     return "errored", reason, {"type": "error", "errorText": "The responder failed."}
 
 
-def _iterate(answer: Any) -> AsyncIterator[Any]:
-    """A responder's answer as an async iterator (a plain iterator is advanced in a worker thread).
-
-    An async answer is iterated as it is: no generator of ours around it, stepped per chunk.
-    """
+async def _iterate(answer: Any) -> AsyncIterator[Any]:
+    """A responder's answer as an async iterator (a plain iterator is advanced in a worker thread)."""
     if hasattr(answer, "__aiter__"):
-        return aiter(answer)
-    return _in_threads(answer)
-
-
-async def _in_threads(answer: Any) -> AsyncIterator[Any]:
-    """A plain iterator's chunks, each ``next`` in a worker thread."""
+        async for chunk in answer:
+            yield chunk
+        return
     iterator = iter(answer)
     done = object()
     while True:
