@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from starlette.responses import StreamingResponse
 
 from chatledger.adapters.store.turns.outbox import Outbox
@@ -50,9 +51,32 @@ _to_json = json.JSONEncoder(separators=(",", ":")).encode
 """``json.dumps(chunk, separators=(",", ":"))`` without building an encoder per call (per chunk)."""
 
 
+def _json(chunk: Any) -> str:
+    """``_to_json(chunk)``, the same text; by orjson (a third of the time) for a flat chunk.
+
+    A chunk whose values are all plain strings (a text or reasoning delta, most
+    of an answer) is written by orjson, whose output for it is ``_to_json``'s
+    exactly when it is ASCII without DEL (``_to_json`` escapes everything
+    else as ``\\uXXXX``; both escape the control characters alike). Anything
+    else (numbers, whose formats differ; nesting; a lone surrogate, which
+    orjson refuses) takes ``_to_json``.
+    """
+    if type(chunk) is dict:
+        for value in chunk.values():
+            if type(value) is not str:
+                return _to_json(chunk)
+        try:
+            data = orjson.dumps(chunk)
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a key not a string
+            return _to_json(chunk)
+        if data.isascii() and b"\x7f" not in data:
+            return data.decode()
+    return _to_json(chunk)
+
+
 def sse_event(chunk: Any, event_id: str | None = None) -> str:
     """One SSE event carrying ``chunk`` as JSON (ASCII: any string survives)."""
-    data = _to_json(chunk)
+    data = _json(chunk)
     return f"id: {event_id}\ndata: {data}\n\n" if event_id else f"data: {data}\n\n"
 
 

@@ -103,6 +103,8 @@ class AsyncFollower(AsyncIterator[FollowedChunk]):
         """The next of the catch-up's chunks to take."""
         self._ready: deque[FollowedChunk] = deque()
         self._joined_at = time.monotonic()
+        self._woken = False
+        """This step of the loop began with a wake-up from the catch-up (a page may be taken)."""
 
     def __aiter__(self) -> AsyncFollower:
         return self
@@ -134,7 +136,10 @@ class AsyncFollower(AsyncIterator[FollowedChunk]):
         """Take the next page of what the catch-up read; wait for more when there is none yet."""
         chunks = catchup.chunks
         if self._index < len(chunks):
-            await asyncio.sleep(0)  # one page per step of the loop: others get their turn
+            if self._woken:  # this step began with the wake-up: its one page is this one
+                self._woken = False
+            else:
+                await asyncio.sleep(0)  # one page per step of the loop: others get their turn
             chunks = catchup.chunks
             end = min(len(chunks), self._index + PAGE)
             page = [item for item in chunks[self._index : end] if item.position > self._after]
@@ -158,6 +163,7 @@ class AsyncFollower(AsyncIterator[FollowedChunk]):
                 await self.aclose()
                 raise FollowTimeoutError(self._chat_id, stream_id, self._timeout, self._cursor)
         await catchup.changed(wait)
+        self._woken = True
 
     def __del__(self) -> None:  # dropped without aclose: leave the catch-up all the same
         if self._catchup is not None:

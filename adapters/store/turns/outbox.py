@@ -31,7 +31,11 @@ class Outbox:
         """Whether the client fell behind (its chunks were dropped)."""
         self.ended = False
         self._chunks: deque[Any] = deque()
-        self._ready = asyncio.Event()
+        self._ready = False
+        """Something can be taken (or the wait under way is woken by its alarm)."""
+        self._waiter: asyncio.Future[None] | None = None
+        """The wait under way (``wait``), woken by ``_wake``: a future, not an ``asyncio.Event``
+        (a client waits once per chunk, and the Event's waiter list cost as much as the wait)."""
         self._quiet_at = 0.0
         """When the wait under way gives up (``loop.time()``), if nothing comes before."""
         self._alarm: asyncio.TimerHandle | None = None
@@ -50,12 +54,19 @@ class Outbox:
             self._chunks.clear()
         else:
             self._chunks.append(chunk)
-        self._ready.set()
+        if not self._ready:
+            self._wake()
 
     def end(self) -> None:
         """No more chunks will come."""
         self.ended = True
-        self._ready.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        self._ready = True
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self, timeout: float) -> bool:
         """Wait until something can be taken; False after ``timeout`` seconds of nothing.
@@ -66,7 +77,7 @@ class Outbox:
         the wait under way is due (chunks came meanwhile), and wakes the wait
         only once that wait has gone ``timeout`` seconds without anything.
         """
-        if self._ready.is_set():  # the common case under load
+        if self._ready:  # the common case under load
             return True
         loop = asyncio.get_running_loop()
         self._quiet_at = quiet_at = loop.time() + timeout
@@ -76,12 +87,14 @@ class Outbox:
             self._alarm_at = quiet_at
             self._alarm = loop.call_at(quiet_at, self._ring)
         self._waiting, self._rang = True, False
+        self._waiter = waiter = loop.create_future()
         try:
-            await self._ready.wait()
+            await waiter
         finally:
             self._waiting = False
+            self._waiter = None
         if self._rang and not self._chunks and not self.ended and not self.overflowed:
-            self._ready.clear()  # set by the alarm only
+            self._ready = False  # set by the alarm only
             return False
         return True
 
@@ -96,14 +109,14 @@ class Outbox:
             self._alarm = loop.call_at(self._quiet_at, self._ring)
             return
         self._rang = True
-        self._ready.set()
+        self._wake()
 
     def take(self) -> list[Any]:
         """Every chunk waiting now (the transport sends them in one write)."""
         chunks = list(self._chunks)
         self._chunks.clear()
         if not self.ended and not self.overflowed:
-            self._ready.clear()
+            self._ready = False
         return chunks
 
     @property
