@@ -204,7 +204,7 @@ class Feed:
     def _read_keys(self, after: int, upper: int, limit: int) -> list[tuple[int, UUID]]:
         with self.datastore.get_connection() as conn, conn.cursor(row_factory=tuple_row) as curs:
             curs.execute(self._keys, (after, upper, limit))
-            return curs.fetchall()
+            return [(int(position), key) for position, key in curs.fetchall()]
 
     def _reachable(self, position: int, largest: int) -> int:
         """The end of the run of consecutive positions from ``position``, a final one (at most ``largest``)."""
