@@ -22,6 +22,7 @@ from chatledger.adapters.store.reads.follow_async import AsyncFollower
 from chatledger.domain.aggregate import conversation_id
 from chatledger.domain.events import ChunksReceived
 from tests.integration.conftest import Backend
+from tests.support.builders import opened_text_stream
 
 pytestmark = pytest.mark.anyio
 
@@ -35,18 +36,6 @@ def anyio_backend() -> str:
 
 def _delta(i: int) -> Chunk:
     return {"type": "text-delta", "id": "t", "delta": f"w{i} "}
-
-
-def _opened(store: ConversationStore, chat: str) -> Any:
-    store.start_conversation(chat)
-    store.append_message(
-        chat, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-    )
-    stream = store.open_stream(chat)
-    for chunk in ({"type": "start"}, {"type": "start-step"}, {"type": "text-start", "id": "t"}):
-        stream.append(chunk)
-    stream.flush()
-    return stream
 
 
 def _catchup(follower: AsyncFollower) -> Catchup:
@@ -81,7 +70,7 @@ async def test_each_commit_reaches_the_follower_from_memory_once_in_order_and_co
     (read back through a second store, as another process would), without a read per commit."""
     store = durable_backend.open()
     other = durable_backend.other_store(store)
-    stream = _opened(store, "c")
+    stream = opened_text_stream(store, "c")
     follower = await store.follow_async("c")
     assert [item.chunk["type"] for item in await _take(follower, 3)] == [
         "start",
@@ -114,7 +103,7 @@ async def test_deliveries_out_of_order_or_twice_give_each_chunk_once_in_order(
     """A later commit handed over first (a gap: the log is read), then the queued hand-overs
     again (already taken): the follower still gets each chunk once, in order."""
     store = durable_backend.open()
-    stream = _opened(store, "c")
+    stream = opened_text_stream(store, "c")
     follower = await store.follow_async("c")
     await _take(follower, 3)
     commits = _committed(store)
@@ -142,7 +131,7 @@ async def test_commits_fed_while_the_log_is_read_are_taken_after_the_read(
     """A read of the log under way when commits are handed over: they wait for it, and are taken
     after it in order, once, with no second read."""
     store = durable_backend.open()
-    stream = _opened(store, "c")
+    stream = opened_text_stream(store, "c")
     follower = await store.follow_async("c")
     await _take(follower, 3)
     catchup = _catchup(follower)
@@ -179,7 +168,7 @@ def test_a_reader_takes_committed_events_only_where_they_follow_on(
     """``StreamReader.apply``: events after a gap are refused (nothing taken), events read
     already are left out, and a read of the log afterwards finds nothing twice."""
     store = durable_backend.open()
-    stream = _opened(store, "c")
+    stream = opened_text_stream(store, "c")
     reader = stream_reader(store._services.parts.log, "default", "c", None)
     assert reader is not None
     assert [item.chunk["type"] for item in reader.read()[0]] == [

@@ -20,6 +20,7 @@ from chatledger import ConversationStore
 from chatledger.adapters.store.reads.news import News
 from chatledger.domain.aggregate import conversation_id
 from tests.integration.conftest import Backend
+from tests.support.builders import opened_text_stream
 
 pytestmark = pytest.mark.anyio
 
@@ -29,18 +30,6 @@ HUB = "chatledger-news"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def _opened(store: ConversationStore, chat: str) -> Any:
-    store.start_conversation(chat)
-    store.append_message(
-        chat, {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-    )
-    stream = store.open_stream(chat)
-    for chunk in ({"type": "start"}, {"type": "start-step"}, {"type": "text-start", "id": "t"}):
-        stream.append(chunk)
-    stream.flush()
-    return stream
 
 
 def _delta(stream: Any, i: int) -> None:
@@ -122,7 +111,7 @@ async def test_this_process_commits_wake_followers_without_a_read_of_the_log(
     pass of the hub wakes the threaded followers of both (a fed follower is not woken, it has
     them already) and reads nothing from the log; the fed follower gets every chunk."""
     store = durable_backend.open()
-    fed, unfed = _opened(store, "c"), _opened(store, "d")
+    fed, unfed = opened_text_stream(store, "c"), opened_text_stream(store, "d")
     follower = await store.follow_async("c")
     for _ in range(3):
         await asyncio.wait_for(follower.__anext__(), 30)
@@ -164,7 +153,7 @@ def test_another_process_commit_between_this_process_commits_is_read_once(
     (for the position it was not told); later passes over this process's commits read nothing."""
     store = durable_backend.open()
     other = durable_backend.other_store(store)
-    mine, theirs = _opened(store, "a"), _opened(other, "b")
+    mine, theirs = opened_text_stream(store, "a"), opened_text_stream(other, "b")
     news = _news(store)
     sub_a = news.subscribe(conversation_id("default", "a"))
     sub_b = news.subscribe(conversation_id("default", "b"))
@@ -199,7 +188,7 @@ def test_a_position_never_filled_is_read_once_then_passed(postgres_backend: Back
     """PostgreSQL: a position taken from the sequence and never used (as a rolled-back insert
     leaves it) is read once, found final, and passed: the next commits cost no read."""
     store = postgres_backend.open()
-    stream = _opened(store, "a")
+    stream = opened_text_stream(store, "a")
     news = _news(store)
     sub = news.subscribe(conversation_id("default", "a"))
     reads = _HubReads(store)
@@ -230,7 +219,7 @@ def test_nothing_is_kept_for_the_hub_while_nobody_follows(durable_backend: Backe
     """Commits while no follower is subscribed (before the first, after the last) leave
     nothing behind for the hub; while it watches, what it passed is forgotten."""
     store = durable_backend.open()
-    stream = _opened(store, "a")
+    stream = opened_text_stream(store, "a")
     news = _news(store)
     fanout = news.fanout
     _delta(stream, 0)
@@ -260,7 +249,7 @@ def test_a_commit_seen_before_it_is_told_is_neither_read_nor_passed(
     it (the hub makes its pass inside the ``on_inserted`` hooks): it does not read the log for
     it, nor wake or pass it; the pass after the hooks wakes the follower, still without a read."""
     store = sqlite_store
-    stream = _opened(store, "a")
+    stream = opened_text_stream(store, "a")
     news = _news(store)
     sub = news.subscribe(conversation_id("default", "a"))
     reads = _HubReads(store)
@@ -297,7 +286,7 @@ def test_positions_of_a_failed_commit_do_not_hold_the_hub(durable_backend: Backe
     its follower, at the next pass."""
     store = durable_backend.open()
     other = durable_backend.other_store(store)
-    stream, theirs = _opened(store, "a"), _opened(other, "b")
+    stream, theirs = opened_text_stream(store, "a"), opened_text_stream(other, "b")
     news = _news(store)
     sub_b = news.subscribe(conversation_id("default", "b"))
     reads = _HubReads(store)

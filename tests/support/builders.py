@@ -33,3 +33,15 @@ def text_chunks(part_id: str, *deltas: str) -> list[Json]:
         *(delta(d, part_id) for d in deltas),
         {"type": "text-end", "id": part_id},
     ]
+
+
+def opened_text_stream(store: Any, chat: str) -> Any:
+    """A new conversation ``chat`` with a user message and an answer's stream open on a text
+    part ``t`` (``start``, ``start-step``, ``text-start`` committed): the stream writer."""
+    store.start_conversation(chat)
+    store.append_message(chat, user("u1"))
+    stream = store.open_stream(chat)
+    for chunk in ({"type": "start"}, {"type": "start-step"}, {"type": "text-start", "id": "t"}):
+        stream.append(chunk)
+    stream.flush()
+    return stream
