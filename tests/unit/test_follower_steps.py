@@ -19,6 +19,7 @@ from chatledger import ConversationStore
 from chatledger.adapters.store.reads.catchup import PAGE
 from chatledger.adapters.store.reads.follow import FollowedChunk
 from chatledger.adapters.store.reads.follow_async import AsyncFollower
+from tests.support.builders import opened_text_stream
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -96,21 +97,10 @@ def test_a_follower_with_pages_waiting_takes_one_page_per_step() -> None:
     asyncio.run(run())
 
 
-def _open_stream(store: ConversationStore) -> None:
-    store.start_conversation("c")
-    store.append_message(
-        "c", {"id": "u", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-    )
-    writer = store.open_stream("c")
-    for chunk in ({"type": "start"}, {"type": "start-step"}, {"type": "text-start", "id": "t"}):
-        writer.append(chunk)
-    writer.flush()
-
-
 def test_a_wait_of_the_catch_up_that_runs_out_or_is_cancelled_leaves_nothing_behind() -> None:
     store = ConversationStore.open("memory://")
     try:
-        _open_stream(store)
+        opened_text_stream(store, "c")
 
         async def run() -> None:
             follower = await store.follow_async("c")
