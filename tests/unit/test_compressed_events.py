@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import base64
 import json
+import zlib
 from datetime import UTC, datetime
 from uuid import UUID
 
 import pytest
 from eventsourcing.persistence import JSONTranscoder, StoredEvent
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from chatledger.adapters.persistence.codec import ChunkCompressor, PydanticMapper
+from chatledger.adapters.persistence.codec import (
+    _DICTIONARY_V1,
+    ChunkCompressor,
+    PydanticMapper,
+    _window_bits,
+)
 from chatledger.domain.chain import content_digest
 from chatledger.domain.events import ChunksReceived
 
@@ -75,3 +83,26 @@ def test_every_size_round_trips_and_tiny_ones_are_stored_as_they_are(size: int) 
         assert packed == b"\x00" + data
     else:
         assert len(packed) <= len(data) + 1
+
+
+@given(
+    st.lists(st.text(alphabet='ab "{}:,', min_size=100, max_size=12_000), min_size=2, max_size=6)
+)
+@settings(max_examples=60, deadline=None)
+def test_a_reused_compressor_writes_what_a_fresh_deflate_stream_writes(inputs: list[str]) -> None:
+    """Events are compressed by copies of a primed deflate stream: the bytes must be those of a
+    new stream with the preset dictionary, event after event (no state carried between them)."""
+    reused = ChunkCompressor()
+    for text in inputs:
+        data = b'{"chunks":' + text.encode()
+        bits, memory = _window_bits(len(data))
+        fresh = zlib.compressobj(1, zlib.DEFLATED, -bits, memory, zdict=_DICTIONARY_V1)
+        expected = fresh.compress(data) + fresh.flush()
+        packed = reused.compress(data)
+        if len(data) < 128:  # tiny: stored as it is
+            assert packed == b"\x00" + data
+        elif len(expected) < len(data):
+            assert packed == b"\x01" + expected
+        else:  # deflate did not make it smaller
+            assert packed == b"\x00" + data
+        assert reused.decompress(packed) == data
