@@ -56,7 +56,7 @@ def test_a_transaction_in_another_database_older_than_the_erasure_holds_it_back(
     postgres_server: str,
 ) -> None:
     """Every snapshot taken since counts it as running, the rewrite's own too: pending, named, until it ends."""
-    with durable_database() as backend:
+    with durable_database(holds_others_back=True) as backend:
         store = backend.open(compress=False)
         chat = fill(store, "A")
         what = needles(backend, "A", False)
@@ -79,7 +79,7 @@ def test_a_transaction_begun_during_the_erasure_holds_what_it_erased_after(
     postgres_server: str,
 ) -> None:
     """Begun after the erasure's own transaction, before its grant ledger was rewritten: it holds that."""
-    with durable_database() as backend, contextlib.ExitStack() as stack:
+    with durable_database(holds_others_back=True) as backend, contextlib.ExitStack() as stack:
         store = backend.open(compress=False)
         chat, kept = fill(store, "A"), fill(store, "B")
         grant_in(store, chat, kept)  # the ledger names the chat and its input until rewritten
@@ -103,7 +103,7 @@ def test_a_transaction_begun_during_the_erasure_holds_what_it_erased_after(
 @pytest.mark.timeout(60)
 def test_the_rewrite_reports_the_dead_rows_it_had_to_keep(postgres_server: str) -> None:
     """VACUUM FULL's own account, which erasure checks: rows kept while an older transaction runs."""
-    with durable_database() as backend:
+    with durable_database(holds_others_back=True) as backend:
         store = backend.open(compress=False)
         chat = fill(store, "A")
         with psycopg.connect(_server_of(backend), autocommit=True) as db:

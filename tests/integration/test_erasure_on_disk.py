@@ -59,9 +59,46 @@ def durable_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
         yield backend
 
 
+_SERVER_GUARD = 0x63686C67  # an advisory lock key of the server's shared test database
+_guard: psycopg.Connection[Any] | None = None
+
+
 @contextlib.contextmanager
-def durable_database() -> Iterator[Backend]:
-    """A PostgreSQL database of its own, dropped at the end, as a store URL's ``Backend``."""
+def server_guard(*, exclusive: bool) -> Iterator[None]:
+    """Keeps erasure tests of other test runs on the same server apart from the ones that hold
+    transactions open in other databases on purpose.
+
+    Such a transaction holds back every erasure on the server (that is what those tests check),
+    so a test expecting "done" that runs meanwhile in another test run would get "pending". Tests
+    expecting "done" take the lock shared, the holders exclusive (before anything else); one
+    idle session of this process holds it, so a test's own locks never wait for each other.
+    """
+    global _guard
+    if _guard is None or _guard.closed:
+        _guard = psycopg.connect(
+            _postgres_conninfo(), autocommit=True, application_name="chatledger-tests-guard"
+        )
+    kind = "" if exclusive else "_shared"
+    _guard.execute(f"SELECT pg_advisory_lock{kind}(%s)", (_SERVER_GUARD,))
+    try:
+        yield
+    finally:
+        _guard.execute(f"SELECT pg_advisory_unlock{kind}(%s)", (_SERVER_GUARD,))
+
+
+@contextlib.contextmanager
+def durable_database(*, holds_others_back: bool = False) -> Iterator[Backend]:
+    """A PostgreSQL database of its own, dropped at the end, as a store URL's ``Backend``.
+
+    ``holds_others_back``: the test holds transactions open in other databases, which keep every
+    erasure on the server from finishing (see ``server_guard``).
+    """
+    with server_guard(exclusive=holds_others_back), _database() as backend:
+        yield backend
+
+
+@contextlib.contextmanager
+def _database() -> Iterator[Backend]:
     name = f"erase_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(_postgres_conninfo(), autocommit=True) as admin:
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
