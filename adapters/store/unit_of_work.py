@@ -4,8 +4,9 @@
 a query), lets a decision record events on it, and saves them; on a version
 clash with another writer (or a cached state found stale after a decision
 that recorded nothing) it loads again and re-decides against the new state.
-``commit`` holds the snapshot policy. The stream writer commits through the
-same unit of work.
+``commit`` applies the snapshot rule (``chatledger.domain.snapshot_cadence``),
+with the sizes the log reports; the stream writer commits through the same
+unit of work.
 """
 
 from __future__ import annotations
