@@ -1,8 +1,9 @@
 """What both recorders do around an insert: the snapshots it writes, the hooks called after it.
 
-A snapshot is taken after every closed stream. Writing it (and dropping the
-older one) inside the transaction that records the events saves a commit per
-turn, and a failed save can never leave a snapshot ahead of the log.
+A snapshot is taken every so often (``chatledger.domain.snapshot_cadence``).
+Writing it (and dropping the older one) inside the transaction that records
+the events saves a commit, and a failed save can never leave a snapshot ahead
+of the log.
 
 ``insert_events(..., also=f)`` calls ``f(cursor)`` in the same transaction
 after the inserts: erasure writes its ``ConversationErased`` event and

@@ -183,27 +183,31 @@ class ConversationLog(Application[UUID]):
         except STORAGE_ERRORS as error:
             raise StoreUnavailableError(f"cannot read the log: {error}") from error
 
-    def record(self, conversation: Conversation, *, snapshot: bool = False) -> None:
+    def record(self, conversation: Conversation, *, snapshot: bool = False) -> tuple[int, int]:
         """Save pending events (and, if asked, a snapshot of the result) in one transaction.
 
-        A version clash becomes ConcurrentWriteError, any other database failure
-        StoreUnavailableError. Either way nothing was written, and the
-        in-memory ``conversation`` is now ahead of the log: reload it.
+        Returns the stored bytes of the events and of the snapshot (0 when
+        none was written: a fork's prefix is its origin's), for the snapshot
+        policy. A version clash becomes ConcurrentWriteError, any other
+        database failure StoreUnavailableError. Either way nothing was
+        written, and the in-memory ``conversation`` is now ahead of the log:
+        reload it.
         """
         extra: dict[str, Any] = {}
         snapshot = (
             snapshot and conversation.state.forked_from is None
         )  # a fork's prefix is its origin's
-        taken = ConversationSnapshot.take(conversation) if snapshot else None
         assert self.snapshots is not None
+        stored = (
+            self.snapshots.mapper.to_stored_event(ConversationSnapshot.take(conversation))
+            if snapshot
+            else None
+        )
         recorder: Any = self.snapshots.recorder
-        if taken is not None and hasattr(recorder, "datastore"):
-            extra = {
-                "snapshot": self.snapshots.mapper.to_stored_event(taken),
-                "snapshot_table": recorder.events_table_name,
-            }
+        if stored is not None and hasattr(recorder, "datastore"):
+            extra = {"snapshot": stored, "snapshot_table": recorder.events_table_name}
         try:
-            self._put(list(conversation.collect_events()), **extra)
+            written = self._put(list(conversation.collect_events()), **extra)
         except IntegrityError:
             raise ConcurrentWriteError(conversation.state.chat_id) from None
         except ConversationErasedError:
@@ -211,12 +215,13 @@ class ConversationLog(Application[UUID]):
             raise self.erased_error(conversation.id, state.tenant, state.chat_id) from None
         except _WRITE_ERRORS as error:
             raise StoreUnavailableError(f"the write was not recorded: {error}") from error
-        if taken is not None and not extra:
-            self.snapshots.put([taken])  # in memory: nothing to prune
+        if stored is not None and not extra:
+            recorder.insert_events([stored])  # in memory: nothing to prune
+        return sum(written.values()), 0 if stored is None else len(stored.state)
 
-    def _put(self, events: list[Any], **extra: Any) -> None:
+    def _put(self, events: list[Any], **extra: Any) -> dict[UUID, int]:
         """What ``Application.save`` does with a conversation's (or a group's) events, without
-        its layers this log does not use.
+        its layers this log does not use; returns the stored bytes written per conversation.
 
         ``save`` sorts what it is given by runtime ``Protocol`` checks (a few dozen
         microseconds a commit) and then offers the aggregates to a repository cache, interval
@@ -225,6 +230,11 @@ class ConversationLog(Application[UUID]):
         """
         assert not self.snapshotting_intervals and not self.repository.cache, "unused here"
         recordings = self.events.put(events, **extra)
+        written: dict[UUID, int] = {}
+        for recording in recordings:
+            notification = recording.notification
+            key = cast(UUID, notification.originator_id)
+            written[key] = written.get(key, 0) + len(notification.state)
         if self.on_commit:
             positions = [recording.notification.id for recording in recordings]
             for hook in self.on_commit:
@@ -232,6 +242,7 @@ class ConversationLog(Application[UUID]):
                     hook(events, positions)
                 except Exception:  # committed all the same; a hook only speeds readers up
                     _log.exception("a commit hook failed")
+        return written
 
     def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
         """A snapshot of the conversation as it is now, encoded for ``record_many``.
@@ -246,8 +257,11 @@ class ConversationLog(Application[UUID]):
         )
         return stored
 
-    def record_many(self, events: list[Any], snapshots: list[StoredEvent] | None = None) -> None:
-        """Save events of several conversations (taken off them: ``collect_events``) in one transaction.
+    def record_many(
+        self, events: list[Any], snapshots: list[StoredEvent] | None = None
+    ) -> dict[UUID, int]:
+        """Save events of several conversations (taken off them: ``collect_events``) in one
+        transaction; returns the stored bytes of the events per conversation.
 
         One ``insert_events`` call: the recorders chain each conversation's
         events from its own previous link, encrypt each with its own data key
@@ -266,7 +280,7 @@ class ConversationLog(Application[UUID]):
             recorder: Any = self.snapshots.recorder
             extra = {"snapshots": snapshots, "snapshot_table": recorder.events_table_name}
         try:
-            self._put(events, **extra)
+            return self._put(events, **extra)
         except IntegrityError:
             raise ConcurrentWriteError("(one of a group commit)") from None
         except _WRITE_ERRORS as error:

@@ -4,8 +4,9 @@
 a query), lets a decision record events on it, and saves them; on a version
 clash with another writer (or a cached state found stale after a decision
 that recorded nothing) it loads again and re-decides against the new state.
-``commit`` holds the snapshot policy. The stream writer commits through the
-same unit of work.
+``commit`` applies the snapshot rule (``chatledger.domain.snapshot_cadence``),
+with the sizes the log reports; the stream writer commits through the same
+unit of work.
 """
 
 from __future__ import annotations
@@ -24,13 +25,21 @@ from chatledger.adapters.store.cache import ConversationCache
 from chatledger.adapters.store.meter import METER
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
-from chatledger.domain.events import StreamClosed
 from chatledger.domain.limits import check_moment, check_position
+from chatledger.domain.snapshot_cadence import (
+    SNAPSHOT_CLOSE_AFTER,
+    SNAPSHOT_EVERY,
+    SNAPSHOT_GROWTH,
+    LastSnapshot,
+    snapshot_due,
+)
 
 __all__ = [
     "RETRY_SECONDS",
     "SNAPSHOT_CLOSE_AFTER",
     "SNAPSHOT_EVERY",
+    "SNAPSHOT_GROWTH",
+    "SNAPSHOT_MEMORY",
     "UnitOfWork",
     "attempts",
     "back_off",
@@ -43,17 +52,9 @@ A deadline, not a count: a competing writer (a stream committing every
 chunk) holds the conversation for as long as it writes, and under load that
 lasts longer; a fixed number of attempts then runs out while a deadline
 outlasts it (retries are cheap: load, decide, one insert)."""
-SNAPSHOT_EVERY = 16
-"""Events between snapshots while a stream stays open (16 batches: about 1,000 chunks)."""
-SNAPSHOT_CLOSE_AFTER = 12
-"""Events since this process's last snapshot of a conversation before a close takes another.
-
-A snapshot holds the whole conversation and replaces the previous one (a
-deleted row: on PostgreSQL a dead tuple until vacuum, on SQLite a free page),
-so one per closed turn costs bytes that grow with the conversation. A close
-snapshots the first time this process closes a stream of the conversation, and
-then when at least this many events (about three turns) came since; loading
-replays at most that many events after the snapshot."""
+SNAPSHOT_MEMORY = 10_000
+"""Conversations whose last snapshot a unit of work remembers (forgetting all of them past
+this only means the rule starts again as after a restart: an earlier snapshot)."""
 
 
 def back_off(attempt: int) -> None:
@@ -96,8 +97,9 @@ class UnitOfWork:
         and comes back down here: a loop, made visible by passing it in at construction."""
         self.log = log
         self.cache = cache or ConversationCache()
-        self._snapshotted: dict[UUID, int] = {}
-        """Version of the last snapshot this process wrote, per conversation (bounded)."""
+        self._snapshotted: dict[UUID, LastSnapshot] = {}
+        """The last snapshot this process wrote, per conversation, and the bytes written since
+        (at most ``SNAPSHOT_MEMORY`` conversations)."""
         self.settle_writers = settle_writers
         """Commits what this process's writers of a conversation hold back (see ``__init__``)."""
 
@@ -125,44 +127,40 @@ class UnitOfWork:
     def commit(self, conversation: Conversation) -> None:
         """Save pending events; snapshot every so often within a stream, and after a closed one.
 
-        A close takes a snapshot when this process has not snapshotted the
-        conversation yet, or ``SNAPSHOT_CLOSE_AFTER`` events came since its
-        last one. Loading then reads one snapshot plus a bounded tail of
-        events; only the newest snapshot is kept. ConcurrentWriteError when
-        another writer got there first (nothing was written).
+        When is ``snapshot_due``'s rule (``chatledger.domain.snapshot_cadence``):
+        the first close this process writes of the conversation snapshots it,
+        later ones once ``SNAPSHOT_CLOSE_AFTER`` events came since its last
+        snapshot and their stored bytes reach ``SNAPSHOT_GROWTH`` times that
+        snapshot's. Loading then reads one snapshot plus a tail of events
+        bounded relative to it; only the newest snapshot is kept.
+        ConcurrentWriteError when another writer got there first (nothing was
+        written).
         """
         state = conversation.state
         key = conversation_id(state.tenant, state.chat_id)
-        snapshot_due = self.snapshot_due(conversation)
+        due = self.snapshot_due(conversation)
         events, started = list(conversation.pending_events), time.perf_counter()
-        self.log.record(conversation, snapshot=snapshot_due)
+        written, size = self.log.record(conversation, snapshot=due)
         METER.committed(time.perf_counter() - started, events)
-        if snapshot_due:
-            if len(self._snapshotted) >= 10_000:
-                self._snapshotted.clear()  # forgetting only means an earlier snapshot
-            self._snapshotted[key] = conversation.version
+        if due:
+            self._remember(key, LastSnapshot(conversation.version, size))
+        else:
+            self._written(key, written)
 
     def snapshot_due(self, conversation: Conversation) -> bool:
         """Whether committing the conversation's pending events takes a snapshot (see ``commit``).
 
-        Within a stream, one every ``SNAPSHOT_EVERY`` events counted from this process's last
-        snapshot of the conversation (at multiples of it while there is none): counting from
-        the last one, not from version 0, a close's snapshot is not followed a few events
-        later by another at the next multiple, and loading still replays fewer than
-        ``SNAPSHOT_EVERY`` events of an open stream.
+        Within a stream, once the events written since this process's last
+        snapshot of the conversation reach ``SNAPSHOT_GROWTH`` times its
+        stored bytes, one every ``SNAPSHOT_EVERY`` events counted from it (at
+        multiples of it while there is none): each snapshot is paid for by
+        as many bytes of events, however long the conversation, and loading
+        an open stream replays at most about ``SNAPSHOT_GROWTH`` times the
+        snapshot's bytes, or fewer than ``SNAPSHOT_EVERY`` events.
         """
         state = conversation.state
         last = self._snapshotted.get(conversation_id(state.tenant, state.chat_id))
-        for event in conversation.pending_events:
-            version = event.originator_version
-            if last is None:
-                if version % SNAPSHOT_EVERY == 0 or isinstance(event, StreamClosed):
-                    return True
-            elif version - last >= SNAPSHOT_EVERY or (
-                isinstance(event, StreamClosed) and version - last >= SNAPSHOT_CLOSE_AFTER
-            ):
-                return True
-        return False
+        return snapshot_due(last, conversation.pending_events)
 
     def encoded_snapshot(self, conversation: Conversation) -> StoredEvent | None:
         """A snapshot of the conversation as it is now, for ``commit_many``; None in memory
@@ -178,12 +176,30 @@ class UnitOfWork:
         meanwhile); after a failure reload each conversation.
         """
         started = time.perf_counter()
-        self.log.record_many(events, snapshots)
+        written = self.log.record_many(events, snapshots)
         METER.committed(time.perf_counter() - started, events)
+        for key, size in written.items():
+            self._written(key, size)
         for snapshot in snapshots or ():
-            if len(self._snapshotted) >= 10_000:
-                self._snapshotted.clear()
-            self._snapshotted[snapshot.originator_id] = snapshot.originator_version
+            self._remember(
+                snapshot.originator_id,
+                LastSnapshot(snapshot.originator_version, len(snapshot.state)),
+            )
+
+    def _remember(self, key: UUID, last: LastSnapshot) -> None:
+        """Keep what this process knows of the conversation's newest snapshot."""
+        if len(self._snapshotted) >= SNAPSHOT_MEMORY:
+            self._snapshotted.clear()  # forgetting only means an earlier snapshot
+        self._snapshotted[key] = last
+
+    def _written(self, key: UUID, size: int) -> None:
+        """Count ``size`` stored bytes of events committed after the conversation's last snapshot.
+
+        Not locked: two threads committing one conversation at once (one of them then
+        clashes) can only lose a count, which delays a snapshot a little."""
+        last = self._snapshotted.get(key)
+        if last is not None:
+            last.written += size
 
     def create(self, conversation: Conversation) -> None:
         """Save a new conversation and keep it (its first turn needs no load); ConcurrentWriteError

@@ -66,9 +66,9 @@ def counting_commits(store: ConversationStore) -> Iterator[list[int]]:
     real = log.record
     count = [0]
 
-    def record(*args: Any, **kwargs: Any) -> None:
+    def record(*args: Any, **kwargs: Any) -> tuple[int, int]:
         count[0] += 1
-        real(*args, **kwargs)
+        return real(*args, **kwargs)
 
     log.record = record  # type: ignore[method-assign]
     try:
@@ -283,10 +283,11 @@ def test_a_close_snapshots_the_first_time_then_once_every_few_turns(backend: Bac
     taken: list[int] = []
     real = store.log.record
 
-    def record(conversation: Any, *, snapshot: bool = False) -> None:
-        real(conversation, snapshot=snapshot)
+    def record(conversation: Any, *, snapshot: bool = False) -> tuple[int, int]:
+        written = real(conversation, snapshot=snapshot)
         if snapshot:
             taken.append(conversation.version)
+        return written
 
     store.log.record = record  # type: ignore[method-assign]
     closes: list[int] = []
@@ -361,10 +362,11 @@ def test_snapshots_are_spaced_from_the_last_one_not_also_at_every_multiple(
     taken: list[int] = []
     real = store.log.record
 
-    def record(conversation: Any, *, snapshot: bool = False) -> None:
-        real(conversation, snapshot=snapshot)
+    def record(conversation: Any, *, snapshot: bool = False) -> tuple[int, int]:
+        written = real(conversation, snapshot=snapshot)
         if snapshot:
             taken.append(conversation.version)
+        return written
 
     store.log.record = record  # type: ignore[method-assign]
     for turn in range(16):

@@ -1,0 +1,54 @@
+"""The snapshot rule alone (``chatledger.domain.snapshot_cadence``): counts, then bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chatledger.domain.events import StreamClosed
+from chatledger.domain.snapshot_cadence import (
+    SNAPSHOT_CLOSE_AFTER,
+    SNAPSHOT_EVERY,
+    SNAPSHOT_GROWTH,
+    LastSnapshot,
+    snapshot_due,
+)
+
+
+@dataclass
+class _Event:
+    """Stands for any event that is not a close: the rule reads only its version."""
+
+    originator_version: int
+
+
+def _close(version: int) -> StreamClosed:
+    return StreamClosed.model_construct(originator_version=version)
+
+
+def test_with_no_snapshot_known_the_counts_decide_as_they_always_did() -> None:
+    assert snapshot_due(None, [_Event(SNAPSHOT_EVERY)])
+    assert not snapshot_due(None, [_Event(SNAPSHOT_EVERY + 1)])
+    assert snapshot_due(None, [_Event(3), _close(4)])  # the first close this process writes
+
+
+def test_a_snapshot_waits_for_its_share_of_bytes_even_when_the_counts_are_met() -> None:
+    """The counts are lower bounds: past them, the events since must also amount to
+    SNAPSHOT_GROWTH of the last snapshot's bytes."""
+    size = 10_000
+    short = int(SNAPSHOT_GROWTH * size) - 1
+    late = [_Event(100 + SNAPSHOT_EVERY), _close(100 + SNAPSHOT_EVERY + 1)]
+    assert not snapshot_due(LastSnapshot(100, size, written=short), late)
+    assert snapshot_due(LastSnapshot(100, size, written=short + 1), late)
+
+
+def test_past_the_bytes_the_counts_still_space_snapshots() -> None:
+    last = LastSnapshot(100, 1_000, written=1_000_000)
+    assert not snapshot_due(last, [_Event(100 + SNAPSHOT_EVERY - 1)])
+    assert snapshot_due(last, [_Event(100 + SNAPSHOT_EVERY)])
+    assert not snapshot_due(last, [_close(100 + SNAPSHOT_CLOSE_AFTER - 1)])
+    assert snapshot_due(last, [_close(100 + SNAPSHOT_CLOSE_AFTER)])
+
+
+def test_a_snapshot_of_unknown_size_leaves_the_counts_alone() -> None:
+    """A fork writes none (its prefix is its origin's): size 0, the counts decide."""
+    assert snapshot_due(LastSnapshot(100, 0), [_close(100 + SNAPSHOT_CLOSE_AFTER)])
