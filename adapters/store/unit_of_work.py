@@ -130,9 +130,8 @@ class UnitOfWork:
         When is ``snapshot_due``'s rule (``chatledger.domain.snapshot_cadence``):
         the first close this process writes of the conversation snapshots it,
         later ones once ``SNAPSHOT_CLOSE_AFTER`` events came since its last
-        snapshot and their stored bytes reach ``SNAPSHOT_GROWTH`` times that
-        snapshot's. Loading then reads one snapshot plus a tail of events
-        bounded relative to it; only the newest snapshot is kept.
+        snapshot. Loading a conversation at rest then reads one snapshot plus
+        at most that many events; only the newest snapshot is kept.
         ConcurrentWriteError when another writer got there first (nothing was
         written).
         """
@@ -153,10 +152,10 @@ class UnitOfWork:
         Within a stream, once the events written since this process's last
         snapshot of the conversation reach ``SNAPSHOT_GROWTH`` times its
         stored bytes, one every ``SNAPSHOT_EVERY`` events counted from it (at
-        multiples of it while there is none): each snapshot is paid for by
-        as many bytes of events, however long the conversation, and loading
-        an open stream replays at most about ``SNAPSHOT_GROWTH`` times the
-        snapshot's bytes, or fewer than ``SNAPSHOT_EVERY`` events.
+        multiples of it while there is none): a long conversation's live
+        answer does not re-encode the whole conversation every few batches,
+        and loading an open stream replays at most about ``SNAPSHOT_GROWTH``
+        times the snapshot's bytes, or fewer than ``SNAPSHOT_EVERY`` events.
         """
         state = conversation.state
         last = self._snapshotted.get(conversation_id(state.tenant, state.chat_id))

@@ -1,4 +1,4 @@
-"""The snapshot rule alone (``chatledger.domain.snapshot_cadence``): counts, then bytes."""
+"""The snapshot rule alone (``chatledger.domain.snapshot_cadence``): counts, and bytes within a stream."""
 
 from __future__ import annotations
 
@@ -31,14 +31,23 @@ def test_with_no_snapshot_known_the_counts_decide_as_they_always_did() -> None:
     assert snapshot_due(None, [_Event(3), _close(4)])  # the first close this process writes
 
 
-def test_a_snapshot_waits_for_its_share_of_bytes_even_when_the_counts_are_met() -> None:
-    """The counts are lower bounds: past them, the events since must also amount to
-    SNAPSHOT_GROWTH of the last snapshot's bytes."""
+def test_within_a_stream_a_snapshot_waits_for_its_share_of_bytes() -> None:
+    """Past SNAPSHOT_EVERY events, an open stream's snapshot also waits until the events since
+    amount to SNAPSHOT_GROWTH of the last snapshot's bytes."""
     size = 10_000
     short = int(SNAPSHOT_GROWTH * size) - 1
-    late = [_Event(100 + SNAPSHOT_EVERY), _close(100 + SNAPSHOT_EVERY + 1)]
+    late = [_Event(100 + SNAPSHOT_EVERY), _Event(100 + 4 * SNAPSHOT_EVERY)]
     assert not snapshot_due(LastSnapshot(100, size, written=short), late)
     assert snapshot_due(LastSnapshot(100, size, written=short + 1), late)
+
+
+def test_a_close_snapshots_by_the_counts_alone() -> None:
+    """A conversation at rest loads from its snapshot and at most SNAPSHOT_CLOSE_AFTER events,
+    however big the snapshot and few the bytes since."""
+    last = LastSnapshot(100, 10_000_000, written=1)
+    assert not snapshot_due(last, [_close(100 + SNAPSHOT_CLOSE_AFTER - 1)])
+    assert snapshot_due(last, [_close(100 + SNAPSHOT_CLOSE_AFTER)])
+    assert snapshot_due(last, [_Event(100 + SNAPSHOT_EVERY), _close(100 + SNAPSHOT_EVERY + 1)])
 
 
 def test_past_the_bytes_the_counts_still_space_snapshots() -> None:
