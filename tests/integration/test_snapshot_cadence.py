@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+import pytest
+
 from chatledger import ConversationStore
 from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.chain import split_link
@@ -149,33 +151,23 @@ def _check_amortised_and_bounded(seen: Commits) -> None:
             ), (i, tail_events, tail_bytes, last)
 
 
-def test_a_long_conversation_at_rest_loads_from_a_snapshot_and_a_few_events(
-    durable_backend: Backend,
+@pytest.mark.parametrize("turns", [6, 60])
+def test_a_conversation_at_rest_loads_from_a_snapshot_and_a_few_events(
+    durable_backend: Backend, turns: int
 ) -> None:
-    """60 closed turns: closes snapshot by the counts alone (the first, then 12 events after
-    the last), however big the snapshot grew, so a load replays at most 12 events."""
+    """Closed turns, few or many: closes snapshot by the counts alone (the first, then 12
+    events after the last), however big the snapshot grew, so a load replays at most 12
+    events and equals folding every event."""
     store = durable_backend.open(batch_ms=60_000)
     store.start_conversation("chat")
     with watching(store, "chat") as seen:
-        closes = _turns(store, "chat", 0, 60)
+        closes = _turns(store, "chat", 0, turns)
     taken = [seen.commits[i].versions[-1] for i, _ in seen.snapshots()]
-    assert taken == _old_rule_closes(closes)
+    assert taken == _old_rule_closes(closes) and len(taken) >= 2
     assert closes[-1] - taken[-1] < SNAPSHOT_CLOSE_AFTER
     replayed, loaded = replay_from_scratch(store, "chat"), load_with_snapshots(store, "chat")
     assert loaded.version == replayed.version == closes[-1]
     assert loaded.state.to_json() == replayed.state.to_json()
-
-
-def test_a_short_conversation_snapshots_as_the_counts_say(durable_backend: Backend) -> None:
-    """A few turns: the events since outweigh half the small snapshot, so the counts alone
-    decide, as they always did (the first close, then once 12 events came since)."""
-    store = durable_backend.open(batch_ms=60_000)
-    store.start_conversation("chat")
-    with watching(store, "chat") as seen:
-        closes = _turns(store, "chat", 0, 6)
-    taken = [seen.commits[i].versions[-1] for i, _ in seen.snapshots()]
-    assert taken == _old_rule_closes(closes)
-    assert len(taken) >= 2
 
 
 def test_a_long_open_stream_snapshots_less_often_through_group_commits(
