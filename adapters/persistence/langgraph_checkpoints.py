@@ -12,6 +12,11 @@ URL:
 * ``postgresql://...?schema=S``: LangGraph's tables in the same database and
   schema (created if missing), through a small connection pool;
 * ``memory://``: ``InMemorySaver``, which resumes in this process only.
+
+The SQLite and PostgreSQL savers hold their connection (a pool on
+PostgreSQL) as ``saver.conn``: a process that makes one for a while only
+closes it with ``saver.conn.close()``; one kept for the process's life needs
+nothing.
 """
 
 from __future__ import annotations

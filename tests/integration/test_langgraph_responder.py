@@ -143,7 +143,16 @@ def test_a_paused_graph_resumes_in_another_process_after_a_cli_approval(
         assert decision.actor == "user:ann"
     # The answer ended: its LangGraph thread is gone; chatledger's log holds what it said.
     thread = {"configurable": {"thread_id": f"chatledger:default:ops:{messages[-1]['id']}"}}
-    assert checkpointer_for(url).get_tuple(thread) is None
+    assert _checkpoint(url, thread) is None
+
+
+def _checkpoint(url: str, thread: dict[str, Any]) -> Any:
+    """The thread's checkpoint, read with a checkpointer closed afterwards (its pool or file)."""
+    saver = checkpointer_for(url)
+    try:
+        return saver.get_tuple(thread)
+    finally:
+        saver.conn.close()
 
 
 @pytest.mark.parametrize("ai_sdk", [6, 7])
@@ -164,7 +173,7 @@ def test_a_denial_resumes_the_graph_without_running_the_tool(
         assert store.ai_sdk_of("d") == ai_sdk
         paused_id = store.messages("d")[-1]["id"]
     thread = {"configurable": {"thread_id": f"chatledger:default:d:{paused_id}"}}
-    assert checkpointer_for(url).get_tuple(thread) is not None  # kept while it waits
+    assert _checkpoint(url, thread) is not None  # kept while it waits
 
     async def resume() -> int:
         with ConversationStore.open(url) as store:
