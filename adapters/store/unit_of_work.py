@@ -26,19 +26,10 @@ from chatledger.adapters.store.meter import METER
 from chatledger.domain.aggregate import Conversation, conversation_id
 from chatledger.domain.errors import ConcurrentWriteError
 from chatledger.domain.limits import check_moment, check_position
-from chatledger.domain.snapshot_cadence import (
-    SNAPSHOT_CLOSE_AFTER,
-    SNAPSHOT_EVERY,
-    SNAPSHOT_GROWTH,
-    LastSnapshot,
-    snapshot_due,
-)
+from chatledger.domain.snapshot_cadence import LastSnapshot, snapshot_due
 
 __all__ = [
     "RETRY_SECONDS",
-    "SNAPSHOT_CLOSE_AFTER",
-    "SNAPSHOT_EVERY",
-    "SNAPSHOT_GROWTH",
     "SNAPSHOT_MEMORY",
     "UnitOfWork",
     "attempts",

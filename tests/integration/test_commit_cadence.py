@@ -28,8 +28,8 @@ from chatledger.adapters.store.streams.policy import (
     DEFAULT_BATCH_CHUNKS,
     BatchPolicy,
 )
-from chatledger.adapters.store.unit_of_work import SNAPSHOT_CLOSE_AFTER
 from chatledger.domain.errors import StoreConfigurationError
+from chatledger.domain.snapshot_cadence import SNAPSHOT_CLOSE_AFTER
 from tests.integration.conftest import Backend
 from tests.support.ledger import load_with_snapshots, replay_from_scratch, stored_chunk_count
 

@@ -26,7 +26,7 @@ from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
 from chatledger.adapters.store.streams.writer import StreamWriter
-from chatledger.adapters.store.unit_of_work import SNAPSHOT_EVERY
+from chatledger.domain.snapshot_cadence import SNAPSHOT_EVERY
 from tests.integration.conftest import Backend
 from tests.support.ledger import aggregate_id, snapshot_versions
 from tests.support.transactions import recorded_inserts

@@ -28,7 +28,7 @@ from chatledger.adapters.bootstrap import StoreOptions
 from chatledger.adapters.persistence.chain import split_link
 from chatledger.adapters.store.store import open_store
 from chatledger.adapters.store.streams.policy import DEFAULT_BATCH_CHUNKS, BatchPolicy
-from chatledger.adapters.store.unit_of_work import (
+from chatledger.domain.snapshot_cadence import (
     SNAPSHOT_CLOSE_AFTER,
     SNAPSHOT_EVERY,
     SNAPSHOT_GROWTH,
