@@ -347,8 +347,8 @@ class ChunkCompressor(Compressor):
         self.level = level
         self._primed: dict[tuple[int, int], zlib._Compress] = {}
         """A compressor per window size with the preset dictionary already loaded: each event is
-        compressed by a copy of it, which skips hashing the dictionary again (7 -> 4 us for a
-        small event); the output is the same bytes."""
+        compressed by a copy of it, which skips loading the dictionary again (a small live
+        batch: 0.92x the time, about half a microsecond); the output is the same bytes."""
 
     def _packer(self, bits: int, memory: int) -> zlib._Compress:
         """A fresh deflate stream with the preset dictionary loaded (a copy of a primed one)."""
